@@ -1,0 +1,1 @@
+"""Entry points: Typer apps, output rendering and the Textual dashboard (imported lazily)."""

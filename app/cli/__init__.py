@@ -1,0 +1,101 @@
+"""Typer apps of both programs. `invoke` builds one and runs argv through it."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from app.output import EXIT_USAGE, diagnose, document, print_document
+from app.registry import FRAMEWORK, PLATFORM
+
+
+def _typer_app(help_text: str, examples: tuple[str, ...]) -> Any:
+    import typer
+
+    epilog = "Examples:\n\n" + "\n\n".join(f"  {ex}" for ex in examples) if examples else None
+    return typer.Typer(help=help_text, epilog=epilog, no_args_is_help=True, add_completion=False,
+                       context_settings={"help_option_names": ["--help", "-h"]},
+                       pretty_exceptions_enable=False)
+
+
+def group_app(program: str, name: str) -> Any:
+    """An empty Typer group carrying the registry's help for `program name`."""
+    group = (FRAMEWORK if program == "framework" else PLATFORM).groups[name]
+    return _typer_app(group.help, group.examples)
+
+
+def framework_app() -> Any:
+    from app.cli import env
+
+    root = _typer_app(FRAMEWORK.help, FRAMEWORK.examples)
+    root.add_typer(env.app, name="env")
+    _version_callback(root, "framework")
+    return root
+
+
+def platform_app() -> Any:
+    root = _typer_app(PLATFORM.help, PLATFORM.examples)
+    # `platform framework ...` is routed to the framework program in app.main before Typer runs;
+    # it is added here too so that `platform --help` on a terminal lists it.
+    root.add_typer(framework_app(), name="framework", help=PLATFORM.groups["framework"].help)
+    _version_callback(root, "platform")
+    return root
+
+
+def _version_callback(root: Any, program: str) -> None:
+    import typer
+
+    def show_version(value: bool) -> None:
+        if value:
+            from engine import __version__
+
+            typer.echo(f"{program} {__version__}")
+            raise typer.Exit(0)
+
+    @root.callback()
+    def main(version: bool = typer.Option(False, "--version", "-V", callback=show_version, is_eager=True,
+                                          help="Show the version and exit.")) -> None:
+        pass
+
+    main.__doc__ = (FRAMEWORK if program == "framework" else PLATFORM).help
+
+
+def build(program: str) -> Any:
+    import typer.main
+
+    return typer.main.get_command(framework_app() if program == "framework" else platform_app())
+
+
+def invoke(program: str, argv: list[str]) -> int:
+    command = build(program)
+    try:
+        result = command.main(args=argv, prog_name=program, standalone_mode=False)
+    except Exception as exc:  # click's exceptions come from Typer's vendored copy: match by shape
+        if hasattr(exc, "show") and hasattr(exc, "exit_code"):
+            code = int(exc.exit_code)
+            ctx = getattr(exc, "ctx", None)
+            usage = ctx.get_usage() if ctx is not None else f"Usage: {program} ..."
+            diagnose(exc.format_message(), f"{usage.strip()}\n  Try '{program} {_group_path(argv)}--help'.")
+            if "--json" in argv:
+                print_document(document(code, {"code": "usage", "message": exc.format_message()}))
+            return code or EXIT_USAGE
+        if type(exc).__name__ == "Abort":
+            diagnose("aborted")
+            return 130
+        raise
+    return int(result or 0)
+
+
+def _group_path(argv: list[str]) -> str:
+    words = []
+    for arg in argv:
+        if arg.startswith("-"):
+            break
+        words.append(arg)
+        if len(words) == 2:
+            break
+    return "".join(f"{w} " for w in words)
+
+
+if __name__ == "__main__":  # pragma: no cover - debugging aid
+    sys.exit(invoke(sys.argv[1], sys.argv[2:]))

@@ -1,0 +1,63 @@
+"""Console entry points `framework` and `platform`.
+
+Startup is kept cheap on purpose: this module imports only the standard library. `--version`
+and plain (non-terminal) `--help` are answered from `app.registry` without importing Typer;
+everything else builds the Typer app; the Textual dashboard is imported only when it opens.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+HELP_FLAGS = ("--help", "-h")
+
+
+def _isatty(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):
+        return False
+
+
+def run(program: str, argv: list[str]) -> int:
+    """Run `program` with `argv` and return its exit code."""
+    if program == "platform" and argv[:1] == ["framework"]:
+        # `platform framework ...` is the framework program: identical output and exit codes.
+        program, argv = "framework", argv[1:]
+    from app.registry import plain_help
+
+    if not argv:
+        if _isatty(sys.stdin) and _isatty(sys.stdout):
+            from app.dashboard import run_dashboard
+
+            return run_dashboard(program)
+        sys.stderr.write(plain_help(program, []) or "")
+        return 2
+    if argv[0] in ("--version", "-V"):
+        from engine import __version__
+
+        sys.stdout.write(f"{program} {__version__}\n")
+        return 0
+    if argv[-1] in HELP_FLAGS and not _isatty(sys.stdout):
+        text = plain_help(program, argv[:-1])
+        if text is not None:
+            sys.stdout.write(text)
+            return 0
+    from app.cli import invoke
+
+    return invoke(program, argv)
+
+
+def framework_main() -> None:
+    sys.exit(run("framework", sys.argv[1:]))
+
+
+def platform_main() -> None:
+    sys.exit(run("platform", sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    # python -m app.main <program> [args...]
+    name = sys.argv[1] if len(sys.argv) > 1 else os.path.basename(sys.argv[0])
+    sys.exit(run(name if name in ("framework", "platform") else "framework", sys.argv[2:]))

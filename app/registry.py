@@ -1,0 +1,84 @@
+"""Names and one-line help of every command group and command, with no imports.
+
+This table is the single source of the command tree's names and summaries: the Typer apps in
+`app/cli` take their help from it, and `app.main` prints plain `--help` from it without
+importing Typer (keeps `framework --help` off the ~100 ms Typer import). A test checks that it
+and the Typer apps agree, so a command cannot be listed without existing, or the reverse.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Group(NamedTuple):
+    help: str
+    commands: dict[str, str]
+    examples: tuple[str, ...] = ()
+
+
+class Program(NamedTuple):
+    help: str
+    groups: dict[str, Group]
+    examples: tuple[str, ...] = ()
+
+
+FRAMEWORK = Program(
+    help="Build, release, deploy and run the environments of a framework project.",
+    groups={
+        "env": Group(
+            help="Environments declared in deploy/kcl/<env>/main.k.",
+            commands={
+                "list": "List the environments declared under deploy/kcl/ (kind, target, workloads).",
+            },
+            examples=("framework env list", "framework env list --json"),
+        ),
+    },
+    examples=("framework env list", "framework env list --json", "framework   (on a terminal: the dashboard)"),
+)
+
+PLATFORM = Program(
+    help="The agent platform: the hosted server, webhook triggers, agent tools and the framework program.",
+    groups={
+        "framework": Group(
+            help="Run the framework program (same output and exit codes as `framework`).",
+            commands={},
+            examples=("platform framework env list --json",),
+        ),
+    },
+    examples=("platform framework env list", "platform   (on a terminal: the dashboard)"),
+)
+
+PROGRAMS = {"framework": FRAMEWORK, "platform": PLATFORM}
+
+GLOBAL_OPTIONS = (
+    ("--version", "Show the version and exit."),
+    ("--help", "Show this message and exit."),
+)
+
+
+def _table(rows: list[tuple[str, str]]) -> list[str]:
+    width = max((len(name) for name, _ in rows), default=0) + 2
+    return [f"  {name.ljust(width)}{text}" for name, text in rows]
+
+
+def plain_help(program: str, path: list[str]) -> str | None:
+    """Plain-text help for a program (`path == []`) or one of its groups; None if unknown."""
+    prog = PROGRAMS[program]
+    if not path:
+        lines = [f"Usage: {program} [OPTIONS] COMMAND [ARGS]...", "", f"  {prog.help}", "",
+                 "  With no arguments on a terminal, opens the dashboard.", "", "Options:"]
+        lines += _table(list(GLOBAL_OPTIONS))
+        lines += ["", "Commands:"] + _table([(name, g.help) for name, g in prog.groups.items()])
+        if prog.examples:
+            lines += ["", "Examples:"] + [f"  {ex}" for ex in prog.examples]
+        return "\n".join(lines) + "\n"
+    if len(path) == 1 and path[0] in prog.groups and prog.groups[path[0]].commands:
+        group = prog.groups[path[0]]
+        lines = [f"Usage: {program} {path[0]} [OPTIONS] COMMAND [ARGS]...", "", f"  {group.help}", "",
+                 "Options:"] + _table([("--help", "Show this message and exit.")])
+        lines += ["", "Commands:"] + _table(list(group.commands.items()))
+        if group.examples:
+            lines += ["", "Examples:"] + [f"  {ex}" for ex in group.examples]
+        return "\n".join(lines) + "\n"
+    return None

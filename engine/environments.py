@@ -1,0 +1,100 @@
+"""Environments declared in `deploy/kcl/<env>/main.k` (spec 2, `framework env list`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from engine.errors import EngineError, EnvironmentNotFound, KclError
+from engine.project import Project
+
+MAIN_FILE = "main.k"
+
+
+class EnvironmentSummary(BaseModel):
+    """One row of `env list`. `error` is set (and the rest empty) when its KCL does not evaluate."""
+
+    name: str
+    kind: str | None = None
+    target: str | None = None
+    workloads: list[str] = []
+    file: str
+    error: dict[str, Any] | None = None
+
+
+class EnvironmentList(BaseModel):
+    project: str
+    root: str
+    environments: list[EnvironmentSummary]
+
+    @property
+    def failed(self) -> list[EnvironmentSummary]:
+        return [e for e in self.environments if e.error]
+
+
+def declared_names(project: Project) -> list[str]:
+    """Directory names under deploy/kcl that hold a main.k, sorted."""
+    if not project.kcl_dir.is_dir():
+        return []
+    return sorted(p.parent.name for p in project.kcl_dir.glob(f"*/{MAIN_FILE}") if p.is_file())
+
+
+def env_file(project: Project, name: str) -> Path:
+    path = project.kcl_dir / name / MAIN_FILE
+    if not path.is_file():
+        known = ", ".join(declared_names(project)) or "none"
+        raise EnvironmentNotFound(
+            f"environment {name!r} is not declared: {path.relative_to(project.root)} does not exist",
+            hint=f"declared environments: {known}",
+        )
+    return path
+
+
+def evaluate_environment(project: Project, name: str, options: dict[str, str] | None = None) -> dict[str, Any]:
+    """The evaluated `environment` document of one environment."""
+    from engine.kcl.evaluate import evaluate
+
+    path = env_file(project, name)
+    doc = evaluate(path, kcl_root=project.kcl_dir, options=options, relative_to=project.root)
+    env = doc.get("environment")
+    if not isinstance(env, dict):
+        raise KclError(
+            f"{path.relative_to(project.root)}: defines no `environment` "
+            f"(top-level names: {', '.join(sorted(doc)) or 'none'})",
+            file=str(path.relative_to(project.root)),
+            hint="assign a framework.Environment to `environment`",
+        )
+    return env
+
+
+def _target_of(env: dict[str, Any]) -> str | None:
+    target = env.get("target")
+    if isinstance(target, dict) and target.get("type"):
+        return str(target["type"])
+    return "hosted" if env.get("kind") == "hosted" else None
+
+
+def list_environments(project: Project) -> EnvironmentList:
+    rows: list[EnvironmentSummary] = []
+    for name in declared_names(project):
+        rel = str((project.kcl_dir / name / MAIN_FILE).relative_to(project.root))
+        try:
+            env = evaluate_environment(project, name)
+        except EngineError as exc:
+            rows.append(EnvironmentSummary(name=name, file=rel, error=exc.to_dict()))
+            continue
+        if env.get("name") != name:
+            mismatch = KclError(f"{rel}: declares name {env.get('name')!r} but lives in deploy/kcl/{name}/",
+                                file=rel, hint=f"set name = \"{name}\" or rename the directory")
+            rows.append(EnvironmentSummary(name=name, file=rel, error=mismatch.to_dict()))
+            continue
+        rows.append(EnvironmentSummary(
+            name=name,
+            kind=env.get("kind"),
+            target=_target_of(env),
+            workloads=[str(w.get("name")) for w in env.get("workloads") or [] if isinstance(w, dict)],
+            file=rel,
+        ))
+    return EnvironmentList(project=project.name, root=str(project.root), environments=rows)

@@ -1,0 +1,74 @@
+"""Typed engine errors. Each carries the exit code the spec assigns to it; the app maps them."""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """A failure the user can act on. `code` is a stable machine-readable name."""
+
+    exit_code: int = 1
+    code: str = "error"
+
+    def __init__(self, message: str, *, hint: str | None = None, exit_code: int | None = None,
+                 code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        if exit_code is not None:
+            self.exit_code = exit_code
+        if code is not None:
+            self.code = code
+
+    def to_dict(self) -> dict[str, object]:
+        doc: dict[str, object] = {"code": self.code, "message": self.message}
+        if self.hint:
+            doc["hint"] = self.hint
+        return doc
+
+
+class UsageError(EngineError):
+    """Invalid input on the command line (exit 2, as argument parsers do)."""
+
+    exit_code = 2
+    code = "usage"
+
+
+class ProjectNotFound(EngineError):
+    """No `framework.yaml` in the current directory or any parent."""
+
+    code = "project_not_found"
+
+
+class ConfigError(EngineError):
+    """A project file exists but cannot be read or is not valid."""
+
+    code = "invalid_config"
+
+
+class EnvironmentNotFound(EngineError):
+    """`deploy/kcl/<env>/main.k` does not exist."""
+
+    code = "environment_not_found"
+
+
+class KclError(EngineError):
+    """KCL evaluation failed: syntax error, failed `check:`, unknown import ..."""
+
+    code = "kcl_error"
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
+                 column: int | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.file = file
+        self.line = line
+        self.column = column
+
+    def to_dict(self) -> dict[str, object]:
+        doc = super().to_dict()
+        if self.file:
+            doc["file"] = self.file
+        if self.line is not None:
+            doc["line"] = self.line
+        if self.column is not None:
+            doc["column"] = self.column
+        return doc

@@ -1,0 +1,41 @@
+"""Where things live on this machine and in the installed distribution."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def assets_dir() -> Path:
+    """The shipped assets (KCL package, stylesheets, templates)."""
+    override = os.environ.get("FRAMEWORK_ASSETS_DIR")
+    return Path(override) if override else _ROOT / "assets"
+
+
+def kcl_package_dir() -> Path:
+    """Our KCL package, passed to kcl-lib as the external package `framework`."""
+    return assets_dir() / "kcl" / "framework"
+
+
+def cache_dir() -> Path:
+    """Per-user cache (`$XDG_CACHE_HOME/framework`, default `~/.cache/framework`)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "framework"
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write to a temp file beside `path`, fsync, then rename: readers see old or new, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
