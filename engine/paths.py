@@ -25,6 +25,12 @@ def cache_dir() -> Path:
     return Path(base) / "framework"
 
 
+def ledger_home() -> Path:
+    """Machine ledger root: `$FRAMEWORK_LEDGER_HOME`, default `~/.framework/ledger` (spec 2)."""
+    override = os.environ.get("FRAMEWORK_LEDGER_HOME")
+    return Path(override) if override else Path.home() / ".framework" / "ledger"
+
+
 def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
     """Write to a temp file beside `path`, fsync, then rename: readers see old or new, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)

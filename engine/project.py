@@ -56,6 +56,14 @@ class Project:
         value = self.config.get("name")
         return str(value) if value else self.root.name
 
+    @property
+    def key(self) -> str:
+        """The project's key in machine-wide stores (ledger, dev stacks): its name.
+
+        Worktrees of one project share it, so they share one ledger.
+        """
+        return self.name
+
 
 def find_project(start: Path | None = None) -> Project:
     """Walk up from `start` (default: the current directory) to the first `framework.yaml`."""

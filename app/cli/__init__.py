@@ -24,11 +24,24 @@ def group_app(program: str, name: str) -> Any:
     return _typer_app(group.help, group.examples)
 
 
-def framework_app() -> Any:
-    from app.cli import env
+# Group name -> module defining `app` (a Typer group). Keep in step with app/registry.py.
+FRAMEWORK_GROUP_MODULES: dict[str, str] = {
+    "env": "app.cli.env",
+}
+PLATFORM_GROUP_MODULES: dict[str, str] = {
+}
 
+
+def _add_groups(root: Any, modules: dict[str, str]) -> None:
+    import importlib
+
+    for name, module in modules.items():
+        root.add_typer(importlib.import_module(module).app, name=name)
+
+
+def framework_app() -> Any:
     root = _typer_app(FRAMEWORK.help, FRAMEWORK.examples)
-    root.add_typer(env.app, name="env")
+    _add_groups(root, FRAMEWORK_GROUP_MODULES)
     _version_callback(root, "framework")
     return root
 
@@ -38,6 +51,7 @@ def platform_app() -> Any:
     # `platform framework ...` is routed to the framework program in app.main before Typer runs;
     # it is added here too so that `platform --help` on a terminal lists it.
     root.add_typer(framework_app(), name="framework", help=PLATFORM.groups["framework"].help)
+    _add_groups(root, PLATFORM_GROUP_MODULES)
     _version_callback(root, "platform")
     return root
 
