@@ -45,6 +45,43 @@ PLATFORM = Program(
             commands={},
             examples=("platform framework env list --json",),
         ),
+        "server": Group(
+            help="Run the hosted server: webhook ingestion, automations, runs (--host, --port, --data-dir).",
+            commands={},
+            examples=("platform server --port 8080", "platform server --port 0 --data-dir ./data"),
+        ),
+        "db": Group(
+            help="The server database's embedded migrations (DATABASE_URL, DATABASE_DRIVER).",
+            commands={
+                "migrate status": "Report how many migrations are applied and list the missing ones.",
+                "migrate up": "Apply every pending embedded migration (exit 0 when already current).",
+            },
+            examples=("platform db migrate status", "platform db migrate up --json"),
+        ),
+        "automation": Group(
+            help="Automations around a workflow, started by webhook triggers; their delivery history.",
+            commands={
+                "create": "Create an automation around a workflow file.",
+                "list": "List automations with their triggers (state and URL; never tokens).",
+                "history": "Deliveries to an automation's triggers and what each did.",
+            },
+            examples=("platform automation create triage --workflow triage.yaml",
+                      "platform automation history triage --json"),
+        ),
+        "trigger": Group(
+            help="Webhook triggers of an automation: add, activate, rotate, enable, disable, history.",
+            commands={
+                "add": "Add a webhook trigger (HMAC header, algorithm, prefix, encoding; CEL filter).",
+                "activate": "Activate a trigger: shows its URL and token once (takes the HMAC secret).",
+                "rotate": "Replace a trigger's token; the old token stops working at once.",
+                "enable": "Enable a trigger (deliveries start runs).",
+                "disable": "Disable a trigger (deliveries get 409).",
+                "history": "Deliveries to one trigger and what each did (run, retry, filtered out, refused).",
+            },
+            examples=("platform trigger add triage github --hmac-header X-Hub-Signature-256 --hmac-prefix sha256=",
+                      "platform trigger activate triage github --hmac-secret-env GITHUB_SECRET",
+                      "platform trigger history triage github"),
+        ),
     },
     examples=("platform framework env list", "platform   (on a terminal: the dashboard)"),
 )

@@ -29,6 +29,10 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "env": "app.cli.env",
 }
 PLATFORM_GROUP_MODULES: dict[str, str] = {
+    "server": "app.cli.server",
+    "db": "app.cli.db",
+    "automation": "app.cli.automation",
+    "trigger": "app.cli.trigger",
 }
 
 

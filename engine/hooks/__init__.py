@@ -1,0 +1,1 @@
+"""Webhook triggers (spec 1): automations, triggers, signatures, payloads, filters, history."""

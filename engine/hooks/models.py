@@ -1,0 +1,111 @@
+"""Pydantic models of spec 1's webhook resources: trigger definition, delivery, history."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# Delivery outcomes recorded in history ("what it did", spec 1 Events 1).
+OUTCOMES = ("queued", "run_started", "retry", "filtered_out", "filter_error", "refused")
+
+
+class HmacConfig(BaseModel):
+    """`webhook.hmac` (spec 1, Webhook trigger definition)."""
+
+    model_config = ConfigDict(extra="forbid")
+    header: str = "X-Signature-256"
+    algorithm: Literal["sha256", "sha1", "sha512"] = "sha256"
+    prefix: str = ""
+    encoding: Literal["hex", "base64"] = "hex"
+
+    @field_validator("header")
+    @classmethod
+    def _header_name(cls, value: str) -> str:
+        if not value or any(c in value for c in " :\r\n\t"):
+            raise ValueError("must be an HTTP header name")
+        return value
+
+
+class WebhookConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    hmac: HmacConfig | None = None
+
+
+class TriggerDefinition(BaseModel):
+    """A webhook trigger as declared: name, webhook (may be empty), optional filter."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    webhook: WebhookConfig = Field(default_factory=WebhookConfig)
+    filter: str | None = None
+
+
+class Automation(BaseModel):
+    id: str
+    name: str
+    workflow_name: str
+    created_at: str
+    triggers: list[Trigger] = []
+
+
+class Trigger(BaseModel):
+    """A trigger as shown: never its token or HMAC secret (spec 1: displayed once)."""
+
+    id: str
+    automation: str
+    name: str
+    enabled: bool
+    activated: bool
+    hmac_secret_set: bool
+    definition: TriggerDefinition
+    url: str | None = None
+    created_at: str
+    rotated_at: str | None = None
+
+
+class Activation(BaseModel):
+    """The one answer that carries the URL and token (spec 1: displayed once)."""
+
+    trigger: Trigger
+    url: str
+    token: str
+    url_with_token: str
+    hmac: bool
+
+
+class Run(BaseModel):
+    id: str
+    status: str
+    started_at: str
+    finished_at: str | None = None
+    steps: int = 0
+    error: str | None = None
+
+
+class Delivery(BaseModel):
+    id: str
+    trigger: str
+    received_at: str
+    status_code: int
+    outcome: str
+    auth_method: str | None = None
+    dedupe_key: str | None = None
+    duplicate_of: str | None = None
+    detail: str | None = None
+    body_bytes: int
+    payload: dict | None = None
+    run: Run | None = None
+
+
+class History(BaseModel):
+    automation: str
+    trigger: str | None = None
+    deliveries: list[Delivery]
+
+
+class AutomationList(BaseModel):
+    automations: list[Automation]
+
+
+Automation.model_rebuild()

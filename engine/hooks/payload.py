@@ -1,0 +1,101 @@
+"""`trigger.payload` (spec 1): body, scrubbed headers and query, content_type; the de-duplication key.
+
+Secret-carrying entries are removed before anything is stored or shown: the payload is what goes
+into history and what a run reads, so no credential that arrived with a delivery survives it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+# Headers that carry credentials or signatures of well-known senders (plus the configured one).
+SECRET_HEADERS = frozenset({
+    "authorization", "proxy-authorization", "cookie", "set-cookie", "x-gitlab-token",
+    "x-hub-signature", "x-hub-signature-256", "x-shopify-hmac-sha256", "stripe-signature",
+    "x-slack-signature", "x-twilio-signature", "x-twilio-email-event-webhook-signature",
+    "x-signature", "x-signature-256", "x-line-signature", "x-square-signature",
+    "x-square-hmacsha256-signature", "x-zm-signature", "x-webhook-signature", "webhook-signature",
+    "svix-signature", "x-hubspot-signature", "x-hubspot-signature-v3", "x-pagerduty-signature",
+    "x-discourse-event-signature", "x-paystack-signature", "x-razorpay-signature",
+    "x-atlassian-webhook-signature", "x-hook-signature", "x-cc-webhook-signature",
+    "x-api-key", "x-auth-token", "x-webhook-secret", "x-webhook-token", "x-access-token",
+    "x-amz-security-token", "x-vercel-signature", "linear-signature", "sentry-hook-signature",
+})
+# Header-name fragments that mark a credential whatever the sender (e.g. `X-Acme-Signature`).
+SECRET_HEADER_FRAGMENTS = ("signature", "token", "secret", "password", "api-key", "apikey", "auth")
+SECRET_QUERY_KEYS = frozenset({
+    "token", "secret", "key", "api_key", "apikey", "api-key", "sig", "signature", "access_token",
+    "auth", "auth_token", "password", "passwd", "client_secret", "code", "hmac", "x-amz-signature",
+    "x-amz-security-token", "private_token", "refresh_token", "id_token", "session",
+})
+SECRET_QUERY_FRAGMENTS = ("token", "secret", "signature", "password", "apikey", "api_key")
+
+DEDUPE_HEADERS = ("idempotency-key", "x-idempotency-key", "x-request-id", "x-delivery-id")
+
+
+def is_secret_header(name: str, configured: str | None = None) -> bool:
+    lower = name.lower()
+    if lower in SECRET_HEADERS or (configured and lower == configured.lower()):
+        return True
+    return any(fragment in lower for fragment in SECRET_HEADER_FRAGMENTS)
+
+
+def is_secret_query_key(name: str) -> bool:
+    lower = name.lower()
+    return lower in SECRET_QUERY_KEYS or any(fragment in lower for fragment in SECRET_QUERY_FRAGMENTS)
+
+
+def scrub_headers(headers: Iterable[tuple[str, str]], configured: str | None = None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in headers:
+        if is_secret_header(name, configured):
+            continue
+        key = name.lower()
+        out[key] = f"{out[key]}, {value}" if key in out else value
+    return out
+
+
+def scrub_query(items: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in items:
+        if is_secret_query_key(name):
+            continue
+        if name in out:
+            prev = out[name]
+            out[name] = (prev if isinstance(prev, list) else [prev]) + [value]
+        else:
+            out[name] = value
+    return out
+
+
+def parse_body(body: bytes) -> Any:
+    """Parsed JSON, else the raw text (spec 1, Trigger payload `body`)."""
+    text = body.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def build_payload(body: bytes, headers: Iterable[tuple[str, str]], query: Iterable[tuple[str, str]],
+                  content_type: str | None, configured_header: str | None = None) -> dict[str, Any]:
+    return {
+        "body": parse_body(body),
+        "headers": scrub_headers(headers, configured_header),
+        "query": scrub_query(query),
+        "content_type": content_type or "",
+    }
+
+
+def dedupe_key(headers: dict[str, str], body: bytes, received_us: int) -> str:
+    """First present of the four key headers; else the body's digest within its minute (spec 1
+    Events 2). Hashed so that any key is bounded in size and no header value is stored twice."""
+    for name in DEDUPE_HEADERS:
+        value = headers.get(name)
+        if value:
+            return "key:" + hashlib.sha256(value.encode()).hexdigest()
+    minute = received_us // 60_000_000
+    return f"body:{hashlib.sha256(body).hexdigest()}:{minute}"

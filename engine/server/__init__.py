@@ -1,0 +1,1 @@
+"""`platform server`: the hosted side (Starlette on uvicorn): webhook ingestion, automations, runs."""

@@ -1,0 +1,246 @@
+"""Webhook ingestion's durable half (spec 1, Webhook ingestion / Authentication / Events / Errors).
+
+Requests hand a `Submission` to the `GroupCommitter`; its thread authenticates a whole batch
+against the current trigger rows and records every accepted delivery, its de-duplication key
+and its queued run in ONE transaction (group commit: one durable commit for many deliveries,
+off the event loop). A request is answered only after that commit, so every 202 is in history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import queue
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select, tuple_
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from engine.db import store
+from engine.db.store import deliveries, delivery_keys, now_us, run_queue, triggers
+from engine.hooks.models import TriggerDefinition
+from engine.hooks.payload import build_payload, dedupe_key
+from engine.hooks.secrets import SecretBox, token_matches
+from engine.hooks.signature import verify
+
+log = logging.getLogger("platform.server")
+MAX_BATCH = 256
+
+
+@dataclass
+class Submission:
+    trigger_id: str
+    path_token: str | None
+    bearer: str | None
+    body: bytes
+    headers: list[tuple[str, str]]
+    query: list[tuple[str, str]]
+    content_type: str
+    too_large: bool
+    received_us: int = field(default_factory=now_us)
+    future: asyncio.Future[Verdict] | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+
+
+@dataclass
+class Verdict:
+    status: int
+    delivery_id: str | None = None
+    outcome: str | None = None
+    duplicate_of: str | None = None
+
+
+@dataclass
+class _TriggerState:
+    row: Any
+    definition: TriggerDefinition
+    secret: bytes | None
+
+
+class GroupCommitter:
+    """One thread, one transaction per batch of submissions."""
+
+    def __init__(self, engine: Engine, box: SecretBox, on_enqueued: Callable[[], None] | None = None) -> None:
+        self.engine = engine
+        self.box = box
+        self.on_enqueued = on_enqueued or (lambda: None)
+        self._queue: queue.SimpleQueue[Submission | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name="group-commit", daemon=True)
+        self._parsed: dict[tuple[str, str, str | None], tuple[TriggerDefinition, bytes | None]] = {}
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._queue.put(None)
+        self._thread.join(30)
+
+    async def submit(self, sub: Submission) -> Verdict:
+        loop = asyncio.get_running_loop()
+        sub.loop, sub.future = loop, loop.create_future()
+        self._queue.put(sub)
+        return await sub.future
+
+    def _loop(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            stopping = False
+            while len(batch) < MAX_BATCH:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stopping = True
+                    break
+                batch.append(nxt)
+            self._commit(batch)
+            if stopping:
+                return
+
+    def _commit(self, batch: list[Submission]) -> None:
+        try:
+            verdicts = self._record(batch)
+        except SQLAlchemyError as exc:
+            # Delivery could not be recorded: 503 so the sender retries (spec 1 Errors).
+            log.warning("delivery batch of %d not recorded: %s", len(batch), str(exc).splitlines()[0])
+            verdicts = [Verdict(503) for _ in batch]
+        except Exception:  # noqa: BLE001 - never leave a request waiting forever
+            log.exception("delivery batch failed")
+            verdicts = [Verdict(503) for _ in batch]
+        for sub, verdict in zip(batch, verdicts, strict=True):
+            assert sub.loop is not None and sub.future is not None
+            sub.loop.call_soon_threadsafe(_resolve, sub.future, verdict)
+        if any(v.outcome == "queued" for v in verdicts):
+            self.on_enqueued()
+
+    def _state(self, row: Any) -> _TriggerState:
+        key = (row.id, row.definition, row.hmac_secret_sealed)
+        parsed = self._parsed.get(key)
+        if parsed is None:
+            definition = TriggerDefinition.model_validate_json(row.definition)
+            secret = self.box.open(row.hmac_secret_sealed) if row.hmac_secret_sealed else None
+            if len(self._parsed) > 10_000:
+                self._parsed.clear()
+            parsed = self._parsed[key] = (definition, secret)
+        return _TriggerState(row, parsed[0], parsed[1])
+
+    def _authenticate(self, sub: Submission, state: _TriggerState | None) -> str | None:
+        """The way in that holds (spec 1 Authentication 1-3), or None. Constant-time throughout."""
+        stored = state.row.token_hash if state else None
+        by_path = token_matches(sub.path_token, stored) if sub.path_token is not None else False
+        by_bearer = token_matches(sub.bearer, stored) if sub.bearer is not None else False
+        by_hmac = False
+        if state and stored and state.definition.webhook.hmac and state.secret and not sub.too_large:
+            config = state.definition.webhook.hmac
+            header = _header(sub.headers, config.header)
+            by_hmac = verify(state.secret, sub.body, header, config)
+        if not stored:
+            return None  # unknown or never activated: nothing can authenticate
+        return "path" if by_path else "bearer" if by_bearer else "hmac" if by_hmac else None
+
+    def _record(self, batch: list[Submission]) -> list[Verdict]:
+        with store.write(self.engine) as conn:
+            ids = sorted({s.trigger_id for s in batch})
+            rows = {r.id: r for r in conn.execute(select(triggers).where(triggers.c.id.in_(ids)))}
+            verdicts: list[Verdict | None] = [None] * len(batch)
+            pending: list[tuple[int, dict[str, Any]]] = []
+            for i, sub in enumerate(batch):
+                row = rows.get(sub.trigger_id)
+                state = self._state(row) if row is not None else None
+                method = self._authenticate(sub, state)
+                if method is None or state is None:
+                    # 413 is decided by size alone, before authentication: it reveals no trigger.
+                    verdicts[i] = Verdict(413 if sub.too_large else 404)
+                    continue
+                delivery = _delivery_row(sub, state, method)
+                if sub.too_large or not row.enabled:
+                    # Refused after authentication passed: recorded, no payload kept.
+                    code = 413 if sub.too_large else 409
+                    delivery.update(status_code=code, outcome="refused", payload=None, dedupe_key=None,
+                                    detail="body larger than 1 MiB" if sub.too_large else "trigger is disabled")
+                    verdicts[i] = Verdict(code, delivery["id"], "refused")
+                pending.append((i, delivery))
+            self._dedupe(conn, pending, verdicts)
+            if pending:
+                conn.execute(deliveries.insert(), [d for _, d in pending])
+                queued = [d for _, d in pending if d["outcome"] == "queued"]
+                if queued:
+                    conn.execute(run_queue.insert(), [
+                        {"delivery_id": d["id"], "automation_id": d["automation_id"], "state": "queued",
+                         "enqueued_at": d["received_at"], "lease_owner": None, "lease_until": None,
+                         "attempts": 0} for d in queued])
+        return [v or Verdict(503) for v in verdicts]
+
+    def _dedupe(self, conn: Connection, pending: list[tuple[int, dict[str, Any]]],
+                verdicts: list[Verdict | None]) -> None:
+        """A retry is recorded but never starts a second run (spec 1 Events 2), across processes:
+        the (trigger, key) primary key decides, first writer wins."""
+        candidates = sorted(((d["trigger_id"], d["dedupe_key"]), i, d) for i, d in pending
+                            if d["outcome"] == "queued")
+        first: dict[tuple[str, str], dict[str, Any]] = {}
+        for key, _i, d in candidates:
+            first.setdefault(key, d)
+        inserted: set[tuple[str, str]] = set()
+        if first:
+            stmt = _insert_ignore(conn, delivery_keys).returning(delivery_keys.c.trigger_id,
+                                                                 delivery_keys.c.dedupe_key)
+            result = conn.execute(stmt, [{"trigger_id": k[0], "dedupe_key": k[1], "delivery_id": d["id"]}
+                                         for k, d in first.items()])
+            inserted = {(r[0], r[1]) for r in result}
+        lost = [k for k in first if k not in inserted]
+        existing: dict[tuple[str, str], str] = {}
+        if lost:
+            query = select(delivery_keys).where(
+                tuple_(delivery_keys.c.trigger_id, delivery_keys.c.dedupe_key).in_(lost))
+            existing = {(r.trigger_id, r.dedupe_key): r.delivery_id for r in conn.execute(query)}
+        for key, i, d in candidates:
+            winner = first[key]["id"] if key in inserted else existing.get(key)
+            if winner == d["id"]:
+                verdicts[i] = Verdict(202, d["id"], "queued")
+            else:
+                d.update(outcome="retry", duplicate_of=winner, detail="retry of an earlier delivery")
+                verdicts[i] = Verdict(202, d["id"], "retry", winner)
+
+
+def _insert_ignore(conn: Connection, table: Any) -> Any:
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(table).on_conflict_do_nothing()
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(table).on_conflict_do_nothing()
+
+
+def _header(headers: list[tuple[str, str]], name: str) -> str | None:
+    lower = name.lower()
+    for key, value in headers:
+        if key.lower() == lower:
+            return value
+    return None
+
+
+def _delivery_row(sub: Submission, state: _TriggerState, method: str) -> dict[str, Any]:
+    hmac_header = state.definition.webhook.hmac.header if state.definition.webhook.hmac else None
+    payload = build_payload(sub.body, sub.headers, sub.query, sub.content_type, hmac_header)
+    return {"id": "dlv_" + secrets.token_hex(10), "trigger_id": state.row.id,
+            "automation_id": state.row.automation_id, "received_at": sub.received_us, "status_code": 202,
+            "outcome": "queued", "auth_method": method,
+            "dedupe_key": dedupe_key({k.lower(): v for k, v in sub.headers}, sub.body, sub.received_us),
+            "duplicate_of": None, "payload": json.dumps(payload, separators=(",", ":")),
+            "body_bytes": len(sub.body), "run_id": None, "detail": None, "updated_at": sub.received_us}
+
+
+def _resolve(future: asyncio.Future[Verdict], verdict: Verdict) -> None:
+    if not future.done():
+        future.set_result(verdict)

@@ -1,0 +1,89 @@
+"""Start `platform server`: open the store (SQLite in the data dir, or PostgreSQL from
+DATABASE_URL), apply the embedded migrations, create the admin API token on first start (printed
+once, stored hashed), then serve on uvicorn (uvloop + httptools) with the worker pool running."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from pathlib import Path
+
+from pydantic import BaseModel
+from sqlalchemy.engine import Engine
+
+from engine.db import store
+from engine.db.url import url_from_env
+from engine.errors import EngineError
+
+DB_FILE = "platform.db"
+
+
+class ServerConfig(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = 8080
+    data_dir: Path
+    workers: int = 2
+
+
+def default_data_dir() -> Path:
+    env = os.environ.get("PLATFORM_DATA_DIR")
+    return Path(env) if env else Path.home() / ".platform" / "server"
+
+
+def database_url(data_dir: Path) -> str:
+    return url_from_env(required=False) or f"sqlite:///{(data_dir / DB_FILE).resolve()}"
+
+
+def ensure_admin_token(engine: Engine) -> str | None:
+    """Create the admin API token if there is none; return it only to the process that created it."""
+    from sqlalchemy import select
+
+    from engine.hooks.secrets import new_token, token_hash
+    from engine.server.ingest import _insert_ignore
+
+    token = new_token("plt")
+    with store.write(engine) as conn:
+        if conn.execute(select(store.api_tokens.c.name).where(store.api_tokens.c.name == "admin")).first():
+            return None
+        result = conn.execute(_insert_ignore(conn, store.api_tokens).values(
+            name="admin", token_hash=token_hash(token), created_at=store.now_us()))
+        return token if result.rowcount == 1 else None
+
+
+def serve(config: ServerConfig) -> int:
+    import uvicorn
+
+    from engine.db.migrations import up
+    from engine.hooks.secrets import SecretBox
+    from engine.server.app import ServerState, build_app
+    from engine.server.ingest import GroupCommitter
+    from engine.server.worker import WorkerPool
+
+    data_dir = config.data_dir.resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(data_dir, 0o700)  # holds the database, the secret key and run workspaces
+    engine = store.open_engine(database_url(data_dir))
+    up(engine)
+    box = SecretBox(data_dir)
+    admin = ensure_admin_token(engine)
+    try:
+        sock = socket.socket(socket.AF_INET6 if ":" in config.host else socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((config.host, config.port))
+        sock.listen(2048)
+    except OSError as exc:
+        raise EngineError(f"cannot listen on {config.host}:{config.port}: {exc.strerror}",
+                          hint="choose another --port (0 lets the system pick one)") from None
+    port = sock.getsockname()[1]
+    workers = WorkerPool(engine, data_dir, size=config.workers)
+    committer = GroupCommitter(engine, box, on_enqueued=workers.wake)
+    app = build_app(ServerState(engine=engine, box=box, data_dir=data_dir, committer=committer, workers=workers))
+    if admin:
+        sys.stdout.write(f"admin API token (shown once; export PLATFORM_TOKEN=...): {admin}\n")
+    sys.stdout.write(f"platform server listening on http://{config.host}:{port}\n")
+    sys.stdout.flush()
+    server = uvicorn.Server(uvicorn.Config(app, loop="uvloop", http="httptools", access_log=False,
+                                           log_level="warning", lifespan="on", timeout_graceful_shutdown=5))
+    server.run(sockets=[sock])
+    return 0

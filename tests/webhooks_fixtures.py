@@ -1,0 +1,165 @@
+"""Shared fixtures for the webhook/server tests: a real `platform server` process on 127.0.0.1
+port 0 (subprocess, so it can be SIGKILLed), its admin token, and CLI helpers."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOW = """name: echo-trigger
+model:
+  provider: scripted
+  script:
+    - text: "received"
+instructions: Report the webhook payload.
+"""
+
+
+def isolated_env(tmp: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DATABASE_URL", "DATABASE_DRIVER", "PLATFORM_SERVER_URL", "PLATFORM_TOKEN")}
+    env.update(HOME=str(tmp / "home"), XDG_CACHE_HOME=str(tmp / "cache"),
+               FRAMEWORK_LEDGER_HOME=str(tmp / "ledger"), PYTHONUNBUFFERED="1")
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Server:
+    proc: subprocess.Popen[str]
+    url: str
+    token: str
+    data_dir: Path
+    env: dict[str, str]
+    lines: list[str] = field(default_factory=list)
+
+    def cli(self, *args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> Any:
+        full = {**self.env, "PLATFORM_SERVER_URL": self.url, "PLATFORM_TOKEN": self.token, **(env or {})}
+        return subprocess.run([sys.executable, "-m", "app.main", "platform", *args], cwd=ROOT, env=full,
+                              input=stdin, capture_output=True, text=True, timeout=60)
+
+    def cli_json(self, *args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> dict[str, Any]:
+        done = self.cli(*args, "--json", stdin=stdin, env=env)
+        doc = json.loads(done.stdout)
+        assert doc["exit_code"] == done.returncode, done.stderr
+        return doc
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def start_server(data_dir: Path, env: dict[str, str], token: str | None = None, *args: str) -> Server:
+    proc = subprocess.Popen([sys.executable, "-m", "app.main", "platform", "server", "--port", "0",
+                             "--data-dir", str(data_dir), *args], cwd=ROOT, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    lines: queue.Queue[str] = queue.Queue()
+    seen: list[str] = []
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+            seen.append(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    deadline = time.monotonic() + 60
+    url = None
+    while url is None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or proc.poll() is not None:
+            proc.kill()
+            raise AssertionError("server did not start:\n" + "".join(seen))
+        try:
+            line = lines.get(timeout=min(remaining, 1))
+        except queue.Empty:
+            continue
+        if line.startswith("admin API token"):
+            token = line.rsplit(" ", 1)[1].strip()
+        if line.startswith("platform server listening on "):
+            url = line.rsplit(" ", 1)[1].strip()
+    assert token, "first start prints the admin token"
+    return Server(proc=proc, url=url, token=token, data_dir=data_dir, env=env, lines=seen)
+
+
+@pytest.fixture
+def server_factory(tmp_path: Path) -> Iterator[Callable[..., Server]]:
+    started: list[Server] = []
+
+    def make(data_dir: Path | None = None, token: str | None = None, extra_env: dict[str, str] | None = None,
+             args: tuple[str, ...] = ()) -> Server:
+        env = isolated_env(tmp_path, **(extra_env or {}))
+        srv = start_server(data_dir or tmp_path / "data", env, token, *args)
+        started.append(srv)
+        return srv
+
+    yield make
+    for srv in started:
+        srv.stop()
+
+
+@pytest.fixture
+def server(server_factory: Callable[..., Server]) -> Server:
+    return server_factory()
+
+
+def make_trigger(srv: Server, tmp: Path, automation: str = "triage", trigger: str = "ci",
+                 *add_args: str, secret: str | None = None, workflow: str = WORKFLOW) -> dict[str, Any]:
+    """Create automation + trigger and activate it; returns the activation document."""
+    wf = tmp / f"{automation}.yaml"
+    if not wf.exists():
+        wf.write_text(workflow)
+        created = srv.cli_json("automation", "create", automation, "--workflow", str(wf))
+        assert created["ok"], created
+    added = srv.cli_json("trigger", "add", automation, trigger, *add_args)
+    assert added["ok"], added
+    if secret is not None:
+        doc = srv.cli_json("trigger", "activate", automation, trigger, "--hmac-secret-stdin", stdin=secret + "\n")
+    else:
+        doc = srv.cli_json("trigger", "activate", automation, trigger)
+    assert doc["ok"], doc
+    return doc
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 30, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def history(srv: Server, automation: str = "triage", trigger: str | None = None, limit: int = 1000) -> list[dict]:
+    params: dict[str, Any] = {"limit": limit}
+    if trigger:
+        params["trigger"] = trigger
+    r = httpx.get(f"{srv.url}/api/automations/{automation}/history", params=params,
+                  headers={"Authorization": f"Bearer {srv.token}"}, timeout=30)
+    r.raise_for_status()
+    return r.json()["deliveries"]
