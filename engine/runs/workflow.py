@@ -86,3 +86,28 @@ def load_workflow(path: Path) -> Workflow:
         where = f":{mark.line + 1}" if mark is not None else ""
         raise WorkflowError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
     return parse_workflow(data, source=str(path), base_dir=path.parent.resolve())
+
+
+def parse_inputs(pairs: list[str]) -> dict[str, Any]:
+    """`--input k=v` values: v is JSON when it parses (numbers, true, objects), else text;
+    a dotted key nests (`trigger.payload.body.ref=main`)."""
+    import json
+
+    inputs: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise WorkflowError(f"--input {pair!r}: expected KEY=VALUE")
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw
+        parts = key.strip().split(".")
+        node = inputs
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise WorkflowError(f"--input {pair!r}: {part} is already set to a value")
+            node = child
+        node[parts[-1]] = value
+    return inputs

@@ -9,3 +9,7 @@ from engine.tools.base import Tool
 
 def mcp_tools(settings: dict[str, Any] | None = None) -> dict[str, Tool]:
     return {}
+
+
+def server_status(settings: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    return []
