@@ -82,6 +82,20 @@ PLATFORM = Program(
                       "platform trigger activate triage github --hmac-secret-env GITHUB_SECRET",
                       "platform trigger history triage github"),
         ),
+        "tools": Group(
+            help="The agent tools: list them, call one as an agent would, serve them over MCP.",
+            commands={
+                "list": "List available tools (built-in and tool-server) with tags; --filter applies a tool_filter.",
+                "call": "Call one tool with a JSON parameter object and print the exact result the agent sees.",
+            },
+            examples=("platform tools list", "platform tools list --filter tag:readonly --json",
+                      "platform tools call view --params '{\"file_path\": \"README.md\"}'"),
+        ),
+        "run": Group(
+            help="Run a workflow locally (platform run <workflow> [--input k=v ...]), streaming each tool call.",
+            commands={},
+            examples=("platform run workflow.yaml --input branch=main",),
+        ),
     },
     examples=("platform framework env list", "platform   (on a terminal: the dashboard)"),
 )

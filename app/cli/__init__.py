@@ -33,6 +33,8 @@ PLATFORM_GROUP_MODULES: dict[str, str] = {
     "db": "app.cli.db",
     "automation": "app.cli.automation",
     "trigger": "app.cli.trigger",
+    "tools": "app.cli.tools",
+    "run": "app.cli.run",
 }
 
 
@@ -40,7 +42,11 @@ def _add_groups(root: Any, modules: dict[str, str]) -> None:
     import importlib
 
     for name, module in modules.items():
-        root.add_typer(importlib.import_module(module).app, name=name)
+        mod = importlib.import_module(module)
+        if hasattr(mod, "command"):  # a single command at the top level, e.g. `platform run <workflow>`
+            root.command(name=name, help=mod.HELP, epilog=mod.EPILOG)(mod.command)
+        else:
+            root.add_typer(mod.app, name=name)
 
 
 def framework_app() -> Any:

@@ -1,0 +1,87 @@
+"""Reading and writing text files for the file tools: line endings kept, atomic, all-or-nothing."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.paths import atomic_write_bytes
+from engine.tools.base import ToolContext, ToolError
+
+
+@dataclass
+class TextFile:
+    """A file's text with LF line endings, and what it had on disk (to write it back the same way)."""
+
+    path: Path
+    text: str
+    crlf: bool = False
+    exists: bool = True
+
+    def encode(self, text: str) -> bytes:
+        # Line endings preserved (spec 1 edit): a CRLF file stays CRLF.
+        return (text.replace("\n", "\r\n") if self.crlf else text).encode("utf-8")
+
+
+def read_text(path: Path, *, missing_ok: bool = False) -> TextFile:
+    if path.is_dir():
+        raise ToolError(f"{path} is a directory, not a file")
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        if missing_ok:
+            return TextFile(path, "", exists=False)
+        raise ToolError(f"file not found: {path}") from None
+    except OSError as exc:
+        raise ToolError(f"cannot read {path}: {exc.strerror}") from None
+    if b"\x00" in raw[:8192]:
+        raise ToolError(f"{path} is a binary file")
+    text = raw.decode("utf-8", errors="replace")
+    crlf = "\r\n" in text
+    return TextFile(path, text.replace("\r\n", "\n") if crlf else text, crlf=crlf)
+
+
+def check_unmodified(ctx: ToolContext, path: Path) -> None:
+    """Refuse to overwrite a file that changed on disk since a tool last read or wrote it (spec 1 write)."""
+    seen = ctx.read_stamps.get(str(path))
+    if seen is None:
+        return
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return
+    if (st.st_mtime_ns, st.st_size) != seen:
+        raise ToolError(f"{path} was modified on disk since it was last read; view it again before writing",
+                        code="modified_externally")
+
+
+def commit_writes(ctx: ToolContext, changes: list[tuple[Path, bytes | None]]) -> None:
+    """Write (or delete, when bytes is None) every file, or restore all of them if one fails."""
+    originals: list[tuple[Path, bytes | None]] = []
+    try:
+        for path, data in changes:
+            originals.append((path, path.read_bytes() if path.is_file() else None))
+            if data is None:
+                path.unlink()
+            else:
+                mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+                atomic_write_bytes(path, data, mode=mode)
+            ctx.remember(path)
+    except OSError as exc:
+        for path, old in reversed(originals):
+            try:
+                if old is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    atomic_write_bytes(path, old)
+            except OSError:
+                pass
+        raise ToolError(f"cannot write {exc.filename or ''}: {exc.strerror}; nothing was changed") from None
+
+
+def display(ctx: ToolContext, path: Path) -> str:
+    try:
+        return os.path.relpath(path, ctx.root) if path.is_relative_to(ctx.root) else str(path)
+    except ValueError:
+        return str(path)
