@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = """name: echo-trigger
 model:
   provider: scripted
-  script:
-    - text: "received"
+  steps:
+    - message: "ref={{trigger.payload.body.ref}}"
 instructions: Report the webhook payload.
 """
 

@@ -6,6 +6,7 @@ the Core handles used to query it).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -71,7 +72,8 @@ def now_us() -> int:
 def open_engine(url: str, *, pool_size: int = 5, connect_timeout: int = 10) -> Engine:
     """An Engine for `url` (already normalised by engine.db.url)."""
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30,
+        busy_ms = int(os.environ.get("PLATFORM_DB_BUSY_TIMEOUT_MS", "10000"))
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy_ms / 1000,
                                                   "isolation_level": None})
 
         @event.listens_for(engine, "connect")
@@ -81,7 +83,7 @@ def open_engine(url: str, *, pool_size: int = 5, connect_timeout: int = 10) -> E
             cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=FULL")
             cur.execute("PRAGMA foreign_keys=ON")
-            cur.execute("PRAGMA busy_timeout=30000")
+            cur.execute(f"PRAGMA busy_timeout={busy_ms}")
             cur.close()
 
         @event.listens_for(engine, "begin")

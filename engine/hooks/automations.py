@@ -42,14 +42,18 @@ def iso(us: int | None) -> str | None:
 
 
 def workflow_name(source: str) -> str:
-    """Validate a workflow document enough to store it; the run engine loads it at run time."""
+    """Validate a workflow document with the run engine's own parser before storing it."""
+    from engine.runs.workflow import WorkflowError, parse_workflow
+
     try:
         doc = yaml.safe_load(source)
     except yaml.YAMLError as exc:
-        raise EngineError(f"workflow is not valid YAML: {str(exc).splitlines()[0]}", code="invalid_workflow")
-    if not isinstance(doc, dict) or not isinstance(doc.get("name"), str) or not doc["name"].strip():
-        raise EngineError("workflow must be a YAML mapping with a `name`", code="invalid_workflow")
-    return str(doc["name"])
+        raise EngineError(f"workflow is not valid YAML: {str(exc).splitlines()[0]}", code="invalid_workflow",
+                          exit_code=2) from None
+    try:
+        return parse_workflow(doc, source="workflow").name
+    except WorkflowError as exc:
+        raise EngineError(exc.message, code="invalid_workflow", exit_code=2) from None
 
 
 def create_automation(engine: Engine, name: str, workflow_source: str) -> Automation:

@@ -28,6 +28,7 @@ class FilterInvalid(EngineError):
     """The trigger's filter does not compile; nothing is saved."""
 
     code = "invalid_filter"
+    exit_code = 2
 
     def __init__(self, message: str, *, line: int | None = None, column: int | None = None) -> None:
         super().__init__(message, hint="see https://github.com/google/cel-spec for the syntax; "

@@ -153,24 +153,20 @@ class WorkerPool:
 
     def _execute(self, auto: Any, payload: dict[str, Any], run_id: str) -> tuple[str, int, str | None, str | None]:
         """Run the automation's workflow with `trigger.payload` as its input (run engine, issue 6)."""
-        try:
-            from engine.runs.engine import execute_run
-            from engine.runs.workflow import load_workflow
-        except ImportError:
-            return "failed", 0, "the run engine (engine.runs) is not installed in this build", None
+        import yaml
+
+        from engine.runs.engine import execute_run
+        from engine.runs.workflow import parse_workflow
+
         root = self.data_dir / "workspaces" / auto.id
         root.mkdir(parents=True, exist_ok=True)
-        source = root / f".{run_id}.workflow.yaml"
-        source.write_text(auto.workflow_source)
         try:
-            workflow = load_workflow(source)
-            record = execute_run(workflow, inputs={"trigger": {"payload": payload}}, root=root, run_id=run_id)
+            workflow = parse_workflow(yaml.safe_load(auto.workflow_source), source=f"automation {auto.name}")
+            record = execute_run(workflow, inputs={"trigger": {"payload": payload}}, root=root, run_id=run_id,
+                                 runs_home=self.data_dir / "runs")
         except Exception as exc:  # noqa: BLE001 - a broken workflow fails its run, not the server
             return "failed", 0, f"{type(exc).__name__}: {exc}", None
-        finally:
-            source.unlink(missing_ok=True)
-        dump = record.model_dump_json() if hasattr(record, "model_dump_json") else json.dumps(str(record))
-        return str(record.status), len(getattr(record, "steps", []) or []), getattr(record, "error", None), dump
+        return record.status, len(record.steps), record.error, record.model_dump_json()
 
 
 def _run_row(run_id: str, dlv: Any, status: str, *, finished: bool = False, error: str | None = None,
