@@ -126,22 +126,26 @@ def server(server_factory: Callable[..., Server]) -> Server:
     return server_factory()
 
 
+def api(srv: Server, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    r = httpx.request(method, f"{srv.url}/api{path}", json=body, timeout=30,
+                      headers={"Authorization": f"Bearer {srv.token}"})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
 def make_trigger(srv: Server, tmp: Path, automation: str = "triage", trigger: str = "ci",
-                 *add_args: str, secret: str | None = None, workflow: str = WORKFLOW) -> dict[str, Any]:
-    """Create automation + trigger and activate it; returns the activation document."""
-    wf = tmp / f"{automation}.yaml"
-    if not wf.exists():
-        wf.write_text(workflow)
-        created = srv.cli_json("automation", "create", automation, "--workflow", str(wf))
-        assert created["ok"], created
-    added = srv.cli_json("trigger", "add", automation, trigger, *add_args)
-    assert added["ok"], added
-    if secret is not None:
-        doc = srv.cli_json("trigger", "activate", automation, trigger, "--hmac-secret-stdin", stdin=secret + "\n")
-    else:
-        doc = srv.cli_json("trigger", "activate", automation, trigger)
-    assert doc["ok"], doc
-    return doc
+                 webhook: dict[str, Any] | None = None, *, filter: str | None = None,
+                 secret: str | None = None, workflow: str = WORKFLOW) -> dict[str, Any]:
+    """Create automation + trigger through the admin API and activate it; the activation document.
+    (The CLI over the same API is exercised in test_webhooks_cli.py.)"""
+    names = [a["name"] for a in api(srv, "GET", "/automations")["automations"]]
+    if automation not in names:
+        api(srv, "POST", "/automations", {"name": automation, "workflow": workflow})
+    definition: dict[str, Any] = {"name": trigger, "webhook": webhook or {}}
+    if filter is not None:
+        definition["filter"] = filter
+    api(srv, "POST", f"/automations/{automation}/triggers", {"definition": definition})
+    return api(srv, "POST", f"/automations/{automation}/triggers/{trigger}/activate", {"hmac_secret": secret})
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 30, what: str = "condition") -> Any:

@@ -8,9 +8,13 @@ from typing import Any
 
 
 def main() -> None:
+    import cel  # noqa: F401 - loaded before "ready": the time limit covers evaluation only
+
     from engine.hooks.filters import FilterInvalid, FilterResult, compile_filter, evaluate_once
 
     programs: dict[str, Any] = {}
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
     for line in sys.stdin:
         request = json.loads(line)
         source = request["filter"]

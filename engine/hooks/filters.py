@@ -61,7 +61,7 @@ def compile_filter(source: str) -> Any:
         text = str(exc)
         match = _POSITION.search(text)
         if match:
-            line, column = int(match[1]), int(match[2]) + 1
+            line, column = int(match[1]), int(match[2])  # CEL columns are 1-based
             raise FilterInvalid(f"filter does not compile at line {line}, column {column}: {match[3].strip()}",
                                 line=line, column=column) from None
         raise FilterInvalid(f"filter does not compile: {text.splitlines()[0]}") from None
@@ -87,6 +87,9 @@ class FilterEvaluator:
             self._proc = subprocess.Popen([sys.executable, "-m", "engine.hooks.filter_child"],
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           stderr=subprocess.DEVNULL)
+            assert self._proc.stdout is not None
+            # The time limit is for evaluation, not interpreter start-up: wait for "ready" first.
+            self._proc.stdout.readline()
         return self._proc
 
     def evaluate(self, source: str, payload: dict[str, Any]) -> FilterResult:

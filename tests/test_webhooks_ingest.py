@@ -1,0 +1,120 @@
+"""Webhook ingestion against a real `platform server` on 127.0.0.1 (spec 1: Webhook ingestion,
+Authentication, Errors, Limits; issue 7 item 4)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import httpx
+
+from tests.webhooks_fixtures import history, make_trigger, server, server_factory, wait_for  # noqa: F401
+
+MIB = 1024 * 1024
+
+
+def _same_404(responses: list[httpx.Response]) -> None:
+    shapes = [(r.status_code, r.content, sorted((k, v) for k, v in r.headers.items() if k != "date"))
+              for r in responses]
+    assert shapes[0][0] == 404
+    assert all(shape == shapes[0] for shape in shapes), shapes
+
+
+def test_token_in_path_and_bearer_accept_and_run_reads_payload(server, tmp_path: Path) -> None:
+    """Authentication 1 and 2: token in path or `Authorization: Bearer` -> 202; the run starts
+    asynchronously and reads trigger.payload (Events 3)."""
+    act = make_trigger(server, tmp_path)
+    r1 = httpx.post(act["url_with_token"], json={"ref": "main"})
+    r2 = httpx.post(act["url"], json={"ref": "dev"}, headers={"Authorization": f"Bearer {act['token']}"})
+    assert (r1.status_code, r2.status_code) == (202, 202)
+    def succeeded() -> list[dict]:
+        runs = [d for d in history(server) if d["run"] and d["run"]["status"] == "succeeded"]
+        return runs if len(runs) == 2 else []
+
+    done = wait_for(succeeded, what="two runs")
+    assert {d["auth_method"] for d in done} == {"path", "bearer"}
+    record = json.loads((server.data_dir / "runs" / done[0]["run"]["id"] / "run.json").read_text())
+    texts = {step["data"].get("text") for step in record["steps"]}
+    assert texts & {"ref=main", "ref=dev"}
+
+
+def test_one_identical_404_for_unknown_trigger_wrong_token_and_bad_signature(server, tmp_path: Path) -> None:
+    """Authentication rules: wrong token, unknown trigger and bad signature all produce the
+    identical 404 response (status, body and headers)."""
+    act = make_trigger(server, tmp_path, "triage", "signed", {"hmac": {}}, secret="s3cret")
+    base = act["url"].rsplit("/", 1)[0]
+    responses = [
+        httpx.post(f"{base}/trg_0000000000000000", content=b"{}"),
+        httpx.post(f"{base}/trg_0000000000000000/{act['token']}", content=b"{}"),
+        httpx.post(f"{base}/not-a-trigger-id", content=b"{}"),
+        httpx.post(act["url"] + "/whk_wrong", content=b"{}"),
+        httpx.post(act["url"], content=b"{}", headers={"Authorization": "Bearer whk_wrong"}),
+        httpx.post(act["url"], content=b"{}"),
+        httpx.post(act["url"], content=b"{}", headers={"X-Signature-256": "00" * 32}),
+        httpx.post(act["url"], content=b"{}", headers={"X-Signature-256": "not hex at all"}),
+    ]
+    _same_404(responses)
+    assert history(server) == []
+
+
+def test_disabled_trigger_409_only_after_authentication(server, tmp_path: Path) -> None:
+    """States: a delivery to a disabled trigger gets 409 - once authentication passed; a wrong
+    token still gets the 404. The refusal is recorded in history."""
+    act = make_trigger(server, tmp_path)
+    assert server.cli_json("trigger", "disable", "triage", "ci")["enabled"] is False
+    assert httpx.post(act["url_with_token"], content=b"x").status_code == 409
+    assert httpx.post(act["url"] + "/whk_wrong", content=b"x").status_code == 404
+    [refused] = history(server)
+    assert (refused["status_code"], refused["outcome"], refused["run"]) == (409, "refused", None)
+    assert server.cli_json("trigger", "enable", "triage", "ci")["enabled"] is True
+    assert httpx.post(act["url_with_token"], content=b"y").status_code == 202
+
+
+def test_body_over_1_mib_is_413_counted_on_bytes_read(server, tmp_path: Path) -> None:
+    """Limits: webhook body 1 MiB max -> 413, by Content-Length or by bytes actually read from a
+    chunked body without Content-Length; exactly 1 MiB is accepted."""
+    act = make_trigger(server, tmp_path)
+
+    def chunked(total: int):
+        sent = 0
+        while sent < total:
+            n = min(64 * 1024, total - sent)
+            sent += n
+            yield b"a" * n
+
+    assert httpx.post(act["url_with_token"], content=b"a" * (MIB + 1)).status_code == 413
+    big = httpx.post(act["url_with_token"], content=chunked(MIB + 10))
+    assert big.status_code == 413 and "content-length" not in big.request.headers
+    assert httpx.post(f"{act['url']}/whk_wrong", content=chunked(MIB + 10)).status_code == 413
+    assert httpx.post(act["url_with_token"], content=chunked(MIB)).status_code == 202
+    codes = sorted(d["status_code"] for d in history(server))
+    assert codes == [202, 413, 413]  # the wrong-token 413 is not recorded: it authenticated nothing
+
+
+def test_rotate_kills_old_token_at_once(server, tmp_path: Path) -> None:
+    """States: rotate -> the old token stops working immediately; the new one works."""
+    act = make_trigger(server, tmp_path)
+    rotated = server.cli_json("trigger", "rotate", "triage", "ci")
+    assert rotated["token"] != act["token"]
+    assert httpx.post(act["url_with_token"], content=b"1").status_code == 404
+    assert httpx.post(act["url"], content=b"2", headers={"Authorization": f"Bearer {act['token']}"}).status_code == 404
+    assert httpx.post(rotated["url_with_token"], content=b"3").status_code == 202
+
+
+def test_503_when_the_delivery_cannot_be_recorded(server_factory, tmp_path: Path) -> None:
+    """Errors: 503 when the delivery could not be recorded (so the sender retries); nothing is
+    half-written, and the same delivery is accepted once the store is writable again."""
+    srv = server_factory(extra_env={"PLATFORM_DB_BUSY_TIMEOUT_MS": "300"})
+    act = make_trigger(srv, tmp_path)
+    lock = sqlite3.connect(srv.data_dir / "platform.db", isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")
+    try:
+        refused = httpx.post(act["url_with_token"], content=b"payload", timeout=30)
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    assert refused.status_code == 503 and refused.headers["retry-after"]
+    assert history(srv) == []
+    assert httpx.post(act["url_with_token"], content=b"payload").status_code == 202
+    assert len(history(srv)) == 1
