@@ -101,7 +101,7 @@ def start_server(data_dir: Path, env: dict[str, str], token: str | None = None, 
             token = line.rsplit(" ", 1)[1].strip()
         if line.startswith("platform server listening on "):
             url = line.rsplit(" ", 1)[1].strip()
-    assert token, "first start prints the admin token"
+    assert token, "first start prints the admin token:\n" + "".join(seen)
     return Server(proc=proc, url=url, token=token, data_dir=data_dir, env=env, lines=seen)
 
 

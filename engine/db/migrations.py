@@ -97,11 +97,11 @@ def up(engine: Engine) -> MigrationResult:
     try:
         with engine.connect().execution_options(immediate=True) as conn:
             with conn.begin():
+                _lock(conn)  # CREATE TABLE IF NOT EXISTS itself races on PostgreSQL
                 conn.exec_driver_sql(_CREATE_LEDGER)
             for migration in embedded():
                 with conn.begin():
-                    if engine.dialect.name == "postgresql":
-                        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _ADVISORY_LOCK})
+                    _lock(conn)
                     if migration.version in _applied(conn):
                         continue  # applied meanwhile by another process, or earlier
                     for statement in _statements(migration.version):
@@ -116,6 +116,12 @@ def up(engine: Engine) -> MigrationResult:
         raise DatabaseError(f"cannot migrate {redact(str(engine.url))}: {_reason(exc)}") from exc
     return MigrationResult(database=engine.url.render_as_string(hide_password=True), applied_now=done,
                            applied=total)
+
+
+def _lock(conn: Connection) -> None:
+    """Serialise `up` across processes for this transaction (SQLite: BEGIN IMMEDIATE already does)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _ADVISORY_LOCK})
 
 
 def _now_us() -> int:

@@ -46,9 +46,10 @@ def ensure_admin_token(engine: Engine) -> str | None:
     with store.write(engine) as conn:
         if conn.execute(select(store.api_tokens.c.name).where(store.api_tokens.c.name == "admin")).first():
             return None
-        result = conn.execute(_insert_ignore(conn, store.api_tokens).values(
-            name="admin", token_hash=token_hash(token), created_at=store.now_us()))
-        return token if result.rowcount == 1 else None
+        created = conn.execute(_insert_ignore(conn, store.api_tokens).values(
+            name="admin", token_hash=token_hash(token), created_at=store.now_us())
+            .returning(store.api_tokens.c.name)).first()
+        return token if created else None
 
 
 def serve(config: ServerConfig) -> int:
