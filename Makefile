@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: run test bench lint venv clean snapshots
+.PHONY: run test bench lint venv clean snapshots postgres
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,8 +19,14 @@ venv: $(STAMP)
 run: $(STAMP)
 	cd examples/demo && ../../$(BIN)/framework
 
-test: $(STAMP)
+test: $(STAMP) postgres
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The PostgreSQL tests need server binaries (pg_ctl, initdb); quick when they are present.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || command -v pg_ctl >/dev/null 2>&1 || \
+	  (echo "installing PostgreSQL server binaries for the tests" && apt-get update -qq && \
+	   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql </dev/null >/dev/null)
 
 snapshots: $(STAMP)
 	$(BIN)/python -m pytest tests/test_snapshots.py --snapshot-update

@@ -23,7 +23,8 @@ def server(
     data_dir: Path | None = typer.Option(None, "--data-dir",
                                          help="Database (SQLite), secret key and run workspaces; "
                                               "default $PLATFORM_DATA_DIR or ~/.platform/server."),
-    workers: int = typer.Option(2, "--workers", min=1, max=64, help="Run workers in this process."),
+    workers: int = typer.Option(2, "--workers", min=0, max=64,
+                                help="Run workers in this process (0: ingest only; runs wait in the queue)."),
 ) -> None:
     from app.output import run_command
 

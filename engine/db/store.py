@@ -73,6 +73,9 @@ def open_engine(url: str, *, pool_size: int = 5, connect_timeout: int = 10) -> E
     """An Engine for `url` (already normalised by engine.db.url)."""
     if url.startswith("sqlite"):
         busy_ms = int(os.environ.get("PLATFORM_DB_BUSY_TIMEOUT_MS", "10000"))
+        synchronous = os.environ.get("PLATFORM_SQLITE_SYNCHRONOUS", "FULL").upper()
+        if synchronous not in ("FULL", "NORMAL", "EXTRA"):
+            synchronous = "FULL"
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy_ms / 1000,
                                                   "isolation_level": None})
 
@@ -81,7 +84,7 @@ def open_engine(url: str, *, pool_size: int = 5, connect_timeout: int = 10) -> E
             cur = dbapi_conn.cursor()
             # WAL lets readers run beside the single writer; FULL makes every commit durable.
             cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=FULL")
+            cur.execute(f"PRAGMA synchronous={synchronous}")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute(f"PRAGMA busy_timeout={busy_ms}")
             cur.close()

@@ -6,6 +6,7 @@ into history and what a run reads, so no credential that arrived with a delivery
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable
@@ -36,6 +37,7 @@ SECRET_QUERY_FRAGMENTS = ("token", "secret", "signature", "password", "apikey", 
 DEDUPE_HEADERS = ("idempotency-key", "x-idempotency-key", "x-request-id", "x-delivery-id")
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_header(name: str, configured: str | None = None) -> bool:
     lower = name.lower()
     if lower in SECRET_HEADERS or (configured and lower == configured.lower()):
@@ -43,6 +45,7 @@ def is_secret_header(name: str, configured: str | None = None) -> bool:
     return any(fragment in lower for fragment in SECRET_HEADER_FRAGMENTS)
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_query_key(name: str) -> bool:
     lower = name.lower()
     return lower in SECRET_QUERY_KEYS or any(fragment in lower for fragment in SECRET_QUERY_FRAGMENTS)

@@ -1,0 +1,160 @@
+"""Webhook ingestion throughput and p99 latency (issue 7 item 10).
+
+Baseline, measured in the same run on the same stack (uvicorn + uvloop + httptools, one
+process): a bare Starlette endpoint that answers 202. Subject: `platform server` accepting real
+deliveries (token in path, distinct X-Delivery-Id, durable group-committed recording into SQLite
+with synchronous=FULL) with `--workers 0`, so that the figure is ingestion alone; a second
+subject line runs the default worker pool executing every run alongside, for orientation.
+Load: 50 keep-alive connections for ~10 s from a separate process (raw HTTP/1.1 over uvloop).
+Aim: >= 0.5x the baseline's throughput and p99 under 50 ms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "50"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "10"))
+
+BARE_APP = """
+import sys, socket, uvicorn
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+async def hook(request):
+    await request.body()
+    return JSONResponse({"status": "accepted"}, status_code=202)
+app = Starlette(routes=[Route("/hooks/{trigger_id}/{token}", hook, methods=["POST"])])
+sock = socket.socket(); sock.bind(("127.0.0.1", 0)); sock.listen(2048)
+print(f"listening on http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
+uvicorn.Server(uvicorn.Config(app, loop="uvloop", http="httptools", access_log=False,
+                              log_level="warning")).run(sockets=[sock])
+"""
+
+
+async def _connection(host: str, port: int, path: str, deadline: float, latencies: list[float],
+                      statuses: dict[int, int], worker: int) -> None:
+    reader, writer = await asyncio.open_connection(host, port)
+    n = 0
+    while time.perf_counter() < deadline:
+        n += 1
+        body = json.dumps({"ref": "main", "worker": worker, "n": n}).encode()
+        head = (f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+                f"X-Delivery-Id: {worker}-{n}-{time.time_ns()}\r\nContent-Length: {len(body)}\r\n\r\n")
+        start = time.perf_counter()
+        writer.write(head.encode() + body)
+        headers = await reader.readuntil(b"\r\n\r\n")
+        status = int(headers[9:12])
+        length = 0
+        for line in headers.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        if length:
+            await reader.readexactly(length)
+        latencies.append(time.perf_counter() - start)
+        statuses[status] = statuses.get(status, 0) + 1
+    writer.close()
+
+
+def load(url: str) -> dict[str, float]:
+    """Run in a child process: `python bench/webhooks.py --load URL`."""
+    import uvloop
+
+    rest = url.split("://", 1)[1]
+    hostport, _, path = rest.partition("/")
+    host, port = hostport.split(":")
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+
+    async def main() -> float:
+        deadline = time.perf_counter() + SECONDS
+        start = time.perf_counter()
+        await asyncio.gather(*(_connection(host, int(port), "/" + path, deadline, latencies, statuses, w)
+                               for w in range(CONNECTIONS)))
+        return time.perf_counter() - start
+
+    elapsed = uvloop.run(main())
+    latencies.sort()
+    ok = statuses.get(202, 0)
+    return {"rps": ok / elapsed, "p50_ms": latencies[len(latencies) // 2] * 1000,
+            "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000, "requests": len(latencies),
+            "non_202": sum(v for k, v in statuses.items() if k != 202)}
+
+
+def _measure(url: str) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, "--load", url], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def _start(cmd: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[str], str, str | None]:
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    token = None
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("admin API token"):
+            token = line.split()[-1]
+        if "listening on " in line:
+            return proc, line.split()[-1], token
+    raise SystemExit("server did not start")
+
+
+def _subject(tmp: Path, workers: int) -> tuple[subprocess.Popen[str], str]:
+    import httpx
+
+    env = {**os.environ, "HOME": str(tmp), "PLATFORM_DATA_DIR": str(tmp / f"data-{workers}")}
+    env.pop("DATABASE_URL", None)
+    proc, url, token = _start([sys.executable, "-m", "app.main", "platform", "server", "--port", "0",
+                               "--workers", str(workers)], env)
+    auth = {"Authorization": f"Bearer {token}"}
+    workflow = ("name: bench\nmodel:\n  provider: scripted\n  steps:\n"
+                "    - message: \"ref={{trigger.payload.body.ref}}\"\n")
+    httpx.post(f"{url}/api/automations", json={"name": "bench", "workflow": workflow}, headers=auth).raise_for_status()
+    httpx.post(f"{url}/api/automations/bench/triggers", json={"definition": {"name": "hook"}},
+               headers=auth).raise_for_status()
+    act = httpx.post(f"{url}/api/automations/bench/triggers/hook/activate", json={}, headers=auth)
+    act.raise_for_status()
+    return proc, act.json()["url_with_token"]
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        bare, base_url, _ = _start([sys.executable, "-c", BARE_APP], dict(os.environ))
+        try:
+            baseline = _measure(f"{base_url}/hooks/trg_0000000000000000/whk_token")
+        finally:
+            bare.terminate()
+            bare.wait()
+        results = {}
+        for workers in (0, 2):
+            proc, hook = _subject(tmp, workers)
+            try:
+                results[workers] = _measure(hook)
+            finally:
+                proc.terminate()
+                proc.wait()
+    print(f"connections={CONNECTIONS} duration={SECONDS:g}s")
+    print(f"baseline bare Starlette 202:       {baseline['rps']:8.0f} req/s  p50 {baseline['p50_ms']:6.1f} ms  "
+          f"p99 {baseline['p99_ms']:6.1f} ms")
+    for workers, r in results.items():
+        label = "ingest only (--workers 0)" if workers == 0 else f"ingest + {workers} run workers"
+        print(f"platform server, {label:25s} {r['rps']:8.0f} accepted/s  p50 {r['p50_ms']:6.1f} ms  "
+              f"p99 {r['p99_ms']:6.1f} ms  non-202 {r['non_202']:.0f}")
+    ratio = results[0]["rps"] / baseline["rps"]
+    print(f"ratio (durable ingestion / bare): {ratio:.2f}x (aim >= 0.5x; p99 aim < 50 ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--load":
+        print(json.dumps(load(sys.argv[2])))
+        sys.exit(0)
+    sys.exit(main())
