@@ -40,15 +40,24 @@ uvicorn.Server(uvicorn.Config(app, loop="uvloop", http="httptools", access_log=F
 """
 
 
-async def _connection(host: str, port: int, path: str, deadline: float, latencies: list[float],
-                      statuses: dict[int, int], worker: int) -> None:
+async def _connection(
+    host: str,
+    port: int,
+    path: str,
+    deadline: float,
+    latencies: list[float],
+    statuses: dict[int, int],
+    worker: int,
+) -> None:
     reader, writer = await asyncio.open_connection(host, port)
     n = 0
     while time.perf_counter() < deadline:
         n += 1
         body = json.dumps({"ref": "main", "worker": worker, "n": n}).encode()
-        head = (f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
-                f"X-Delivery-Id: {worker}-{n}-{time.time_ns()}\r\nContent-Length: {len(body)}\r\n\r\n")
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+            f"X-Delivery-Id: {worker}-{n}-{time.time_ns()}\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
         start = time.perf_counter()
         writer.write(head.encode() + body)
         headers = await reader.readuntil(b"\r\n\r\n")
@@ -77,25 +86,37 @@ def load(url: str) -> dict[str, float]:
     async def main() -> float:
         deadline = time.perf_counter() + SECONDS
         start = time.perf_counter()
-        await asyncio.gather(*(_connection(host, int(port), "/" + path, deadline, latencies, statuses, w)
-                               for w in range(CONNECTIONS)))
+        await asyncio.gather(
+            *(
+                _connection(host, int(port), "/" + path, deadline, latencies, statuses, w)
+                for w in range(CONNECTIONS)
+            )
+        )
         return time.perf_counter() - start
 
     elapsed = uvloop.run(main())
     latencies.sort()
     ok = statuses.get(202, 0)
-    return {"rps": ok / elapsed, "p50_ms": latencies[len(latencies) // 2] * 1000,
-            "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000, "requests": len(latencies),
-            "non_202": sum(v for k, v in statuses.items() if k != 202)}
+    return {
+        "rps": ok / elapsed,
+        "p50_ms": latencies[len(latencies) // 2] * 1000,
+        "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
+        "requests": len(latencies),
+        "non_202": sum(v for k, v in statuses.items() if k != 202),
+    }
 
 
 def _measure(url: str) -> dict[str, float]:
-    out = subprocess.run([sys.executable, __file__, "--load", url], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--load", url], capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout)
 
 
 def _start(cmd: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[str], str, str | None]:
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     token = None
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -111,14 +132,21 @@ def _subject(tmp: Path, workers: int) -> tuple[subprocess.Popen[str], str]:
 
     env = {**os.environ, "HOME": str(tmp), "PLATFORM_DATA_DIR": str(tmp / f"data-{workers}")}
     env.pop("DATABASE_URL", None)
-    proc, url, token = _start([sys.executable, "-m", "app.main", "platform", "server", "--port", "0",
-                               "--workers", str(workers)], env)
+    proc, url, token = _start(
+        [sys.executable, "-m", "app.main", "platform", "server", "--port", "0", "--workers", str(workers)],
+        env,
+    )
     auth = {"Authorization": f"Bearer {token}"}
-    workflow = ("name: bench\nmodel:\n  provider: scripted\n  steps:\n"
-                "    - message: \"ref={{trigger.payload.body.ref}}\"\n")
-    httpx.post(f"{url}/api/automations", json={"name": "bench", "workflow": workflow}, headers=auth).raise_for_status()
-    httpx.post(f"{url}/api/automations/bench/triggers", json={"definition": {"name": "hook"}},
-               headers=auth).raise_for_status()
+    workflow = (
+        "name: bench\nmodel:\n  provider: scripted\n  steps:\n"
+        '    - message: "ref={{trigger.payload.body.ref}}"\n'
+    )
+    httpx.post(
+        f"{url}/api/automations", json={"name": "bench", "workflow": workflow}, headers=auth
+    ).raise_for_status()
+    httpx.post(
+        f"{url}/api/automations/bench/triggers", json={"definition": {"name": "hook"}}, headers=auth
+    ).raise_for_status()
     act = httpx.post(f"{url}/api/automations/bench/triggers/hook/activate", json={}, headers=auth)
     act.raise_for_status()
     return proc, act.json()["url_with_token"]
@@ -142,12 +170,16 @@ def main() -> int:
                 proc.terminate()
                 proc.wait()
     print(f"connections={CONNECTIONS} duration={SECONDS:g}s")
-    print(f"baseline bare Starlette 202:       {baseline['rps']:8.0f} req/s  p50 {baseline['p50_ms']:6.1f} ms  "
-          f"p99 {baseline['p99_ms']:6.1f} ms")
+    print(
+        f"baseline bare Starlette 202:       {baseline['rps']:8.0f} req/s  p50 {baseline['p50_ms']:6.1f} ms  "
+        f"p99 {baseline['p99_ms']:6.1f} ms"
+    )
     for workers, r in results.items():
         label = "ingest only (--workers 0)" if workers == 0 else f"ingest + {workers} run workers"
-        print(f"platform server, {label:25s} {r['rps']:8.0f} accepted/s  p50 {r['p50_ms']:6.1f} ms  "
-              f"p99 {r['p99_ms']:6.1f} ms  non-202 {r['non_202']:.0f}")
+        print(
+            f"platform server, {label:25s} {r['rps']:8.0f} accepted/s  p50 {r['p50_ms']:6.1f} ms  "
+            f"p99 {r['p99_ms']:6.1f} ms  non-202 {r['non_202']:.0f}"
+        )
     ratio = results[0]["rps"] / baseline["rps"]
     print(f"ratio (durable ingestion / bare): {ratio:.2f}x (aim >= 0.5x; p99 aim < 50 ms)")
     return 0

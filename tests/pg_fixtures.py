@@ -58,17 +58,38 @@ def pg_server() -> Iterator[PgServer]:
         shutil.chown(tmp, "postgres", "postgres")
     data, log = tmp / "data", tmp / "server.log"
     user = "postgres" if as_root else os.environ.get("USER", "postgres")
-    subprocess.run([*prefix, str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", user, "--no-sync"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [*prefix, str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", user, "--no-sync"],
+        check=True,
+        capture_output=True,
+    )
     port = _free_port()
     options = f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
-    subprocess.run([*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(log), "-w",
-                    "-t", "60", "start"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            *prefix,
+            str(bindir / "pg_ctl"),
+            "-D",
+            str(data),
+            "-o",
+            options,
+            "-l",
+            str(log),
+            "-w",
+            "-t",
+            "60",
+            "start",
+        ],
+        check=True,
+        capture_output=True,
+    )
     try:
         yield PgServer(host="127.0.0.1", port=port, user=user)
     finally:
-        subprocess.run([*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
-                       capture_output=True)
+        subprocess.run(
+            [*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+            capture_output=True,
+        )
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -78,6 +99,7 @@ def pg_url(pg_server: PgServer) -> Iterator[str]:
     from pytest_postgresql.janitor import DatabaseJanitor
 
     dbname = "t_" + uuid.uuid4().hex[:12]
-    with DatabaseJanitor(user=pg_server.user, host=pg_server.host, port=pg_server.port,
-                         dbname=dbname, password=None):
+    with DatabaseJanitor(
+        user=pg_server.user, host=pg_server.host, port=pg_server.port, dbname=dbname, password=None
+    ):
         yield pg_server.url(dbname)

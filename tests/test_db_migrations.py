@@ -16,8 +16,14 @@ from tests.webhooks_fixtures import ROOT, isolated_env
 
 
 def _db(tmp: Path, *args: str, **env: str) -> tuple[int, dict]:
-    done = subprocess.run([sys.executable, "-m", "app.main", "platform", "db", "migrate", *args, "--json"],
-                          cwd=ROOT, env=isolated_env(tmp, **env), capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "app.main", "platform", "db", "migrate", *args, "--json"],
+        cwd=ROOT,
+        env=isolated_env(tmp, **env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return done.returncode, json.loads(done.stdout)
 
 

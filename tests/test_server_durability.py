@@ -25,7 +25,9 @@ def _load(urls: list[str], total: int, kill_after: int, kill: callable) -> dict[
     async def one(client: httpx.AsyncClient, n: int, sem: asyncio.Semaphore) -> None:
         async with sem:
             try:
-                r = await client.post(urls[n % len(urls)], json={"ref": f"load-{n}"}, headers={"X-Delivery-Id": f"load-{n}"})
+                r = await client.post(
+                    urls[n % len(urls)], json={"ref": f"load-{n}"}, headers={"X-Delivery-Id": f"load-{n}"}
+                )
             except httpx.HTTPError:
                 return  # the killed server dropped it: not accepted, the sender would retry
             if r.status_code == 202:
@@ -51,7 +53,9 @@ def _all_ran(srv: Server, accepted: dict[str, str]) -> None:
 
     wait_for(done, timeout=120, what="every accepted delivery's run to execute")
     rows = history(srv, limit=1000)
-    assert len({d["run"]["id"] for d in rows if d["run"]}) == len([d for d in rows if d["outcome"] == "run_started"])
+    assert len({d["run"]["id"] for d in rows if d["run"]}) == len(
+        [d for d in rows if d["outcome"] == "run_started"]
+    )
 
 
 def test_sigkill_under_load_loses_no_accepted_delivery_sqlite(server_factory, tmp_path: Path) -> None:
@@ -64,7 +68,9 @@ def test_sigkill_under_load_loses_no_accepted_delivery_sqlite(server_factory, tm
     _all_ran(restarted, accepted)
 
 
-def test_two_processes_one_postgres_duplicates_start_one_run(server_factory, tmp_path: Path, pg_url: str) -> None:
+def test_two_processes_one_postgres_duplicates_start_one_run(
+    server_factory, tmp_path: Path, pg_url: str
+) -> None:
     """Two server processes on one PostgreSQL database: copies of one delivery arriving at the
     same moment on both start exactly one run; rotation and disabling on one hold on the other."""
     env = {"DATABASE_URL": pg_url}
@@ -75,8 +81,12 @@ def test_two_processes_one_postgres_duplicates_start_one_run(server_factory, tmp
 
     async def burst() -> list[dict]:
         async with httpx.AsyncClient(limits=httpx.Limits(max_connections=40)) as client:
-            rs = await asyncio.gather(*(client.post(url, content=b"same", headers={"Idempotency-Key": "one"})
-                                        for url in [act["url_with_token"], url_b] * 15))
+            rs = await asyncio.gather(
+                *(
+                    client.post(url, content=b"same", headers={"Idempotency-Key": "one"})
+                    for url in [act["url_with_token"], url_b] * 15
+                )
+            )
         return [r.json() for r in rs]
 
     answers = asyncio.run(burst())
@@ -89,7 +99,9 @@ def test_two_processes_one_postgres_duplicates_start_one_run(server_factory, tmp
     assert httpx.post(rotated["url_with_token"].replace(a.url, b.url), content=b"x").status_code == 409
 
 
-def test_sigkill_one_of_two_postgres_processes_loses_nothing(server_factory, tmp_path: Path, pg_url: str) -> None:
+def test_sigkill_one_of_two_postgres_processes_loses_nothing(
+    server_factory, tmp_path: Path, pg_url: str
+) -> None:
     """SIGKILL one of two server processes under load: every 202 (from either) is in history and
     its run executes; the survivor takes over the killed process's leased runs."""
     env = {"DATABASE_URL": pg_url, **FAST_LEASE}

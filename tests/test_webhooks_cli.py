@@ -15,23 +15,45 @@ def test_automation_and_trigger_lifecycle_from_the_cli(server, tmp_path: Path) -
     -> deliveries -> history with what each did -> rotate -> list never shows a secret."""
     wf = tmp_path / "wf.yaml"
     wf.write_text(WORKFLOW)
-    assert server.cli_json("automation", "create", "triage", "--workflow", str(wf))["workflow_name"] == "echo-trigger"
+    assert (
+        server.cli_json("automation", "create", "triage", "--workflow", str(wf))["workflow_name"]
+        == "echo-trigger"
+    )
     again = server.cli_json("automation", "create", "triage", "--workflow", str(wf))
     assert again["exit_code"] == 1 and again["error"]["code"] == "conflict"
-    added = server.cli_json("trigger", "add", "triage", "github", "--hmac-header", "X-Hub-Signature-256",
-                            "--hmac-prefix", "sha256=", "--filter", "has(trigger.payload.body.ref)")
-    assert added["definition"]["webhook"]["hmac"] == {"header": "X-Hub-Signature-256", "algorithm": "sha256",
-                                                      "prefix": "sha256=", "encoding": "hex"}
+    added = server.cli_json(
+        "trigger",
+        "add",
+        "triage",
+        "github",
+        "--hmac-header",
+        "X-Hub-Signature-256",
+        "--hmac-prefix",
+        "sha256=",
+        "--filter",
+        "has(trigger.payload.body.ref)",
+    )
+    assert added["definition"]["webhook"]["hmac"] == {
+        "header": "X-Hub-Signature-256",
+        "algorithm": "sha256",
+        "prefix": "sha256=",
+        "encoding": "hex",
+    }
     no_secret = server.cli_json("trigger", "activate", "triage", "github")
     assert no_secret["exit_code"] == 2 and "secret" in no_secret["error"]["message"]
-    human = server.cli("trigger", "activate", "triage", "github", "--hmac-secret-env", "GH_SECRET",
-                       env={"GH_SECRET": "shh"})
+    human = server.cli(
+        "trigger", "activate", "triage", "github", "--hmac-secret-env", "GH_SECRET", env={"GH_SECRET": "shh"}
+    )
     assert human.returncode == 0 and "whk_" in human.stdout and "shown only now" in human.stdout
     token = next(line.split()[-1] for line in human.stdout.splitlines() if line.startswith("token:"))
     url = next(line.split()[-1] for line in human.stdout.splitlines() if line.startswith("URL ("))
     assert server.cli_json("trigger", "activate", "triage", "github")["error"]["code"] == "conflict"
-    assert httpx.post(url, json={"ref": "main"}, headers={"Authorization": f"Bearer {token}"}).status_code == 202
-    assert httpx.post(url, json={"nothing": 1}, headers={"Authorization": f"Bearer {token}"}).status_code == 202
+    assert (
+        httpx.post(url, json={"ref": "main"}, headers={"Authorization": f"Bearer {token}"}).status_code == 202
+    )
+    assert (
+        httpx.post(url, json={"nothing": 1}, headers={"Authorization": f"Bearer {token}"}).status_code == 202
+    )
     hist = server.cli_json("trigger", "history", "triage", "github")
     assert hist["ok"] and len(hist["deliveries"]) == 2
     table = server.cli("automation", "history", "triage")

@@ -26,7 +26,9 @@ def test_each_key_header_makes_a_retry_that_starts_no_run(server, tmp_path: Path
         assert (first.status_code, again.status_code) == (202, 202)
         assert again.json()["duplicate_of"] == first.json()["delivery"]
     # First present wins: same Idempotency-Key, different X-Request-Id -> still a retry.
-    r = httpx.post(act["url_with_token"], content=b"c", headers={"Idempotency-Key": "k0", "X-Request-Id": "new"})
+    r = httpx.post(
+        act["url_with_token"], content=b"c", headers={"Idempotency-Key": "k0", "X-Request-Id": "new"}
+    )
     assert r.json()["status"] == "retry"
     wait_for(lambda: "queued" not in _outcomes(server), what="runs to start")
     assert _outcomes(server).count("run_started") == 4 and _outcomes(server).count("retry") == 5
@@ -44,7 +46,11 @@ def test_identical_body_within_the_minute_is_a_retry(server, tmp_path: Path) -> 
         a = {"delivery": b.get("duplicate_of") or a["delivery"]}
     assert b["status"] == "retry" and b["duplicate_of"] == a["delivery"]
     assert c["status"] == "accepted"
-    assert dedupe_key({}, b"x", 60_000_000) == dedupe_key({}, b"x", 119_999_999) != dedupe_key({}, b"x", 120_000_000)
+    assert (
+        dedupe_key({}, b"x", 60_000_000)
+        == dedupe_key({}, b"x", 119_999_999)
+        != dedupe_key({}, b"x", 120_000_000)
+    )
 
 
 def test_simultaneous_copies_start_one_run(server, tmp_path: Path) -> None:
@@ -53,8 +59,12 @@ def test_simultaneous_copies_start_one_run(server, tmp_path: Path) -> None:
 
     async def burst() -> list[dict]:
         async with httpx.AsyncClient(limits=httpx.Limits(max_connections=30)) as client:
-            rs = await asyncio.gather(*(client.post(act["url_with_token"], content=b"same",
-                                                    headers={"X-Delivery-Id": "d-1"}) for _ in range(30)))
+            rs = await asyncio.gather(
+                *(
+                    client.post(act["url_with_token"], content=b"same", headers={"X-Delivery-Id": "d-1"})
+                    for _ in range(30)
+                )
+            )
         return [r.json() for r in rs]
 
     answers = asyncio.run(burst())
@@ -69,17 +79,42 @@ def test_payload_scrubs_secret_headers_and_query_and_keeps_the_rest(server, tmp_
     removed (Authorization, Cookie, X-Gitlab-Token, signature headers, the configured header;
     token, secret, key, api_key, sig, signature, access_token), content_type."""
     act = make_trigger(server, tmp_path, "triage", "ci", {"hmac": {"header": "X-Acme-Check"}}, secret="k")
-    httpx.post(act["url"], params={"token": "t1", "secret": "s1", "key": "k1", "api_key": "a1", "sig": "g1",
-                                   "signature": "g2", "access_token": "x1", "ref": "main"},
-               headers={"Authorization": f"Bearer {act['token']}", "Cookie": "c=1", "X-Gitlab-Token": "gl",
-                        "X-Hub-Signature-256": "sha256=00", "X-Acme-Check": "zz", "Proxy-Authorization": "p",
-                        "X-GitHub-Event": "push", "Content-Type": "text/plain"}, content=b"plain text body")
+    httpx.post(
+        act["url"],
+        params={
+            "token": "t1",
+            "secret": "s1",
+            "key": "k1",
+            "api_key": "a1",
+            "sig": "g1",
+            "signature": "g2",
+            "access_token": "x1",
+            "ref": "main",
+        },
+        headers={
+            "Authorization": f"Bearer {act['token']}",
+            "Cookie": "c=1",
+            "X-Gitlab-Token": "gl",
+            "X-Hub-Signature-256": "sha256=00",
+            "X-Acme-Check": "zz",
+            "Proxy-Authorization": "p",
+            "X-GitHub-Event": "push",
+            "Content-Type": "text/plain",
+        },
+        content=b"plain text body",
+    )
     [d] = history(server)
     payload = d["payload"]
     assert payload["body"] == "plain text body" and payload["content_type"] == "text/plain"
     assert payload["query"] == {"ref": "main"}
     assert payload["headers"]["x-github-event"] == "push"
-    for gone in ("authorization", "cookie", "x-gitlab-token", "x-hub-signature-256", "x-acme-check",
-                 "proxy-authorization"):
+    for gone in (
+        "authorization",
+        "cookie",
+        "x-gitlab-token",
+        "x-hub-signature-256",
+        "x-acme-check",
+        "proxy-authorization",
+    ):
         assert gone not in payload["headers"]
     assert build_payload(b'{"a": [1]}', [], [], "application/json")["body"] == {"a": [1]}

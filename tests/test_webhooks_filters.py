@@ -32,10 +32,23 @@ def test_filter_decides_and_errors_count_as_no_match(server_factory, tmp_path: P
     """The filter decides whether a delivery proceeds; an evaluation error (or the time limit)
     counts as "did not match" and is recorded in history."""
     srv = server_factory(extra_env={"PLATFORM_FILTER_TIMEOUT_MS": "500"})
-    opened = make_trigger(srv, tmp_path, "triage", "opened",
-                          filter='has(trigger.payload.body.action) && trigger.payload.body.action == "opened"')
-    slow = make_trigger(srv, tmp_path, "triage", "slow", filter=(
-        "trigger.payload.body.all(x, trigger.payload.body.all(y, trigger.payload.body.all(z, x + y + z >= 0)))"))
+    opened = make_trigger(
+        srv,
+        tmp_path,
+        "triage",
+        "opened",
+        filter='has(trigger.payload.body.action) && trigger.payload.body.action == "opened"',
+    )
+    slow = make_trigger(
+        srv,
+        tmp_path,
+        "triage",
+        "slow",
+        filter=(
+            "trigger.payload.body.all(x, trigger.payload.body.all(y,"
+            " trigger.payload.body.all(z, x + y + z >= 0)))"
+        ),
+    )
     for body in ({"action": "opened"}, {"action": "closed"}, {"other": 1}, "not json"):
         kwargs = {"json": body} if not isinstance(body, str) else {"content": body.encode()}
         assert httpx.post(opened["url_with_token"], **kwargs).status_code == 202

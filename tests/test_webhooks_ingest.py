@@ -15,8 +15,10 @@ MIB = 1024 * 1024
 
 
 def _same_404(responses: list[httpx.Response]) -> None:
-    shapes = [(r.status_code, r.content, sorted((k, v) for k, v in r.headers.items() if k != "date"))
-              for r in responses]
+    shapes = [
+        (r.status_code, r.content, sorted((k, v) for k, v in r.headers.items() if k != "date"))
+        for r in responses
+    ]
     assert shapes[0][0] == 404
     assert all(shape == shapes[0] for shape in shapes), shapes
 
@@ -28,6 +30,7 @@ def test_token_in_path_and_bearer_accept_and_run_reads_payload(server, tmp_path:
     r1 = httpx.post(act["url_with_token"], json={"ref": "main"})
     r2 = httpx.post(act["url"], json={"ref": "dev"}, headers={"Authorization": f"Bearer {act['token']}"})
     assert (r1.status_code, r2.status_code) == (202, 202)
+
     def succeeded() -> list[dict]:
         runs = [d for d in history(server) if d["run"] and d["run"]["status"] == "succeeded"]
         return runs if len(runs) == 2 else []
@@ -98,7 +101,10 @@ def test_rotate_kills_old_token_at_once(server, tmp_path: Path) -> None:
     rotated = server.cli_json("trigger", "rotate", "triage", "ci")
     assert rotated["token"] != act["token"]
     assert httpx.post(act["url_with_token"], content=b"1").status_code == 404
-    assert httpx.post(act["url"], content=b"2", headers={"Authorization": f"Bearer {act['token']}"}).status_code == 404
+    assert (
+        httpx.post(act["url"], content=b"2", headers={"Authorization": f"Bearer {act['token']}"}).status_code
+        == 404
+    )
     assert httpx.post(rotated["url_with_token"], content=b"3").status_code == 202
 
 

@@ -30,10 +30,17 @@ instructions: Report the webhook payload.
 
 
 def isolated_env(tmp: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "DATABASE_DRIVER", "PLATFORM_SERVER_URL", "PLATFORM_TOKEN")}
-    env.update(HOME=str(tmp / "home"), XDG_CACHE_HOME=str(tmp / "cache"),
-               FRAMEWORK_LEDGER_HOME=str(tmp / "ledger"), PYTHONUNBUFFERED="1")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "DATABASE_DRIVER", "PLATFORM_SERVER_URL", "PLATFORM_TOKEN")
+    }
+    env.update(
+        HOME=str(tmp / "home"),
+        XDG_CACHE_HOME=str(tmp / "cache"),
+        FRAMEWORK_LEDGER_HOME=str(tmp / "ledger"),
+        PYTHONUNBUFFERED="1",
+    )
     env.update(extra)
     return env
 
@@ -49,10 +56,19 @@ class Server:
 
     def cli(self, *args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> Any:
         full = {**self.env, "PLATFORM_SERVER_URL": self.url, "PLATFORM_TOKEN": self.token, **(env or {})}
-        return subprocess.run([sys.executable, "-m", "app.main", "platform", *args], cwd=ROOT, env=full,
-                              input=stdin, capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "app.main", "platform", *args],
+            cwd=ROOT,
+            env=full,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
-    def cli_json(self, *args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> dict[str, Any]:
+    def cli_json(
+        self, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         done = self.cli(*args, "--json", stdin=stdin, env=env)
         doc = json.loads(done.stdout)
         assert doc["exit_code"] == done.returncode, done.stderr
@@ -73,9 +89,25 @@ class Server:
 
 
 def start_server(data_dir: Path, env: dict[str, str], token: str | None = None, *args: str) -> Server:
-    proc = subprocess.Popen([sys.executable, "-m", "app.main", "platform", "server", "--port", "0",
-                             "--data-dir", str(data_dir), *args], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "app.main",
+            "platform",
+            "server",
+            "--port",
+            "0",
+            "--data-dir",
+            str(data_dir),
+            *args,
+        ],
+        cwd=ROOT,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     lines: queue.Queue[str] = queue.Queue()
     seen: list[str] = []
 
@@ -101,7 +133,10 @@ def start_server(data_dir: Path, env: dict[str, str], token: str | None = None, 
             token = line.rsplit(" ", 1)[1].strip()
         if line.startswith("platform server listening on "):
             url = line.rsplit(" ", 1)[1].strip()
-    assert token, "first start prints the admin token:\n" + "".join(seen)
+    if not token:
+        proc.kill()
+        proc.wait()
+        raise AssertionError("first start prints the admin token:\n" + "".join(seen))
     return Server(proc=proc, url=url, token=token, data_dir=data_dir, env=env, lines=seen)
 
 
@@ -109,8 +144,12 @@ def start_server(data_dir: Path, env: dict[str, str], token: str | None = None, 
 def server_factory(tmp_path: Path) -> Iterator[Callable[..., Server]]:
     started: list[Server] = []
 
-    def make(data_dir: Path | None = None, token: str | None = None, extra_env: dict[str, str] | None = None,
-             args: tuple[str, ...] = ()) -> Server:
+    def make(
+        data_dir: Path | None = None,
+        token: str | None = None,
+        extra_env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
+    ) -> Server:
         env = isolated_env(tmp_path, **(extra_env or {}))
         srv = start_server(data_dir or tmp_path / "data", env, token, *args)
         started.append(srv)
@@ -127,15 +166,28 @@ def server(server_factory: Callable[..., Server]) -> Server:
 
 
 def api(srv: Server, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-    r = httpx.request(method, f"{srv.url}/api{path}", json=body, timeout=30,
-                      headers={"Authorization": f"Bearer {srv.token}"})
+    r = httpx.request(
+        method,
+        f"{srv.url}/api{path}",
+        json=body,
+        timeout=30,
+        headers={"Authorization": f"Bearer {srv.token}"},
+    )
     assert r.status_code == 200, r.text
     return r.json()
 
 
-def make_trigger(srv: Server, tmp: Path, automation: str = "triage", trigger: str = "ci",
-                 webhook: dict[str, Any] | None = None, *, filter: str | None = None,
-                 secret: str | None = None, workflow: str = WORKFLOW) -> dict[str, Any]:
+def make_trigger(
+    srv: Server,
+    tmp: Path,
+    automation: str = "triage",
+    trigger: str = "ci",
+    webhook: dict[str, Any] | None = None,
+    *,
+    filter: str | None = None,
+    secret: str | None = None,
+    workflow: str = WORKFLOW,
+) -> dict[str, Any]:
     """Create automation + trigger through the admin API and activate it; the activation document.
     (The CLI over the same API is exercised in test_webhooks_cli.py.)"""
     names = [a["name"] for a in api(srv, "GET", "/automations")["automations"]]
@@ -159,11 +211,17 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 30, what: str = "con
         time.sleep(0.05)
 
 
-def history(srv: Server, automation: str = "triage", trigger: str | None = None, limit: int = 1000) -> list[dict]:
+def history(
+    srv: Server, automation: str = "triage", trigger: str | None = None, limit: int = 1000
+) -> list[dict]:
     params: dict[str, Any] = {"limit": limit}
     if trigger:
         params["trigger"] = trigger
-    r = httpx.get(f"{srv.url}/api/automations/{automation}/history", params=params,
-                  headers={"Authorization": f"Bearer {srv.token}"}, timeout=30)
+    r = httpx.get(
+        f"{srv.url}/api/automations/{automation}/history",
+        params=params,
+        headers={"Authorization": f"Bearer {srv.token}"},
+        timeout=30,
+    )
     r.raise_for_status()
     return r.json()["deliveries"]

@@ -30,7 +30,9 @@ def render_history(result: Any) -> None:
     for d in result.deliveries:
         run = f"{d.run.id} {d.run.status}" if d.run else "-"
         detail = d.detail or (f"retry of {d.duplicate_of}" if d.duplicate_of else "")
-        table.add_row(d.received_at, d.trigger, str(d.status_code), d.outcome, d.auth_method or "-", run, detail)
+        table.add_row(
+            d.received_at, d.trigger, str(d.status_code), d.outcome, d.auth_method or "-", run, detail
+        )
     stdout_console().print(table)
 
 
@@ -46,11 +48,16 @@ def _render_list(result: Any) -> None:
             print(f"  {t.name}  {state}  {t.url or '-'}")
 
 
-@app.command("create", help=HELP["create"],
-             epilog="Examples:\n\n  platform automation create triage --workflow workflows/triage.yaml" + SERVER_NOTE)
-def create(name: str = typer.Argument(..., help="Automation name."),
-           workflow: Path = typer.Option(..., "--workflow", help="Workflow YAML file the runs execute."),
-           json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "create",
+    help=HELP["create"],
+    epilog="Examples:\n\n  platform automation create triage --workflow workflows/triage.yaml" + SERVER_NOTE,
+)
+def create(
+    name: str = typer.Argument(..., help="Automation name."),
+    workflow: Path = typer.Option(..., "--workflow", help="Workflow YAML file the runs execute."),
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
@@ -60,11 +67,16 @@ def create(name: str = typer.Argument(..., help="Automation name."),
         try:
             source = workflow.read_text()
         except OSError as exc:
-            raise EngineError(f"cannot read workflow {workflow}: {exc.strerror}", code="usage", exit_code=2) from None
+            raise EngineError(
+                f"cannot read workflow {workflow}: {exc.strerror}", code="usage", exit_code=2
+            ) from None
         return create_automation(name, source), 0
 
-    raise typer.Exit(run_command(json_output, action,
-                                 lambda a: print(f"created automation {a.name} (workflow {a.workflow_name})")))
+    raise typer.Exit(
+        run_command(
+            json_output, action, lambda a: print(f"created automation {a.name} (workflow {a.workflow_name})")
+        )
+    )
 
 
 @app.command("list", help=HELP["list"], epilog="Examples:\n\n  platform automation list --json" + SERVER_NOTE)
@@ -79,12 +91,17 @@ def list_(json_output: bool = JSON_OPTION) -> None:
     raise typer.Exit(run_command(json_output, action, _render_list))
 
 
-@app.command("history", help=HELP["history"],
-             epilog="Examples:\n\n  platform automation history triage\n\n  platform automation history triage "
-                    "--limit 200 --json" + SERVER_NOTE)
-def history(automation: str = typer.Argument(..., help="Automation name."),
-            limit: int = typer.Option(50, "--limit", min=1, max=1000, help="Newest deliveries to show."),
-            json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "history",
+    help=HELP["history"],
+    epilog="Examples:\n\n  platform automation history triage\n\n  platform automation history triage "
+    "--limit 200 --json" + SERVER_NOTE,
+)
+def history(
+    automation: str = typer.Argument(..., help="Automation name."),
+    limit: int = typer.Option(50, "--limit", min=1, max=1000, help="Newest deliveries to show."),
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:

@@ -11,8 +11,12 @@ from app.registry import PLATFORM
 
 app = group_app("platform", "db")
 HELP = PLATFORM.groups["db"].commands
-migrate = typer.Typer(help="Embedded SQL migrations of the server's database (DATABASE_URL).", no_args_is_help=True,
-                      add_completion=False, pretty_exceptions_enable=False)
+migrate = typer.Typer(
+    help="Embedded SQL migrations of the server's database (DATABASE_URL).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
 app.add_typer(migrate, name="migrate")
 
 JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document (ok, exit_code, error, payload).")
@@ -37,9 +41,12 @@ def _render_up(result: Any) -> None:
         print(f"already current ({result.applied} applied)")
 
 
-@migrate.command("status", help=HELP["migrate status"],
-                 epilog="Examples:\n\n  DATABASE_URL=postgresql://app@db/platform platform db migrate status"
-                        "\n\n  platform db migrate status --json" + ENV_NOTE)
+@migrate.command(
+    "status",
+    help=HELP["migrate status"],
+    epilog="Examples:\n\n  DATABASE_URL=postgresql://app@db/platform platform db migrate status"
+    "\n\n  platform db migrate status --json" + ENV_NOTE,
+)
 def migrate_status(json_output: bool = JSON_OPTION) -> None:
     from app.output import run_command
 
@@ -51,9 +58,12 @@ def migrate_status(json_output: bool = JSON_OPTION) -> None:
     raise typer.Exit(run_command(json_output, action, _render_status))
 
 
-@migrate.command("up", help=HELP["migrate up"],
-                 epilog="Examples:\n\n  DATABASE_URL=postgresql://app@db/platform platform db migrate up"
-                        "\n\n  platform db migrate up --json" + ENV_NOTE)
+@migrate.command(
+    "up",
+    help=HELP["migrate up"],
+    epilog="Examples:\n\n  DATABASE_URL=postgresql://app@db/platform platform db migrate up"
+    "\n\n  platform db migrate up --json" + ENV_NOTE,
+)
 def migrate_up(json_output: bool = JSON_OPTION) -> None:
     from app.output import run_command
 

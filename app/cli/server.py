@@ -9,29 +9,47 @@ import typer
 from app.registry import PLATFORM
 
 HELP = PLATFORM.groups["server"].help
-EPILOG = ("Examples:\n\n  platform server --port 8080\n\n  platform server --host 0.0.0.0 --port 0 --data-dir ./data"
-          "\n\n  DATABASE_URL=postgresql://app@db/platform platform server")
+EPILOG = (
+    "Examples:\n\n  platform server --port 8080"
+    "\n\n  platform server --host 0.0.0.0 --port 0 --data-dir ./data"
+    "\n\n  DATABASE_URL=postgresql://app@db/platform platform server"
+)
 
-app = typer.Typer(help=HELP, epilog=EPILOG, add_completion=False, invoke_without_command=True,
-                  context_settings={"help_option_names": ["--help", "-h"]}, pretty_exceptions_enable=False)
+app = typer.Typer(
+    help=HELP,
+    epilog=EPILOG,
+    add_completion=False,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["--help", "-h"]},
+    pretty_exceptions_enable=False,
+)
 
 
 @app.callback(invoke_without_command=True)
 def server(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
     port: int = typer.Option(8080, "--port", help="Port to listen on (0: the system picks one)."),
-    data_dir: Path | None = typer.Option(None, "--data-dir",
-                                         help="Database (SQLite), secret key and run workspaces; "
-                                              "default $PLATFORM_DATA_DIR or ~/.platform/server."),
-    workers: int = typer.Option(2, "--workers", min=0, max=64,
-                                help="Run workers in this process (0: ingest only; runs wait in the queue)."),
+    data_dir: Path | None = typer.Option(
+        None,
+        "--data-dir",
+        help="Database (SQLite), secret key and run workspaces; "
+        "default $PLATFORM_DATA_DIR or ~/.platform/server.",
+    ),
+    workers: int = typer.Option(
+        2,
+        "--workers",
+        min=0,
+        max=64,
+        help="Run workers in this process (0: ingest only; runs wait in the queue).",
+    ),
 ) -> None:
     from app.output import run_command
 
     def action() -> tuple[None, int]:
         from engine.server.main import ServerConfig, default_data_dir, serve
 
-        return None, serve(ServerConfig(host=host, port=port, data_dir=data_dir or default_data_dir(),
-                                        workers=workers))
+        return None, serve(
+            ServerConfig(host=host, port=port, data_dir=data_dir or default_data_dir(), workers=workers)
+        )
 
     raise typer.Exit(run_command(False, action, lambda _: None))

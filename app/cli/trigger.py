@@ -18,8 +18,12 @@ JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document (ok, e
 NOTE = "\n\n  The server is PLATFORM_SERVER_URL; the API token is PLATFORM_TOKEN."
 AUTOMATION = typer.Argument(..., help="Automation name.")
 TRIGGER = typer.Argument(..., help="Trigger name.")
-SECRET_ENV = typer.Option(None, "--hmac-secret-env", metavar="VAR",
-                          help="Read the HMAC shared secret from this environment variable.")
+SECRET_ENV = typer.Option(
+    None,
+    "--hmac-secret-env",
+    metavar="VAR",
+    help="Read the HMAC shared secret from this environment variable.",
+)
 SECRET_STDIN = typer.Option(False, "--hmac-secret-stdin", help="Read the HMAC shared secret from stdin.")
 
 
@@ -27,7 +31,9 @@ def _secret(env: str | None, stdin: bool) -> str | None:
     from engine.errors import EngineError
 
     if env and stdin:
-        raise EngineError("give --hmac-secret-env or --hmac-secret-stdin, not both", code="usage", exit_code=2)
+        raise EngineError(
+            "give --hmac-secret-env or --hmac-secret-stdin, not both", code="usage", exit_code=2
+        )
     if env:
         value = os.environ.get(env)
         if not value:
@@ -42,7 +48,9 @@ def _secret(env: str | None, stdin: bool) -> str | None:
 
 
 def _render_activation(result: Any) -> None:
-    print(f"trigger {result.trigger.automation}/{result.trigger.name} is active; the token is shown only now.")
+    print(
+        f"trigger {result.trigger.automation}/{result.trigger.name} is active; the token is shown only now."
+    )
     print(f"URL (Authorization: Bearer <token>{', or signed' if result.hmac else ''}): {result.url}")
     print(f"token: {result.token}")
     print(f"URL with token (the whole URL is secret): {result.url_with_token}")
@@ -53,22 +61,29 @@ def _render_trigger(t: Any) -> None:
     print(f"{t.automation}/{t.name}  {state}  {t.url or '-'}")
 
 
-@app.command("add", help=HELP["add"],
-             epilog="Examples:\n\n  platform trigger add triage github --hmac-header X-Hub-Signature-256 "
-                    "--hmac-prefix sha256=\n\n  platform trigger add triage shop --hmac-header X-Shopify-Hmac-Sha256 "
-                    "--hmac-encoding base64\n\n  platform trigger add triage opened "
-                    "--filter 'has(trigger.payload.body.action) && trigger.payload.body.action == \"opened\"'"
-                    "\n\n  platform trigger add triage ci --file trigger.yaml" + NOTE)
-def add(automation: str = AUTOMATION,
-        name: str | None = typer.Argument(None, help="Trigger name (or `name` in --file)."),
-        file: Path | None = typer.Option(None, "--file", help="Trigger definition (YAML: name, webhook, filter)."),
-        filter_: str | None = typer.Option(None, "--filter", help="CEL expression over trigger.payload."),
-        hmac: bool = typer.Option(False, "--hmac", help="Verify HMAC signatures (defaults below)."),
-        header: str | None = typer.Option(None, "--hmac-header", help="Signature header (X-Signature-256)."),
-        algorithm: str | None = typer.Option(None, "--hmac-algorithm", help="sha256 (default), sha1, sha512."),
-        prefix: str | None = typer.Option(None, "--hmac-prefix", help="Text before the digest, e.g. sha256=."),
-        encoding: str | None = typer.Option(None, "--hmac-encoding", help="hex (default) or base64."),
-        json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "add",
+    help=HELP["add"],
+    epilog="Examples:\n\n  platform trigger add triage github --hmac-header X-Hub-Signature-256 "
+    "--hmac-prefix sha256=\n\n  platform trigger add triage shop --hmac-header X-Shopify-Hmac-Sha256 "
+    "--hmac-encoding base64\n\n  platform trigger add triage opened "
+    "--filter 'has(trigger.payload.body.action) && trigger.payload.body.action == \"opened\"'"
+    "\n\n  platform trigger add triage ci --file trigger.yaml" + NOTE,
+)
+def add(
+    automation: str = AUTOMATION,
+    name: str | None = typer.Argument(None, help="Trigger name (or `name` in --file)."),
+    file: Path | None = typer.Option(
+        None, "--file", help="Trigger definition (YAML: name, webhook, filter)."
+    ),
+    filter_: str | None = typer.Option(None, "--filter", help="CEL expression over trigger.payload."),
+    hmac: bool = typer.Option(False, "--hmac", help="Verify HMAC signatures (defaults below)."),
+    header: str | None = typer.Option(None, "--hmac-header", help="Signature header (X-Signature-256)."),
+    algorithm: str | None = typer.Option(None, "--hmac-algorithm", help="sha256 (default), sha1, sha512."),
+    prefix: str | None = typer.Option(None, "--hmac-prefix", help="Text before the digest, e.g. sha256=."),
+    encoding: str | None = typer.Option(None, "--hmac-encoding", help="hex (default) or base64."),
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
@@ -81,11 +96,19 @@ def add(automation: str = AUTOMATION,
     raise typer.Exit(run_command(json_output, action, _render_trigger))
 
 
-@app.command("activate", help=HELP["activate"],
-             epilog="Examples:\n\n  platform trigger activate triage ci\n\n  printf %s \"$SECRET\" | "
-                    "platform trigger activate triage github --hmac-secret-stdin --json" + NOTE)
-def activate(automation: str = AUTOMATION, trigger: str = TRIGGER, secret_env: str | None = SECRET_ENV,
-             secret_stdin: bool = SECRET_STDIN, json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "activate",
+    help=HELP["activate"],
+    epilog='Examples:\n\n  platform trigger activate triage ci\n\n  printf %s "$SECRET" | '
+    "platform trigger activate triage github --hmac-secret-stdin --json" + NOTE,
+)
+def activate(
+    automation: str = AUTOMATION,
+    trigger: str = TRIGGER,
+    secret_env: str | None = SECRET_ENV,
+    secret_stdin: bool = SECRET_STDIN,
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
@@ -96,11 +119,19 @@ def activate(automation: str = AUTOMATION, trigger: str = TRIGGER, secret_env: s
     raise typer.Exit(run_command(json_output, action, _render_activation))
 
 
-@app.command("rotate", help=HELP["rotate"],
-             epilog="Examples:\n\n  platform trigger rotate triage ci\n\n  platform trigger rotate triage github "
-                    "--hmac-secret-env NEW_SECRET" + NOTE)
-def rotate(automation: str = AUTOMATION, trigger: str = TRIGGER, secret_env: str | None = SECRET_ENV,
-           secret_stdin: bool = SECRET_STDIN, json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "rotate",
+    help=HELP["rotate"],
+    epilog="Examples:\n\n  platform trigger rotate triage ci\n\n  platform trigger rotate triage github "
+    "--hmac-secret-env NEW_SECRET" + NOTE,
+)
+def rotate(
+    automation: str = AUTOMATION,
+    trigger: str = TRIGGER,
+    secret_env: str | None = SECRET_ENV,
+    secret_stdin: bool = SECRET_STDIN,
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
@@ -127,17 +158,25 @@ def enable(automation: str = AUTOMATION, trigger: str = TRIGGER, json_output: bo
     raise typer.Exit(_toggle(automation, trigger, True, json_output))
 
 
-@app.command("disable", help=HELP["disable"], epilog="Examples:\n\n  platform trigger disable triage ci" + NOTE)
+@app.command(
+    "disable", help=HELP["disable"], epilog="Examples:\n\n  platform trigger disable triage ci" + NOTE
+)
 def disable(automation: str = AUTOMATION, trigger: str = TRIGGER, json_output: bool = JSON_OPTION) -> None:
     raise typer.Exit(_toggle(automation, trigger, False, json_output))
 
 
-@app.command("history", help=HELP["history"],
-             epilog="Examples:\n\n  platform trigger history triage ci\n\n  platform trigger history triage ci "
-                    "--limit 10 --json" + NOTE)
-def history(automation: str = AUTOMATION, trigger: str = TRIGGER,
-            limit: int = typer.Option(50, "--limit", min=1, max=1000, help="Newest deliveries to show."),
-            json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "history",
+    help=HELP["history"],
+    epilog="Examples:\n\n  platform trigger history triage ci\n\n  platform trigger history triage ci "
+    "--limit 10 --json" + NOTE,
+)
+def history(
+    automation: str = AUTOMATION,
+    trigger: str = TRIGGER,
+    limit: int = typer.Option(50, "--limit", min=1, max=1000, help="Newest deliveries to show."),
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.cli.automation import render_history
     from app.output import run_command
 

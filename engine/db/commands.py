@@ -17,8 +17,9 @@ def migrate_status() -> MigrationStatus:
         if not path.exists():
             # Opening would create the file: a database that does not exist has nothing applied.
             emb = embedded()
-            return MigrationStatus(database=url, applied=0, embedded=len(emb), missing=emb, unknown=[],
-                                   current=not emb)
+            return MigrationStatus(
+                database=url, applied=0, embedded=len(emb), missing=emb, unknown=[], current=not emb
+            )
     engine = open_engine(url, pool_size=1, connect_timeout=5)
     try:
         return status(engine)

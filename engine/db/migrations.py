@@ -52,8 +52,11 @@ def embedded() -> list[Migration]:
     for path in sorted(migrations_dir().glob("*.sql")):
         match = _NAME.match(path.name)
         if match:
-            found.append(Migration(version=match[1], name=match[2],
-                                   checksum=hashlib.sha256(path.read_bytes()).hexdigest()))
+            found.append(
+                Migration(
+                    version=match[1], name=match[2], checksum=hashlib.sha256(path.read_bytes()).hexdigest()
+                )
+            )
     return found
 
 
@@ -86,9 +89,14 @@ def status(engine: Engine) -> MigrationStatus:
     emb = embedded()
     missing = [m for m in emb if m.version not in applied]
     unknown = sorted(set(applied) - {m.version for m in emb})
-    return MigrationStatus(database=redact(engine.url.render_as_string(hide_password=True)),
-                           applied=len(applied), embedded=len(emb), missing=missing, unknown=unknown,
-                           current=not missing)
+    return MigrationStatus(
+        database=redact(engine.url.render_as_string(hide_password=True)),
+        applied=len(applied),
+        embedded=len(emb),
+        missing=missing,
+        unknown=unknown,
+        current=not missing,
+    )
 
 
 def up(engine: Engine) -> MigrationResult:
@@ -106,16 +114,25 @@ def up(engine: Engine) -> MigrationResult:
                         continue  # applied meanwhile by another process, or earlier
                     for statement in _statements(migration.version):
                         conn.exec_driver_sql(statement)
-                    conn.execute(text("INSERT INTO schema_migrations (version, name, checksum, applied_at) "
-                                      "VALUES (:v, :n, :c, :t)"),
-                                 {"v": migration.version, "n": migration.name, "c": migration.checksum,
-                                  "t": _now_us()})
+                    conn.execute(
+                        text(
+                            "INSERT INTO schema_migrations (version, name, checksum, applied_at) "
+                            "VALUES (:v, :n, :c, :t)"
+                        ),
+                        {
+                            "v": migration.version,
+                            "n": migration.name,
+                            "c": migration.checksum,
+                            "t": _now_us(),
+                        },
+                    )
                     done.append(migration)
             total = len(_applied(conn))
     except SQLAlchemyError as exc:
         raise DatabaseError(f"cannot migrate {redact(str(engine.url))}: {_reason(exc)}") from exc
-    return MigrationResult(database=engine.url.render_as_string(hide_password=True), applied_now=done,
-                           applied=total)
+    return MigrationResult(
+        database=engine.url.render_as_string(hide_password=True), applied_now=done, applied=total
+    )
 
 
 def _lock(conn: Connection) -> None:

@@ -12,55 +12,88 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import (BigInteger, Boolean, Column, Integer, MetaData, Table, Text, create_engine, event)
+from sqlalchemy import BigInteger, Boolean, Column, Integer, MetaData, Table, Text, create_engine, event
 from sqlalchemy.engine import Connection, Engine
 
 metadata = MetaData()
 
 automations = Table(
-    "automations", metadata,
-    Column("id", Text, primary_key=True), Column("name", Text, nullable=False),
-    Column("workflow_name", Text, nullable=False), Column("workflow_source", Text, nullable=False),
+    "automations",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("workflow_name", Text, nullable=False),
+    Column("workflow_source", Text, nullable=False),
     Column("created_at", BigInteger, nullable=False),
 )
 triggers = Table(
-    "triggers", metadata,
-    Column("id", Text, primary_key=True), Column("automation_id", Text, nullable=False),
-    Column("name", Text, nullable=False), Column("definition", Text, nullable=False),
-    Column("enabled", Boolean, nullable=False), Column("token_hash", Text),
-    Column("hmac_secret_sealed", Text), Column("activated_at", BigInteger), Column("rotated_at", BigInteger),
+    "triggers",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("automation_id", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("definition", Text, nullable=False),
+    Column("enabled", Boolean, nullable=False),
+    Column("token_hash", Text),
+    Column("hmac_secret_sealed", Text),
+    Column("activated_at", BigInteger),
+    Column("rotated_at", BigInteger),
     Column("created_at", BigInteger, nullable=False),
 )
 deliveries = Table(
-    "deliveries", metadata,
-    Column("id", Text, primary_key=True), Column("trigger_id", Text, nullable=False),
-    Column("automation_id", Text, nullable=False), Column("received_at", BigInteger, nullable=False),
-    Column("status_code", Integer, nullable=False), Column("outcome", Text, nullable=False),
-    Column("auth_method", Text), Column("dedupe_key", Text), Column("duplicate_of", Text),
-    Column("payload", Text), Column("body_bytes", Integer, nullable=False), Column("run_id", Text),
-    Column("detail", Text), Column("updated_at", BigInteger, nullable=False),
+    "deliveries",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("trigger_id", Text, nullable=False),
+    Column("automation_id", Text, nullable=False),
+    Column("received_at", BigInteger, nullable=False),
+    Column("status_code", Integer, nullable=False),
+    Column("outcome", Text, nullable=False),
+    Column("auth_method", Text),
+    Column("dedupe_key", Text),
+    Column("duplicate_of", Text),
+    Column("payload", Text),
+    Column("body_bytes", Integer, nullable=False),
+    Column("run_id", Text),
+    Column("detail", Text),
+    Column("updated_at", BigInteger, nullable=False),
 )
 delivery_keys = Table(
-    "delivery_keys", metadata,
-    Column("trigger_id", Text, primary_key=True), Column("dedupe_key", Text, primary_key=True),
+    "delivery_keys",
+    metadata,
+    Column("trigger_id", Text, primary_key=True),
+    Column("dedupe_key", Text, primary_key=True),
     Column("delivery_id", Text, nullable=False),
 )
 run_queue = Table(
-    "run_queue", metadata,
-    Column("delivery_id", Text, primary_key=True), Column("automation_id", Text, nullable=False),
-    Column("state", Text, nullable=False), Column("enqueued_at", BigInteger, nullable=False),
-    Column("lease_owner", Text), Column("lease_until", BigInteger), Column("attempts", Integer, nullable=False),
+    "run_queue",
+    metadata,
+    Column("delivery_id", Text, primary_key=True),
+    Column("automation_id", Text, nullable=False),
+    Column("state", Text, nullable=False),
+    Column("enqueued_at", BigInteger, nullable=False),
+    Column("lease_owner", Text),
+    Column("lease_until", BigInteger),
+    Column("attempts", Integer, nullable=False),
 )
 runs = Table(
-    "runs", metadata,
-    Column("id", Text, primary_key=True), Column("automation_id", Text, nullable=False),
-    Column("delivery_id", Text, nullable=False), Column("status", Text, nullable=False),
-    Column("started_at", BigInteger, nullable=False), Column("finished_at", BigInteger),
-    Column("steps", Integer, nullable=False), Column("error", Text), Column("record", Text),
+    "runs",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("automation_id", Text, nullable=False),
+    Column("delivery_id", Text, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("started_at", BigInteger, nullable=False),
+    Column("finished_at", BigInteger),
+    Column("steps", Integer, nullable=False),
+    Column("error", Text),
+    Column("record", Text),
 )
 api_tokens = Table(
-    "api_tokens", metadata,
-    Column("name", Text, primary_key=True), Column("token_hash", Text, nullable=False),
+    "api_tokens",
+    metadata,
+    Column("name", Text, primary_key=True),
+    Column("token_hash", Text, nullable=False),
     Column("created_at", BigInteger, nullable=False),
 )
 
@@ -76,8 +109,9 @@ def open_engine(url: str, *, pool_size: int = 5, connect_timeout: int = 10) -> E
         synchronous = os.environ.get("PLATFORM_SQLITE_SYNCHRONOUS", "FULL").upper()
         if synchronous not in ("FULL", "NORMAL", "EXTRA"):
             synchronous = "FULL"
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy_ms / 1000,
-                                                  "isolation_level": None})
+        engine = create_engine(
+            url, connect_args={"check_same_thread": False, "timeout": busy_ms / 1000, "isolation_level": None}
+        )
 
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -96,8 +130,13 @@ def open_engine(url: str, *, pool_size: int = 5, connect_timeout: int = 10) -> E
             conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
         return engine
-    return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
-                         connect_args={"connect_timeout": connect_timeout})
+    return create_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_pre_ping=True,
+        connect_args={"connect_timeout": connect_timeout},
+    )
 
 
 def is_postgres(engine: Engine) -> bool:

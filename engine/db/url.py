@@ -20,12 +20,17 @@ def sqlalchemy_url(url: str, driver: str | None = None) -> str:
     """Normalise a database URL; `driver` (DATABASE_DRIVER) overrides what the scheme implies."""
     url = url.strip()
     if not url:
-        raise EngineError("DATABASE_URL is empty", code="usage", exit_code=2,
-                          hint="set DATABASE_URL=postgresql://user@host/db or sqlite:///path/to/file.db")
+        raise EngineError(
+            "DATABASE_URL is empty",
+            code="usage",
+            exit_code=2,
+            hint="set DATABASE_URL=postgresql://user@host/db or sqlite:///path/to/file.db",
+        )
     kind = (driver or "").strip().lower()
     if kind and kind not in POSTGRES_DRIVERS | SQLITE_DRIVERS:
-        raise EngineError(f"unknown DATABASE_DRIVER {driver!r}", code="usage", exit_code=2,
-                          hint="use postgres or sqlite")
+        raise EngineError(
+            f"unknown DATABASE_DRIVER {driver!r}", code="usage", exit_code=2, hint="use postgres or sqlite"
+        )
     scheme, sep, rest = url.partition("://")
     if not sep:
         # A bare path is a SQLite file (DATABASE_DRIVER=sqlite or no driver at all).
@@ -35,13 +40,20 @@ def sqlalchemy_url(url: str, driver: str | None = None) -> str:
     base = scheme.split("+", 1)[0].lower()
     if kind in SQLITE_DRIVERS or (not kind and base in ("sqlite", "sqlite3", "file")):
         if base not in ("sqlite", "sqlite3", "file"):
-            raise EngineError(f"DATABASE_URL scheme {scheme!r} does not match DATABASE_DRIVER={driver}",
-                              code="usage", exit_code=2)
+            raise EngineError(
+                f"DATABASE_URL scheme {scheme!r} does not match DATABASE_DRIVER={driver}",
+                code="usage",
+                exit_code=2,
+            )
         return "sqlite://" + rest if base != "file" else "sqlite:///" + os.path.abspath(rest)
     if base in ("postgres", "postgresql"):
         return "postgresql+psycopg://" + rest
-    raise EngineError(f"unsupported DATABASE_URL scheme {scheme!r}", code="usage", exit_code=2,
-                      hint="use postgresql://... or sqlite:///...")
+    raise EngineError(
+        f"unsupported DATABASE_URL scheme {scheme!r}",
+        code="usage",
+        exit_code=2,
+        hint="use postgresql://... or sqlite:///...",
+    )
 
 
 def url_from_env(required: bool = True) -> str | None:
@@ -49,8 +61,12 @@ def url_from_env(required: bool = True) -> str | None:
     url = os.environ.get("DATABASE_URL")
     if not url:
         if required:
-            raise EngineError("DATABASE_URL is not set", code="usage", exit_code=2,
-                              hint="export DATABASE_URL=postgresql://user@host/db (or sqlite:///file.db)")
+            raise EngineError(
+                "DATABASE_URL is not set",
+                code="usage",
+                exit_code=2,
+                hint="export DATABASE_URL=postgresql://user@host/db (or sqlite:///file.db)",
+            )
         return None
     return sqlalchemy_url(url, os.environ.get("DATABASE_DRIVER"))
 

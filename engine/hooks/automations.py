@@ -20,8 +20,16 @@ from engine.db import store
 from engine.db.store import automations, deliveries, now_us, runs, triggers
 from engine.errors import EngineError
 from engine.hooks.filters import compile_filter
-from engine.hooks.models import (Activation, Automation, AutomationList, Delivery, History, Run, Trigger,
-                                 TriggerDefinition)
+from engine.hooks.models import (
+    Activation,
+    Automation,
+    AutomationList,
+    Delivery,
+    History,
+    Run,
+    Trigger,
+    TriggerDefinition,
+)
 from engine.hooks.secrets import SecretBox, new_token, token_hash
 
 MAX_HMAC_SECRET = 1024
@@ -48,8 +56,9 @@ def workflow_name(source: str) -> str:
     try:
         doc = yaml.safe_load(source)
     except yaml.YAMLError as exc:
-        raise EngineError(f"workflow is not valid YAML: {str(exc).splitlines()[0]}", code="invalid_workflow",
-                          exit_code=2) from None
+        raise EngineError(
+            f"workflow is not valid YAML: {str(exc).splitlines()[0]}", code="invalid_workflow", exit_code=2
+        ) from None
     try:
         return parse_workflow(doc, source="workflow").name
     except WorkflowError as exc:
@@ -58,11 +67,20 @@ def workflow_name(source: str) -> str:
 
 def create_automation(engine: Engine, name: str, workflow_source: str) -> Automation:
     if not name or len(name) > 100 or not all(c.isalnum() or c in "-_." for c in name):
-        raise EngineError(f"invalid automation name {name!r}", code="usage", exit_code=2,
-                          hint="letters, digits, '-', '_' and '.'")
+        raise EngineError(
+            f"invalid automation name {name!r}",
+            code="usage",
+            exit_code=2,
+            hint="letters, digits, '-', '_' and '.'",
+        )
     wf_name = workflow_name(workflow_source)
-    row = {"id": "aut_" + secrets.token_hex(8), "name": name, "workflow_name": wf_name,
-           "workflow_source": workflow_source, "created_at": now_us()}
+    row: dict[str, Any] = {
+        "id": "aut_" + secrets.token_hex(8),
+        "name": name,
+        "workflow_name": wf_name,
+        "workflow_source": workflow_source,
+        "created_at": now_us(),
+    }
     try:
         with store.write(engine) as conn:
             conn.execute(automations.insert().values(**row))
@@ -80,11 +98,14 @@ def _automation_row(conn: Any, name: str) -> Any:
 
 def _trigger_row(conn: Any, automation: str, name: str) -> tuple[Any, Any]:
     auto = _automation_row(conn, automation)
-    row = conn.execute(select(triggers).where(triggers.c.automation_id == auto.id,
-                                              triggers.c.name == name)).first()
+    row = conn.execute(
+        select(triggers).where(triggers.c.automation_id == auto.id, triggers.c.name == name)
+    ).first()
     if row is None:
-        raise NotFound(f"automation {automation!r} has no trigger named {name!r}",
-                       hint=f"platform trigger list {automation}")
+        raise NotFound(
+            f"automation {automation!r} has no trigger named {name!r}",
+            hint=f"platform trigger list {automation}",
+        )
     return auto, row
 
 
@@ -93,11 +114,18 @@ def hook_url(base_url: str, trigger_id: str) -> str:
 
 
 def _trigger_model(auto: Any, row: Any, base_url: str) -> Trigger:
-    return Trigger(id=row.id, automation=auto.name, name=row.name, enabled=bool(row.enabled),
-                   activated=row.token_hash is not None, hmac_secret_set=row.hmac_secret_sealed is not None,
-                   definition=TriggerDefinition.model_validate_json(row.definition),
-                   url=hook_url(base_url, row.id) if row.token_hash else None,
-                   created_at=iso(row.created_at) or "", rotated_at=iso(row.rotated_at))
+    return Trigger(
+        id=row.id,
+        automation=auto.name,
+        name=row.name,
+        enabled=bool(row.enabled),
+        activated=row.token_hash is not None,
+        hmac_secret_set=row.hmac_secret_sealed is not None,
+        definition=TriggerDefinition.model_validate_json(row.definition),
+        url=hook_url(base_url, row.id) if row.token_hash else None,
+        created_at=iso(row.created_at) or "",
+        rotated_at=iso(row.rotated_at),
+    )
 
 
 def add_trigger(engine: Engine, automation: str, definition: TriggerDefinition, base_url: str) -> Trigger:
@@ -106,31 +134,56 @@ def add_trigger(engine: Engine, automation: str, definition: TriggerDefinition, 
         compile_filter(definition.filter)
     with store.write(engine) as conn:
         auto = _automation_row(conn, automation)
-        row = {"id": "trg_" + secrets.token_hex(8), "automation_id": auto.id, "name": definition.name,
-               "definition": definition.model_dump_json(exclude_none=True), "enabled": False,
-               "token_hash": None, "hmac_secret_sealed": None, "activated_at": None, "rotated_at": None,
-               "created_at": now_us()}
+        row = {
+            "id": "trg_" + secrets.token_hex(8),
+            "automation_id": auto.id,
+            "name": definition.name,
+            "definition": definition.model_dump_json(exclude_none=True),
+            "enabled": False,
+            "token_hash": None,
+            "hmac_secret_sealed": None,
+            "activated_at": None,
+            "rotated_at": None,
+            "created_at": now_us(),
+        }
         try:
             conn.execute(triggers.insert().values(**row))
         except IntegrityError:
-            raise Conflict(f"automation {automation!r} already has a trigger named {definition.name!r}") from None
+            raise Conflict(
+                f"automation {automation!r} already has a trigger named {definition.name!r}"
+            ) from None
         saved = conn.execute(select(triggers).where(triggers.c.id == row["id"])).one()
         return _trigger_model(auto, saved, base_url)
 
 
 def _check_secret(definition: TriggerDefinition, hmac_secret: str | None, required: bool) -> None:
     if definition.webhook.hmac is None and hmac_secret:
-        raise EngineError("this trigger has no webhook.hmac configuration; an HMAC secret is not used",
-                          code="usage", exit_code=2)
+        raise EngineError(
+            "this trigger has no webhook.hmac configuration; an HMAC secret is not used",
+            code="usage",
+            exit_code=2,
+        )
     if definition.webhook.hmac is not None and required and not hmac_secret:
-        raise EngineError("this trigger verifies HMAC signatures: activation takes the shared secret",
-                          code="usage", exit_code=2, hint="pass --hmac-secret-stdin or --hmac-secret-env VAR")
+        raise EngineError(
+            "this trigger verifies HMAC signatures: activation takes the shared secret",
+            code="usage",
+            exit_code=2,
+            hint="pass --hmac-secret-stdin or --hmac-secret-env VAR",
+        )
     if hmac_secret is not None and len(hmac_secret) > MAX_HMAC_SECRET:
         raise EngineError(f"HMAC secret longer than {MAX_HMAC_SECRET} characters", code="usage", exit_code=2)
 
 
-def activate(engine: Engine, box: SecretBox, automation: str, trigger: str, hmac_secret: str | None,
-             base_url: str, *, rotate: bool = False) -> Activation:
+def activate(
+    engine: Engine,
+    box: SecretBox,
+    automation: str,
+    trigger: str,
+    hmac_secret: str | None,
+    base_url: str,
+    *,
+    rotate: bool = False,
+) -> Activation:
     """Activation (or rotation): a fresh token whose hash replaces the old one in one statement."""
     token = new_token("whk")
     with store.write(engine) as conn:
@@ -139,8 +192,10 @@ def activate(engine: Engine, box: SecretBox, automation: str, trigger: str, hmac
         if rotate and row.token_hash is None:
             raise Conflict(f"trigger {trigger!r} is not activated yet", hint="platform trigger activate")
         if not rotate and row.token_hash is not None:
-            raise Conflict(f"trigger {trigger!r} is already activated; its token was displayed once",
-                           hint=f"platform trigger rotate {automation} {trigger}")
+            raise Conflict(
+                f"trigger {trigger!r} is already activated; its token was displayed once",
+                hint=f"platform trigger rotate {automation} {trigger}",
+            )
         _check_secret(definition, hmac_secret, required=not rotate)
         values: dict[str, Any] = {"token_hash": token_hash(token)}
         if hmac_secret:
@@ -153,16 +208,23 @@ def activate(engine: Engine, box: SecretBox, automation: str, trigger: str, hmac
         saved = conn.execute(select(triggers).where(triggers.c.id == row.id)).one()
         model = _trigger_model(auto, saved, base_url)
     url = hook_url(base_url, row.id)
-    return Activation(trigger=model, url=url, token=token, url_with_token=f"{url}/{token}",
-                      hmac=definition.webhook.hmac is not None)
+    return Activation(
+        trigger=model,
+        url=url,
+        token=token,
+        url_with_token=f"{url}/{token}",
+        hmac=definition.webhook.hmac is not None,
+    )
 
 
 def set_enabled(engine: Engine, automation: str, trigger: str, enabled: bool, base_url: str) -> Trigger:
     with store.write(engine) as conn:
         auto, row = _trigger_row(conn, automation, trigger)
         if enabled and row.token_hash is None:
-            raise Conflict(f"trigger {trigger!r} is not activated yet",
-                           hint=f"platform trigger activate {automation} {trigger}")
+            raise Conflict(
+                f"trigger {trigger!r} is not activated yet",
+                hint=f"platform trigger activate {automation} {trigger}",
+            )
         conn.execute(update(triggers).where(triggers.c.id == row.id).values(enabled=enabled))
         saved = conn.execute(select(triggers).where(triggers.c.id == row.id)).one()
         return _trigger_model(auto, saved, base_url)
@@ -175,10 +237,18 @@ def list_automations(engine: Engine, base_url: str) -> AutomationList:
     by_auto: dict[str, list[Any]] = {}
     for row in trig:
         by_auto.setdefault(row.automation_id, []).append(row)
-    return AutomationList(automations=[
-        Automation(id=a.id, name=a.name, workflow_name=a.workflow_name, created_at=iso(a.created_at) or "",
-                   triggers=[_trigger_model(a, t, base_url) for t in by_auto.get(a.id, [])])
-        for a in autos])
+    return AutomationList(
+        automations=[
+            Automation(
+                id=a.id,
+                name=a.name,
+                workflow_name=a.workflow_name,
+                created_at=iso(a.created_at) or "",
+                triggers=[_trigger_model(a, t, base_url) for t in by_auto.get(a.id, [])],
+            )
+            for a in autos
+        ]
+    )
 
 
 def history(engine: Engine, automation: str, trigger: str | None = None, limit: int = 50) -> History:
@@ -191,20 +261,52 @@ def history(engine: Engine, automation: str, trigger: str | None = None, limit: 
         else:
             auto = _automation_row(conn, automation)
             where = deliveries.c.automation_id == auto.id
-        names = {r.id: r.name for r in conn.execute(select(triggers.c.id, triggers.c.name)
-                                                   .where(triggers.c.automation_id == auto.id))}
-        rows = conn.execute(select(deliveries).where(where)
-                            .order_by(deliveries.c.received_at.desc(), deliveries.c.id).limit(limit)).all()
-        run_rows = {r.delivery_id: r for r in conn.execute(
-            select(runs).where(runs.c.delivery_id.in_([r.id for r in rows]))).all()} if rows else {}
+        names = {
+            r.id: r.name
+            for r in conn.execute(
+                select(triggers.c.id, triggers.c.name).where(triggers.c.automation_id == auto.id)
+            )
+        }
+        rows = conn.execute(
+            select(deliveries)
+            .where(where)
+            .order_by(deliveries.c.received_at.desc(), deliveries.c.id)
+            .limit(limit)
+        ).all()
+        run_rows = (
+            {
+                r.delivery_id: r
+                for r in conn.execute(select(runs).where(runs.c.delivery_id.in_([r.id for r in rows]))).all()
+            }
+            if rows
+            else {}
+        )
     out = []
     for r in rows:
         run = run_rows.get(r.id)
-        out.append(Delivery(
-            id=r.id, trigger=names.get(r.trigger_id, r.trigger_id), received_at=iso(r.received_at) or "",
-            status_code=r.status_code, outcome=r.outcome, auth_method=r.auth_method, dedupe_key=r.dedupe_key,
-            duplicate_of=r.duplicate_of, detail=r.detail, body_bytes=r.body_bytes,
-            payload=json.loads(r.payload) if r.payload else None,
-            run=Run(id=run.id, status=run.status, started_at=iso(run.started_at) or "",
-                    finished_at=iso(run.finished_at), steps=run.steps, error=run.error) if run else None))
+        out.append(
+            Delivery(
+                id=r.id,
+                trigger=names.get(r.trigger_id, r.trigger_id),
+                received_at=iso(r.received_at) or "",
+                status_code=r.status_code,
+                outcome=r.outcome,
+                auth_method=r.auth_method,
+                dedupe_key=r.dedupe_key,
+                duplicate_of=r.duplicate_of,
+                detail=r.detail,
+                body_bytes=r.body_bytes,
+                payload=json.loads(r.payload) if r.payload else None,
+                run=Run(
+                    id=run.id,
+                    status=run.status,
+                    started_at=iso(run.started_at) or "",
+                    finished_at=iso(run.finished_at),
+                    steps=run.steps,
+                    error=run.error,
+                )
+                if run
+                else None,
+            )
+        )
     return History(automation=automation, trigger=trigger, deliveries=out)

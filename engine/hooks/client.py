@@ -23,22 +23,41 @@ def _settings() -> tuple[str, str]:
     url = os.environ.get("PLATFORM_SERVER_URL", "").rstrip("/")
     token = os.environ.get("PLATFORM_TOKEN", "")
     if not url:
-        raise EngineError("PLATFORM_SERVER_URL is not set", code="usage", exit_code=2,
-                          hint="export PLATFORM_SERVER_URL=http://127.0.0.1:8080 (the URL `platform server` printed)")
+        raise EngineError(
+            "PLATFORM_SERVER_URL is not set",
+            code="usage",
+            exit_code=2,
+            hint="export PLATFORM_SERVER_URL=http://127.0.0.1:8080 (the URL `platform server` printed)",
+        )
     if not token:
-        raise EngineError("PLATFORM_TOKEN is not set", code="usage", exit_code=2,
-                          hint="export PLATFORM_TOKEN=<the admin API token `platform server` printed once>")
+        raise EngineError(
+            "PLATFORM_TOKEN is not set",
+            code="usage",
+            exit_code=2,
+            hint="export PLATFORM_TOKEN=<the admin API token `platform server` printed once>",
+        )
     return url, token
 
 
-def _call(method: str, path: str, model: type[M], body: dict[str, Any] | None = None,
-          params: dict[str, Any] | None = None) -> M:
+def _call(
+    method: str,
+    path: str,
+    model: type[M],
+    body: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
+) -> M:
     import httpx
 
     url, token = _settings()
     try:
-        response = httpx.request(method, url + path, json=body, params=params, timeout=30,
-                                 headers={"Authorization": f"Bearer {token}"})
+        response = httpx.request(
+            method,
+            url + path,
+            json=body,
+            params=params,
+            timeout=30,
+            headers={"Authorization": f"Bearer {token}"},
+        )
     except httpx.HTTPError as exc:
         raise ServerUnreachable(f"cannot reach {url}: {exc}", hint="is `platform server` running?") from None
     try:
@@ -48,9 +67,12 @@ def _call(method: str, path: str, model: type[M], body: dict[str, Any] | None = 
     if response.status_code != 200:
         err = doc.get("error") if isinstance(doc, dict) else None
         err = err if isinstance(err, dict) else {}
-        raise EngineError(str(err.get("message") or f"server answered {response.status_code}"),
-                          hint=err.get("hint"), code=str(err.get("code") or "server_error"),
-                          exit_code=int(doc.get("exit_code") or 1) if isinstance(doc, dict) else 1)
+        raise EngineError(
+            str(err.get("message") or f"server answered {response.status_code}"),
+            hint=err.get("hint"),
+            code=str(err.get("code") or "server_error"),
+            exit_code=int(doc.get("exit_code") or 1) if isinstance(doc, dict) else 1,
+        )
     return model.model_validate(doc)
 
 
@@ -63,14 +85,22 @@ def list_automations() -> AutomationList:
 
 
 def add_trigger(automation: str, definition: TriggerDefinition) -> Trigger:
-    return _call("POST", f"/api/automations/{automation}/triggers", Trigger,
-                 {"definition": definition.model_dump(exclude_none=True)})
+    return _call(
+        "POST",
+        f"/api/automations/{automation}/triggers",
+        Trigger,
+        {"definition": definition.model_dump(exclude_none=True)},
+    )
 
 
 def activate(automation: str, trigger: str, hmac_secret: str | None, rotate: bool = False) -> Activation:
     verb = "rotate" if rotate else "activate"
-    return _call("POST", f"/api/automations/{automation}/triggers/{trigger}/{verb}", Activation,
-                 {"hmac_secret": hmac_secret})
+    return _call(
+        "POST",
+        f"/api/automations/{automation}/triggers/{trigger}/{verb}",
+        Activation,
+        {"hmac_secret": hmac_secret},
+    )
 
 
 def set_enabled(automation: str, trigger: str, enabled: bool) -> Trigger:

@@ -12,8 +12,9 @@ from engine.hooks.filters import compile_filter
 from engine.hooks.models import TriggerDefinition
 
 
-def definition_from(file: Path | None, name: str | None, filter_: str | None, hmac: bool,
-                    hmac_fields: dict[str, str | None]) -> TriggerDefinition:
+def definition_from(
+    file: Path | None, name: str | None, filter_: str | None, hmac: bool, hmac_fields: dict[str, str | None]
+) -> TriggerDefinition:
     import yaml
 
     doc: dict[str, Any] = {}
@@ -21,10 +22,15 @@ def definition_from(file: Path | None, name: str | None, filter_: str | None, hm
         try:
             loaded = yaml.safe_load(file.read_text())
         except (OSError, yaml.YAMLError) as exc:
-            raise EngineError(f"cannot read trigger definition {file}: {exc}", code="usage", exit_code=2) from None
+            raise EngineError(
+                f"cannot read trigger definition {file}: {exc}", code="usage", exit_code=2
+            ) from None
         if not isinstance(loaded, dict):
-            raise EngineError(f"{file}: a trigger definition is a mapping (name, webhook, filter)",
-                              code="usage", exit_code=2)
+            raise EngineError(
+                f"{file}: a trigger definition is a mapping (name, webhook, filter)",
+                code="usage",
+                exit_code=2,
+            )
         doc = loaded
     if name:
         doc["name"] = name
@@ -41,7 +47,9 @@ def definition_from(file: Path | None, name: str | None, filter_: str | None, hm
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "definition"
-        raise EngineError(f"invalid trigger definition: {where}: {first['msg']}", code="usage", exit_code=2) from None
+        raise EngineError(
+            f"invalid trigger definition: {where}: {first['msg']}", code="usage", exit_code=2
+        ) from None
     if definition.filter is not None:
         compile_filter(definition.filter)  # refused here too, before anything is sent
     return definition

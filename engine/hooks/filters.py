@@ -31,8 +31,11 @@ class FilterInvalid(EngineError):
     exit_code = 2
 
     def __init__(self, message: str, *, line: int | None = None, column: int | None = None) -> None:
-        super().__init__(message, hint="see https://github.com/google/cel-spec for the syntax; "
-                         "guard optional fields with has(), e.g. has(trigger.payload.body.action)")
+        super().__init__(
+            message,
+            hint="see https://github.com/google/cel-spec for the syntax; "
+            "guard optional fields with has(), e.g. has(trigger.payload.body.action)",
+        )
         self.line = line
         self.column = column
 
@@ -62,8 +65,11 @@ def compile_filter(source: str) -> Any:
         match = _POSITION.search(text)
         if match:
             line, column = int(match[1]), int(match[2])  # CEL columns are 1-based
-            raise FilterInvalid(f"filter does not compile at line {line}, column {column}: {match[3].strip()}",
-                                line=line, column=column) from None
+            raise FilterInvalid(
+                f"filter does not compile at line {line}, column {column}: {match[3].strip()}",
+                line=line,
+                column=column,
+            ) from None
         raise FilterInvalid(f"filter does not compile: {text.splitlines()[0]}") from None
 
 
@@ -84,9 +90,12 @@ class FilterEvaluator:
 
     def _child(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
-            self._proc = subprocess.Popen([sys.executable, "-m", "engine.hooks.filter_child"],
-                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.DEVNULL)
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "engine.hooks.filter_child"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
             assert self._proc.stdout is not None
             # The time limit is for evaluation, not interpreter start-up: wait for "ready" first.
             self._proc.stdout.readline()
@@ -104,7 +113,8 @@ class FilterEvaluator:
                 self.close()
                 return FilterResult(matched=False, error="filter evaluator stopped")
             answer: list[bytes] = []
-            reader = threading.Thread(target=lambda: answer.append(proc.stdout.readline()), daemon=True)
+            stdout = proc.stdout
+            reader = threading.Thread(target=lambda: answer.append(stdout.readline()), daemon=True)
             reader.start()
             reader.join(self.timeout)
             timed_out = reader.is_alive()
@@ -112,8 +122,10 @@ class FilterEvaluator:
                 self.close()
                 reader.join(1)
                 if timed_out:
-                    return FilterResult(matched=False,
-                                        error=f"filter evaluation exceeded the time limit of {self.timeout:g} s")
+                    return FilterResult(
+                        matched=False,
+                        error=f"filter evaluation exceeded the time limit of {self.timeout:g} s",
+                    )
                 return FilterResult(matched=False, error="filter evaluator stopped")
         return FilterResult.model_validate_json(answer[0])
 

@@ -13,25 +13,77 @@ from collections.abc import Iterable
 from typing import Any
 
 # Headers that carry credentials or signatures of well-known senders (plus the configured one).
-SECRET_HEADERS = frozenset({
-    "authorization", "proxy-authorization", "cookie", "set-cookie", "x-gitlab-token",
-    "x-hub-signature", "x-hub-signature-256", "x-shopify-hmac-sha256", "stripe-signature",
-    "x-slack-signature", "x-twilio-signature", "x-twilio-email-event-webhook-signature",
-    "x-signature", "x-signature-256", "x-line-signature", "x-square-signature",
-    "x-square-hmacsha256-signature", "x-zm-signature", "x-webhook-signature", "webhook-signature",
-    "svix-signature", "x-hubspot-signature", "x-hubspot-signature-v3", "x-pagerduty-signature",
-    "x-discourse-event-signature", "x-paystack-signature", "x-razorpay-signature",
-    "x-atlassian-webhook-signature", "x-hook-signature", "x-cc-webhook-signature",
-    "x-api-key", "x-auth-token", "x-webhook-secret", "x-webhook-token", "x-access-token",
-    "x-amz-security-token", "x-vercel-signature", "linear-signature", "sentry-hook-signature",
-})
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "x-gitlab-token",
+        "x-hub-signature",
+        "x-hub-signature-256",
+        "x-shopify-hmac-sha256",
+        "stripe-signature",
+        "x-slack-signature",
+        "x-twilio-signature",
+        "x-twilio-email-event-webhook-signature",
+        "x-signature",
+        "x-signature-256",
+        "x-line-signature",
+        "x-square-signature",
+        "x-square-hmacsha256-signature",
+        "x-zm-signature",
+        "x-webhook-signature",
+        "webhook-signature",
+        "svix-signature",
+        "x-hubspot-signature",
+        "x-hubspot-signature-v3",
+        "x-pagerduty-signature",
+        "x-discourse-event-signature",
+        "x-paystack-signature",
+        "x-razorpay-signature",
+        "x-atlassian-webhook-signature",
+        "x-hook-signature",
+        "x-cc-webhook-signature",
+        "x-api-key",
+        "x-auth-token",
+        "x-webhook-secret",
+        "x-webhook-token",
+        "x-access-token",
+        "x-amz-security-token",
+        "x-vercel-signature",
+        "linear-signature",
+        "sentry-hook-signature",
+    }
+)
 # Header-name fragments that mark a credential whatever the sender (e.g. `X-Acme-Signature`).
 SECRET_HEADER_FRAGMENTS = ("signature", "token", "secret", "password", "api-key", "apikey", "auth")
-SECRET_QUERY_KEYS = frozenset({
-    "token", "secret", "key", "api_key", "apikey", "api-key", "sig", "signature", "access_token",
-    "auth", "auth_token", "password", "passwd", "client_secret", "code", "hmac", "x-amz-signature",
-    "x-amz-security-token", "private_token", "refresh_token", "id_token", "session",
-})
+SECRET_QUERY_KEYS = frozenset(
+    {
+        "token",
+        "secret",
+        "key",
+        "api_key",
+        "apikey",
+        "api-key",
+        "sig",
+        "signature",
+        "access_token",
+        "auth",
+        "auth_token",
+        "password",
+        "passwd",
+        "client_secret",
+        "code",
+        "hmac",
+        "x-amz-signature",
+        "x-amz-security-token",
+        "private_token",
+        "refresh_token",
+        "id_token",
+        "session",
+    }
+)
 SECRET_QUERY_FRAGMENTS = ("token", "secret", "signature", "password", "apikey", "api_key")
 
 DEDUPE_HEADERS = ("idempotency-key", "x-idempotency-key", "x-request-id", "x-delivery-id")
@@ -83,8 +135,13 @@ def parse_body(body: bytes) -> Any:
         return text
 
 
-def build_payload(body: bytes, headers: Iterable[tuple[str, str]], query: Iterable[tuple[str, str]],
-                  content_type: str | None, configured_header: str | None = None) -> dict[str, Any]:
+def build_payload(
+    body: bytes,
+    headers: Iterable[tuple[str, str]],
+    query: Iterable[tuple[str, str]],
+    content_type: str | None,
+    configured_header: str | None = None,
+) -> dict[str, Any]:
     return {
         "body": parse_body(body),
         "headers": scrub_headers(headers, configured_header),

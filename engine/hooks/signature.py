@@ -40,7 +40,7 @@ def verify(secret: bytes, body: bytes, header_value: str | None, config: HmacCon
     value = header_value.strip()
     presented: bytes | None = None
     if value.startswith(config.prefix):
-        presented = _decode(value[len(config.prefix):], config.encoding)
+        presented = _decode(value[len(config.prefix) :], config.encoding)
     expected = hmac.new(secret, body, DIGESTS[config.algorithm]).digest()
     if presented is None:
         presented = b""

@@ -70,9 +70,10 @@ class GroupCommitter:
         self.engine = engine
         self.box = box
         self.on_enqueued = on_enqueued or (lambda: None)
-        self._queue: queue.SimpleQueue[Submission | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[list[Submission] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._loop, name="group-commit", daemon=True)
         self._parsed: dict[tuple[str, str, str | None], tuple[TriggerDefinition, bytes | None]] = {}
+        self._pending: list[Submission] = []
 
     def start(self) -> None:
         self._thread.start()
@@ -84,25 +85,33 @@ class GroupCommitter:
     async def submit(self, sub: Submission) -> Verdict:
         loop = asyncio.get_running_loop()
         sub.loop, sub.future = loop, loop.create_future()
-        self._queue.put(sub)
+        if not self._pending:
+            loop.call_soon(self._hand_over)
+        self._pending.append(sub)
         return await sub.future
+
+    def _hand_over(self) -> None:
+        """Once per event-loop iteration: everything submitted meanwhile goes to the writer as one
+        list (one wake-up of the writer thread, not one per request)."""
+        pending, self._pending = self._pending, []
+        self._queue.put(pending)
 
     def _loop(self) -> None:
         while True:
             first = self._queue.get()
             if first is None:
                 return
-            batch = [first]
+            batch = list(first)
             stopping = False
             while len(batch) < MAX_BATCH:
                 try:
-                    nxt = self._queue.get_nowait()
+                    more = self._queue.get_nowait()
                 except queue.Empty:
                     break
-                if nxt is None:
+                if more is None:
                     stopping = True
                     break
-                batch.append(nxt)
+                batch.extend(more)
             self._commit(batch)
             if stopping:
                 return
@@ -167,11 +176,16 @@ class GroupCommitter:
                     verdicts[i] = Verdict(413 if sub.too_large else 404)
                     continue
                 delivery = _delivery_row(sub, state, method)
-                if sub.too_large or not row.enabled:
+                if sub.too_large or not state.row.enabled:
                     # Refused after authentication passed: recorded, no payload kept.
                     code = 413 if sub.too_large else 409
-                    delivery.update(status_code=code, outcome="refused", payload=None, dedupe_key=None,
-                                    detail="body larger than 1 MiB" if sub.too_large else "trigger is disabled")
+                    delivery.update(
+                        status_code=code,
+                        outcome="refused",
+                        payload=None,
+                        dedupe_key=None,
+                        detail="body larger than 1 MiB" if sub.too_large else "trigger is disabled",
+                    )
                     verdicts[i] = Verdict(code, delivery["id"], "refused")
                 pending.append((i, delivery))
             self._dedupe(conn, pending, verdicts)
@@ -179,35 +193,59 @@ class GroupCommitter:
                 # Driver-level executemany: the per-row cost of Core parameter processing is what
                 # limits ingestion throughput (bench/webhooks.py).
                 _executemany(conn, deliveries, _DELIVERY_COLUMNS, [d for _, d in pending])
-                queued = [{"delivery_id": d["id"], "automation_id": d["automation_id"], "state": "queued",
-                           "enqueued_at": d["received_at"], "lease_owner": None, "lease_until": None,
-                           "attempts": 0} for _, d in pending if d["outcome"] == "queued"]
+                queued = [
+                    {
+                        "delivery_id": d["id"],
+                        "automation_id": d["automation_id"],
+                        "state": "queued",
+                        "enqueued_at": d["received_at"],
+                        "lease_owner": None,
+                        "lease_until": None,
+                        "attempts": 0,
+                    }
+                    for _, d in pending
+                    if d["outcome"] == "queued"
+                ]
                 if queued:
                     _executemany(conn, run_queue, _QUEUE_COLUMNS, queued)
         return [v or Verdict(503) for v in verdicts]
 
-    def _dedupe(self, conn: Connection, pending: list[tuple[int, dict[str, Any]]],
-                verdicts: list[Verdict | None]) -> None:
+    def _dedupe(
+        self, conn: Connection, pending: list[tuple[int, dict[str, Any]]], verdicts: list[Verdict | None]
+    ) -> None:
         """A retry is recorded but never starts a second run (spec 1 Events 2), across processes:
         the (trigger, key) primary key decides, first writer wins."""
-        candidates = sorted(((d["trigger_id"], d["dedupe_key"]), i, d) for i, d in pending
-                            if d["outcome"] == "queued")
+        candidates = sorted(
+            ((d["trigger_id"], d["dedupe_key"]), i, d) for i, d in pending if d["outcome"] == "queued"
+        )
         first: dict[tuple[str, str], dict[str, Any]] = {}
         for key, _i, d in candidates:
             first.setdefault(key, d)
         inserted: set[tuple[str, str]] = set()
-        if first:
-            stmt = _insert_ignore(conn, delivery_keys).returning(delivery_keys.c.trigger_id,
-                                                                 delivery_keys.c.dedupe_key)
-            result = conn.execute(stmt, [{"trigger_id": k[0], "dedupe_key": k[1], "delivery_id": d["id"]}
-                                         for k, d in first.items()])
+        if first and conn.dialect.name == "sqlite":
+            # BEGIN IMMEDIATE holds SQLite's one write lock: read-then-insert cannot race.
+            taken = _existing_keys(conn, list(first))
+            fresh = [(k, d) for k, d in first.items() if k not in taken]
+            if fresh:
+                _insert_rows(
+                    conn,
+                    "delivery_keys",
+                    ("trigger_id", "dedupe_key", "delivery_id"),
+                    [(k[0], k[1], d["id"]) for k, d in fresh],
+                )
+            inserted = {k for k, _ in fresh}
+        elif first:
+            # PostgreSQL: several processes insert at once; the primary key decides, first wins.
+            stmt = _insert_ignore(conn, delivery_keys).returning(
+                delivery_keys.c.trigger_id, delivery_keys.c.dedupe_key
+            )
+            result = conn.execute(
+                stmt,
+                [{"trigger_id": k[0], "dedupe_key": k[1], "delivery_id": d["id"]} for k, d in first.items()],
+            )
             inserted = {(r[0], r[1]) for r in result}
         lost = [k for k in first if k not in inserted]
-        existing: dict[tuple[str, str], str] = {}
-        if lost:
-            query = select(delivery_keys).where(
-                tuple_(delivery_keys.c.trigger_id, delivery_keys.c.dedupe_key).in_(lost))
-            existing = {(r.trigger_id, r.dedupe_key): r.delivery_id for r in conn.execute(query)}
+        existing = _existing_keys(conn, lost) if lost else {}
         for key, i, d in candidates:
             winner = first[key]["id"] if key in inserted else existing.get(key)
             if winner == d["id"]:
@@ -217,14 +255,28 @@ class GroupCommitter:
                 verdicts[i] = Verdict(202, d["id"], "retry", winner)
 
 
+def _existing_keys(conn: Connection, keys: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    query = select(delivery_keys).where(
+        tuple_(delivery_keys.c.trigger_id, delivery_keys.c.dedupe_key).in_(keys)
+    )
+    return {(r.trigger_id, r.dedupe_key): r.delivery_id for r in conn.execute(query)}
+
+
 _DELIVERY_COLUMNS = tuple(c.name for c in deliveries.columns)
 _QUEUE_COLUMNS = tuple(c.name for c in run_queue.columns)
 
 
 def _executemany(conn: Connection, table: Any, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
+    _insert_rows(conn, table.name, columns, [tuple(row[c] for c in columns) for row in rows])
+
+
+def _insert_rows(conn: Connection, table: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+    """One multi-row INSERT statement: one driver call per batch. (executemany steps once per
+    row, dropping and re-taking the GIL each time: a convoy behind the busy event loop.)"""
     mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})"
-    conn.exec_driver_sql(sql, [tuple(row[c] for c in columns) for row in rows])
+    group = "(" + ", ".join([mark] * len(columns)) + ")"
+    sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES " + ", ".join([group] * len(rows))
+    conn.exec_driver_sql(sql, tuple(v for row in rows for v in row))
 
 
 def _insert_ignore(conn: Connection, table: Any) -> Any:
@@ -248,12 +300,22 @@ def _header(headers: list[tuple[str, str]], name: str) -> str | None:
 def _delivery_row(sub: Submission, state: _TriggerState, method: str) -> dict[str, Any]:
     hmac_header = state.definition.webhook.hmac.header if state.definition.webhook.hmac else None
     payload = build_payload(sub.body, sub.headers, sub.query, sub.content_type, hmac_header)
-    return {"id": "dlv_" + secrets.token_hex(10), "trigger_id": state.row.id,
-            "automation_id": state.row.automation_id, "received_at": sub.received_us, "status_code": 202,
-            "outcome": "queued", "auth_method": method,
-            "dedupe_key": dedupe_key(dict(sub.headers), sub.body, sub.received_us),
-            "duplicate_of": None, "payload": json.dumps(payload, separators=(",", ":")),
-            "body_bytes": len(sub.body), "run_id": None, "detail": None, "updated_at": sub.received_us}
+    return {
+        "id": "dlv_" + secrets.token_hex(10),
+        "trigger_id": state.row.id,
+        "automation_id": state.row.automation_id,
+        "received_at": sub.received_us,
+        "status_code": 202,
+        "outcome": "queued",
+        "auth_method": method,
+        "dedupe_key": dedupe_key(dict(sub.headers), sub.body, sub.received_us),
+        "duplicate_of": None,
+        "payload": json.dumps(payload, separators=(",", ":")),
+        "body_bytes": len(sub.body),
+        "run_id": None,
+        "detail": None,
+        "updated_at": sub.received_us,
+    }
 
 
 def _resolve_all(pairs: list[tuple[asyncio.Future[Verdict], Verdict]]) -> None:

@@ -46,9 +46,11 @@ def ensure_admin_token(engine: Engine) -> str | None:
     with store.write(engine) as conn:
         if conn.execute(select(store.api_tokens.c.name).where(store.api_tokens.c.name == "admin")).first():
             return None
-        created = conn.execute(_insert_ignore(conn, store.api_tokens).values(
-            name="admin", token_hash=token_hash(token), created_at=store.now_us())
-            .returning(store.api_tokens.c.name)).first()
+        created = conn.execute(
+            _insert_ignore(conn, store.api_tokens)
+            .values(name="admin", token_hash=token_hash(token), created_at=store.now_us())
+            .returning(store.api_tokens.c.name)
+        ).first()
         return token if created else None
 
 
@@ -74,17 +76,32 @@ def serve(config: ServerConfig) -> int:
         sock.bind((config.host, config.port))
         sock.listen(2048)
     except OSError as exc:
-        raise EngineError(f"cannot listen on {config.host}:{config.port}: {exc.strerror}",
-                          hint="choose another --port (0 lets the system pick one)") from None
+        raise EngineError(
+            f"cannot listen on {config.host}:{config.port}: {exc.strerror}",
+            hint="choose another --port (0 lets the system pick one)",
+        ) from None
     port = sock.getsockname()[1]
     workers = WorkerPool(engine, data_dir, size=config.workers)
     committer = GroupCommitter(engine, box, on_enqueued=workers.wake)
-    app = build_app(ServerState(engine=engine, box=box, data_dir=data_dir, committer=committer, workers=workers))
+    app = build_app(
+        ServerState(engine=engine, box=box, data_dir=data_dir, committer=committer, workers=workers)
+    )
     if admin:
         sys.stdout.write(f"admin API token (shown once; export PLATFORM_TOKEN=...): {admin}\n")
     sys.stdout.write(f"platform server listening on http://{config.host}:{port}\n")
     sys.stdout.flush()
-    server = uvicorn.Server(uvicorn.Config(app, loop="uvloop", http="httptools", access_log=False,
-                                           log_level="warning", lifespan="on", timeout_graceful_shutdown=5))
+    sys.setswitchinterval(float(os.environ.get("PLATFORM_SWITCH_INTERVAL", "0.005")))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            loop="uvloop",
+            http="httptools",
+            access_log=False,
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=5,
+            proxy_headers=False,
+        )
+    )
     server.run(sockets=[sock])
     return 0

@@ -34,10 +34,12 @@ def lease_seconds() -> float:
 
 def _claim_sql(postgres: bool) -> str:
     lock = " FOR UPDATE SKIP LOCKED" if postgres else ""
-    return ("UPDATE run_queue SET state = 'running', lease_owner = :owner, lease_until = :until, "
-            "attempts = attempts + 1 WHERE delivery_id = (SELECT delivery_id FROM run_queue "
-            "WHERE state = 'queued' OR (state = 'running' AND lease_until < :now) "
-            f"ORDER BY enqueued_at LIMIT 1{lock}) RETURNING delivery_id, attempts")
+    return (
+        "UPDATE run_queue SET state = 'running', lease_owner = :owner, lease_until = :until, "
+        "attempts = attempts + 1 WHERE delivery_id = (SELECT delivery_id FROM run_queue "
+        "WHERE state = 'queued' OR (state = 'running' AND lease_until < :now) "
+        f"ORDER BY enqueued_at LIMIT 1{lock}) RETURNING delivery_id, attempts"
+    )
 
 
 class WorkerPool:
@@ -90,12 +92,14 @@ class WorkerPool:
     def _claim_one(self) -> tuple[str, int] | None:
         now = now_us()
         with store.write(self.engine) as conn:
-            row = conn.execute(self._claim, {"owner": self.owner, "now": now,
-                                             "until": now + int(lease_seconds() * 1e6)}).first()
+            row = conn.execute(
+                self._claim, {"owner": self.owner, "now": now, "until": now + int(lease_seconds() * 1e6)}
+            ).first()
         return (row[0], row[1]) if row else None
 
-    def _finish_delivery(self, delivery_id: str, outcome: str, detail: str | None,
-                         run_row: dict[str, Any] | None = None) -> None:
+    def _finish_delivery(
+        self, delivery_id: str, outcome: str, detail: str | None, run_row: dict[str, Any] | None = None
+    ) -> None:
         with store.write(self.engine) as conn:
             values: dict[str, Any] = {"outcome": outcome, "detail": detail, "updated_at": now_us()}
             if run_row is not None:
@@ -115,8 +119,14 @@ class WorkerPool:
         payload = json.loads(dlv.payload)
         run_id = dlv.run_id or "run_" + delivery_id.removeprefix("dlv_")
         if attempts > MAX_ATTEMPTS:
-            self._finish_delivery(delivery_id, "run_started", dlv.detail, _run_row(
-                run_id, dlv, "failed", finished=True, error=f"abandoned after {MAX_ATTEMPTS} attempts"))
+            self._finish_delivery(
+                delivery_id,
+                "run_started",
+                dlv.detail,
+                _run_row(
+                    run_id, dlv, "failed", finished=True, error=f"abandoned after {MAX_ATTEMPTS} attempts"
+                ),
+            )
             return
         definition = TriggerDefinition.model_validate_json(trig.definition)
         if definition.filter and dlv.outcome == "queued":
@@ -145,13 +155,17 @@ class WorkerPool:
         while not stop.wait(interval):
             try:
                 with store.write(self.engine) as conn:
-                    conn.execute(update(run_queue).where(run_queue.c.delivery_id == delivery_id,
-                                                         run_queue.c.lease_owner == self.owner)
-                                 .values(lease_until=now_us() + int(lease_seconds() * 1e6)))
+                    conn.execute(
+                        update(run_queue)
+                        .where(run_queue.c.delivery_id == delivery_id, run_queue.c.lease_owner == self.owner)
+                        .values(lease_until=now_us() + int(lease_seconds() * 1e6))
+                    )
             except SQLAlchemyError as exc:
                 log.warning("lease renewal failed: %s", str(exc).splitlines()[0])
 
-    def _execute(self, auto: Any, payload: dict[str, Any], run_id: str) -> tuple[str, int, str | None, str | None]:
+    def _execute(
+        self, auto: Any, payload: dict[str, Any], run_id: str
+    ) -> tuple[str, int, str | None, str | None]:
         """Run the automation's workflow with `trigger.payload` as its input (run engine, issue 6)."""
         import yaml
 
@@ -162,16 +176,37 @@ class WorkerPool:
         root.mkdir(parents=True, exist_ok=True)
         try:
             workflow = parse_workflow(yaml.safe_load(auto.workflow_source), source=f"automation {auto.name}")
-            record = execute_run(workflow, inputs={"trigger": {"payload": payload}}, root=root, run_id=run_id,
-                                 runs_home=self.data_dir / "runs")
+            record = execute_run(
+                workflow,
+                inputs={"trigger": {"payload": payload}},
+                root=root,
+                run_id=run_id,
+                runs_home=self.data_dir / "runs",
+            )
         except Exception as exc:  # noqa: BLE001 - a broken workflow fails its run, not the server
             return "failed", 0, f"{type(exc).__name__}: {exc}", None
         return record.status, len(record.steps), record.error, record.model_dump_json()
 
 
-def _run_row(run_id: str, dlv: Any, status: str, *, finished: bool = False, error: str | None = None,
-             steps: int = 0, record: str | None = None) -> dict[str, Any]:
+def _run_row(
+    run_id: str,
+    dlv: Any,
+    status: str,
+    *,
+    finished: bool = False,
+    error: str | None = None,
+    steps: int = 0,
+    record: str | None = None,
+) -> dict[str, Any]:
     now = now_us()
-    return {"id": run_id, "automation_id": dlv.automation_id, "delivery_id": dlv.id, "status": status,
-            "started_at": now, "finished_at": now if finished else None, "steps": steps, "error": error,
-            "record": record}
+    return {
+        "id": run_id,
+        "automation_id": dlv.automation_id,
+        "delivery_id": dlv.id,
+        "status": status,
+        "started_at": now,
+        "finished_at": now if finished else None,
+        "steps": steps,
+        "error": error,
+        "record": record,
+    }
