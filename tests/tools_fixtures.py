@@ -36,10 +36,10 @@ def ctx(tmp_path: Path, isolated_home: Path) -> Any:
     close_session(context)
 
 
-def call(ctx: ToolContext, name: str, **params: Any) -> ToolResult:
+def call(ctx: ToolContext, tool: str, /, **params: Any) -> ToolResult:
     from engine.tools.registry import call_tool
 
-    return call_tool(name, params, ctx)
+    return call_tool(tool, params, ctx)
 
 
 def subprocess_env(home: Path) -> dict[str, str]:
@@ -48,3 +48,32 @@ def subprocess_env(home: Path) -> dict[str, str]:
                FRAMEWORK_LEDGER_HOME=str(home / "ledger"), PLATFORM_RUNS_HOME=str(home / "runs"),
                PLATFORM_SETTINGS=str(home / "settings.yaml"), NO_COLOR="1")
     return env
+
+
+class LocalServer:
+    """A real uvicorn server on 127.0.0.1, port 0, in a thread (stopped by the context manager)."""
+
+    def __init__(self, app: Any) -> None:
+        import threading
+
+        import uvicorn
+
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error",
+                                                    lifespan="on"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        import time
+
+        self.thread.start()
+        deadline = time.monotonic() + 15
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("local test server did not start")
+            time.sleep(0.01)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}"
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)

@@ -26,12 +26,7 @@ TAGS = ("default", "readonly", "file", "search", "execution", "web", "planning",
 def builtin_tools() -> dict[str, Tool]:
     tools: dict[str, Tool] = {}
     for family in FAMILIES:
-        try:
-            module = importlib.import_module(f"engine.tools.{family}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"engine.tools.{family}":
-                continue  # a family not built yet
-            raise
+        module = importlib.import_module(f"engine.tools.{family}")
         for tool in module.TOOLS:
             tools[tool.name] = tool
     return tools
