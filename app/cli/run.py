@@ -37,9 +37,10 @@ def print_step(step: Any) -> None:
     sys.stdout.flush()
 
 
-def _render(record: Any) -> None:
-    if record.status == "succeeded":  # a failure is diagnosed on stderr by run_command
-        sys.stdout.write(f"run {record.id} succeeded ({len(record.steps)} steps)\n")
+def _render(result: dict[str, Any]) -> None:
+    run = result["run"]
+    if run["status"] == "succeeded":  # a failure is diagnosed on stderr by run_command
+        sys.stdout.write(f"run {run['id']} succeeded ({len(run['steps'])} steps)\n")
 
 
 def command(workflow: Path = typer.Argument(..., metavar="WORKFLOW", help="Workflow file (YAML: name, model, instructions, tool_filter)."),
@@ -59,9 +60,11 @@ def command(workflow: Path = typer.Argument(..., metavar="WORKFLOW", help="Workf
         wf = load_workflow(workflow)
         record = execute_run(wf, inputs=parse_inputs(inputs or []), root=default_root(root),
                              on_step=None if json_output else print_step)
-        return record, (0 if record.status == "succeeded" else 1)
+        # The record sits under `run`: its own `error` field must not collide with the envelope's.
+        return {"run": record.model_dump(mode="json")}, (0 if record.status == "succeeded" else 1)
 
-    def error(record: Any) -> dict[str, Any]:
-        return {"code": "run_failed", "message": f"run {record.id} failed: {record.error}"}
+    def error(result: dict[str, Any]) -> dict[str, Any]:
+        run = result["run"]
+        return {"code": "run_failed", "message": f"run {run['id']} failed: {run['error']}"}
 
     raise typer.Exit(run_command(json_output, action, _render, partial_error=error))
