@@ -50,6 +50,7 @@ PLATFORM = Program(
             commands={
                 "list": "List available tools (built-in and tool-server) with tags; --filter applies a tool_filter.",
                 "call": "Call one tool with a JSON parameter object and print the exact result the agent sees.",
+                "serve": "Serve the built-in tools as an MCP server over stdio, for other agents.",
             },
             examples=("platform tools list", "platform tools list --filter tag:readonly --json",
                       "platform tools call view --params '{\"file_path\": \"README.md\"}'"),

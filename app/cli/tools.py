@@ -98,3 +98,28 @@ def tools_call(name: str = typer.Argument(..., help="Tool name (see `platform to
         return outcome.data.get("error") or {"code": "tool_error", "message": outcome.output.strip()[-300:]}
 
     raise typer.Exit(run_command(json_output, action, _render_call, partial_error=error))
+
+
+@app.command("serve", help=HELP["serve"], epilog="Examples:\n\n  platform tools serve\n\n"
+             "  platform tools serve --filter tag:readonly --root ~/src/app\n\n"
+             "  (in an MCP client's settings) command: platform, args: [tools, serve]")
+def tools_serve(filter_entries: list[str] = typer.Option(None, "--filter", metavar="ENTRY",
+                                                         help="Expose only the tools this tool_filter selects."),
+                root: Path = ROOT_OPTION,
+                session: str = typer.Option("mcp", "--session", help="Session for plans and background processes.")
+                ) -> None:
+    """Serve until the client closes stdin. stdout is the protocol channel: nothing else is printed there."""
+    from app.output import diagnose
+
+    from engine.errors import EngineError
+
+    try:
+        from engine.tools.serve import serve_stdio
+
+        code = serve_stdio(default_root(root), filter_entries or None, session)
+    except EngineError as exc:
+        diagnose(exc.message, exc.hint)
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        code = 130
+    raise typer.Exit(code)
