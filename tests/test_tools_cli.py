@@ -21,8 +21,10 @@ def test_tools_call_prints_exactly_what_the_agent_sees(tmp_path, isolated_home):
                    tmp_path)
     assert ok.returncode == 0 and ok.stdout == "     2\tbeta\n"
     (tmp_path / "p.json").write_text(json.dumps({"pattern": "-x b", "output_mode": "content"}))
-    (tmp_path / "b.txt").write_text("a -x b\n")
-    grep = _platform(["tools", "call", "grep", "--params", "@p.json", "--json"], isolated_home, tmp_path)
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "b.txt").write_text("a -x b\n")
+    grep = _platform(["tools", "call", "grep", "--params", "@p.json", "--root", "proj", "--json"], isolated_home,
+                     tmp_path)
     doc = json.loads(grep.stdout)
     assert grep.returncode == 0 and doc["ok"] and doc["output"] == "b.txt:1:a -x b\n"
     missing = _platform(["tools", "call", "view", "--params", '{"file_path": "zzz.txt"}', "--json"], isolated_home,
