@@ -15,8 +15,10 @@ def _project(root):
     (root / ".github" / "workflows").mkdir(parents=True)
     (root / ".github" / "workflows" / "ci.yml").write_text("on: push\n")
     (root / "pkg").mkdir()
-    (root / "pkg" / "core.py").write_text("import os\nfrom . import util\n\nclass Engine:\n    def start(self):\n"
-                                          "        return helper()\n\ndef helper():\n    return 1\n")
+    (root / "pkg" / "core.py").write_text(
+        "import os\nfrom . import util\n\nclass Engine:\n    def start(self):\n"
+        "        return helper()\n\ndef helper():\n    return 1\n"
+    )
     (root / "pkg" / "util.py").write_text("def helper_two():\n    pass\n")
     (root / "tests").mkdir()
     (root / "tests" / "test_core.py").write_text("from pkg.core import helper\n")
@@ -32,8 +34,10 @@ def test_project_analyzer_actions(ctx):
     assert call(ctx, "project_analyzer", action="detect_type").data["types"] == ["python"]
     builds = call(ctx, "project_analyzer", action="find_build_files").data["build_files"]
     assert builds == [".github/workflows/ci.yml", "Makefile", "pyproject.toml"]
-    langs = {r["language"]: r["files"] for r in call(ctx, "project_analyzer", action="detect_languages")
-             .data["languages"]}
+    langs = {
+        r["language"]: r["files"]
+        for r in call(ctx, "project_analyzer", action="detect_languages").data["languages"]
+    }
     assert langs["Python"] == 3 and langs["TypeScript"] == 2 and langs["Go"] == 1
     tests = call(ctx, "project_analyzer", action="find_tests")
     assert tests.data["tests"] == ["tests/test_core.py", "web/app.test.ts"]
@@ -46,13 +50,19 @@ def test_codegraph_symbols_references_imports(ctx):
     _project(ctx.root)
     symbols = call(ctx, "codegraph", action="symbols", path="pkg/core.py").data["symbols"]
     assert [(s["name"], s["kind"], s["line"]) for s in symbols] == [
-        ("Engine", "class", 4), ("Engine.start", "method", 5), ("helper", "function", 8)]
+        ("Engine", "class", 4),
+        ("Engine.start", "method", 5),
+        ("helper", "function", 8),
+    ]
     go = call(ctx, "codegraph", action="symbols", path="main.go").data["symbols"]
     assert [s["name"] for s in go] == ["main", "Server"]
     refs = call(ctx, "codegraph", action="references", symbol="helper").data["references"]
     assert sorted(r.split(":")[0] for r in refs) == ["pkg/core.py", "pkg/core.py", "tests/test_core.py"]
     imports = call(ctx, "codegraph", action="imports", path="pkg").data["imports"]
-    assert {"file": "pkg/core.py", "imports": "os"} in imports and {"file": "pkg/core.py", "imports": "."} in imports
+    assert {"file": "pkg/core.py", "imports": "os"} in imports and {
+        "file": "pkg/core.py",
+        "imports": ".",
+    } in imports
 
 
 @pytest.fixture
@@ -81,7 +91,9 @@ def test_worktree_create_list_get_delete(ctx, repo):
     assert status == ""  # the worktrees directory does not dirty the main checkout
     names = [w["name"] for w in call(ctx, "worktree", action="list").data["worktrees"]]
     assert names == ["(main)", "feature"]
-    assert [w["name"] for w in call(ctx, "worktree", action="list", session_id="s1").data["worktrees"]] == ["feature"]
+    assert [w["name"] for w in call(ctx, "worktree", action="list", session_id="s1").data["worktrees"]] == [
+        "feature"
+    ]
     (path / "README.md").write_text("changed\n")
     got = call(ctx, "worktree", action="get", name="feature")
     assert got.data["dirty"] is True and got.data["session_id"] == "s1"
@@ -111,15 +123,28 @@ def test_workflow_builder_tools(ctx):
     assert call(ctx, "read_workflow_state").data["definition"] is None
     bad = call(ctx, "set_workflow", definition={"name": "x", "model": {"provider": "nope"}})
     assert bad.is_error and "provider" in bad.output
-    ok = call(ctx, "set_workflow", definition={"name": "x", "model": {"provider": "scripted", "steps": []},
-                                               "tool_filter": ["tag:readonly"]})
+    ok = call(
+        ctx,
+        "set_workflow",
+        definition={
+            "name": "x",
+            "model": {"provider": "scripted", "steps": []},
+            "tool_filter": ["tag:readonly"],
+        },
+    )
     assert ok.data["valid"] is True
-    updated = call(ctx, "update_workflow", changes={"instructions": "look", "tool_filter": ["tag:file", "!write"]})
+    updated = call(
+        ctx, "update_workflow", changes={"instructions": "look", "tool_filter": ["tag:file", "!write"]}
+    )
     assert updated.data["definition"]["instructions"] == "look"
     assert call(ctx, "read_workflow_state").data["definition"]["tool_filter"] == ["tag:file", "!write"]
     assert call(ctx, "update_workflow", changes={"tool_filter": ["tag:bogus"]}).is_error
     checked = call(ctx, "validate_workflow", definition={"name": "y", "model": {"provider": "openai"}})
     assert checked.data["valid"] is False and "model" in checked.output
-    call(ctx, "set_workflow", path="flows/a.yaml", definition={"name": "a", "model": {"provider": "scripted",
-                                                                                       "steps": []}})
+    call(
+        ctx,
+        "set_workflow",
+        path="flows/a.yaml",
+        definition={"name": "a", "model": {"provider": "scripted", "steps": []}},
+    )
     assert (ctx.root / "flows" / "a.yaml").exists()

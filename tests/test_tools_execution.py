@@ -60,8 +60,12 @@ def test_tail_lines(ctx):
 
 def test_background_job_is_listed_read_and_killed(ctx):
     """bash run_in_background returns a process ID; bash_list, bash_output and bash_kill act on it."""
-    started = call(ctx, "bash", command="echo ready; i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.05; done",
-                   run_in_background=True)
+    started = call(
+        ctx,
+        "bash",
+        command="echo ready; i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.05; done",
+        run_in_background=True,
+    )
     pid_id = started.data["process_id"]
     listed = call(ctx, "bash_list")
     assert [p["id"] for p in listed.data["processes"]] == [pid_id]
@@ -70,8 +74,15 @@ def test_background_job_is_listed_read_and_killed(ctx):
     assert first.output.startswith("ready\n") and first.data["next_offset"] == 6
     tail = call(ctx, "bash_output", process_id=pid_id, tail=2)
     assert tail.output.count("tick") == 2
-    grep = call(ctx, "bash_output", process_id=pid_id, regex="TICK 3$", regex_case_insensitive=True,
-                regex_context_before=1, regex_context_after=1)
+    grep = call(
+        ctx,
+        "bash_output",
+        process_id=pid_id,
+        regex="TICK 3$",
+        regex_case_insensitive=True,
+        regex_context_before=1,
+        regex_context_after=1,
+    )
     assert grep.output.splitlines()[:3] == ["tick 2", "tick 3", "tick 4"]
     pid = started.data["pid"]
     killed = call(ctx, "bash_kill", process_id=pid_id)

@@ -82,14 +82,24 @@ def test_edit_is_all_or_nothing_across_files(ctx):
     a, b = ctx.root / "a.txt", ctx.root / "b.txt"
     a.write_text("alpha\n")
     b.write_text("beta\n")
-    result = call(ctx, "edit", edits=[
-        {"file_path": str(a), "old_string": "alpha", "new_string": "ALPHA"},
-        {"file_path": str(b), "old_string": "gamma", "new_string": "GAMMA"}])
+    result = call(
+        ctx,
+        "edit",
+        edits=[
+            {"file_path": str(a), "old_string": "alpha", "new_string": "ALPHA"},
+            {"file_path": str(b), "old_string": "gamma", "new_string": "GAMMA"},
+        ],
+    )
     assert result.is_error and "edit 2" in result.output and "nothing was changed" in result.output
     assert a.read_text() == "alpha\n" and b.read_text() == "beta\n"
-    ok = call(ctx, "edit", edits=[
-        {"file_path": str(a), "old_string": "alpha", "new_string": "ALPHA"},
-        {"file_path": str(b), "old_string": "beta", "new_string": ""}])
+    ok = call(
+        ctx,
+        "edit",
+        edits=[
+            {"file_path": str(a), "old_string": "alpha", "new_string": "ALPHA"},
+            {"file_path": str(b), "old_string": "beta", "new_string": ""},
+        ],
+    )
     assert not ok.is_error and a.read_text() == "ALPHA\n" and b.read_text() == "\n"
     assert "-alpha" in ok.output and "+ALPHA" in ok.output
 
@@ -100,15 +110,20 @@ def test_edit_ambiguous_match_says_how_many(ctx):
     f.write_text("x = 1\nx = 1\nx = 1\n")
     result = call(ctx, "edit", edits=[{"file_path": str(f), "old_string": "x = 1", "new_string": "x = 2"}])
     assert result.is_error and "matches 3 times" in result.output
-    ok = call(ctx, "edit", edits=[{"file_path": str(f), "old_string": "x = 1", "new_string": "x = 2",
-                                   "replace_all": True}])
+    ok = call(
+        ctx,
+        "edit",
+        edits=[{"file_path": str(f), "old_string": "x = 1", "new_string": "x = 2", "replace_all": True}],
+    )
     assert not ok.is_error and f.read_text() == "x = 2\n" * 3
 
 
 def test_edit_empty_old_string_creates_a_file(ctx):
     """edit: empty old_string creates a file; it will not overwrite one with content."""
     path = ctx.root / "new" / "made.txt"
-    assert not call(ctx, "edit", edits=[{"file_path": str(path), "old_string": "", "new_string": "hi\n"}]).is_error
+    assert not call(
+        ctx, "edit", edits=[{"file_path": str(path), "old_string": "", "new_string": "hi\n"}]
+    ).is_error
     assert path.read_text() == "hi\n"
     again = call(ctx, "edit", edits=[{"file_path": str(path), "old_string": "", "new_string": "x"}])
     assert again.is_error and path.read_text() == "hi\n"
@@ -118,7 +133,9 @@ def test_edit_preserves_crlf_line_endings(ctx):
     """edit: a CRLF file stays CRLF (line endings preserved)."""
     f = ctx.root / "win.txt"
     f.write_bytes(b"one\r\ntwo\r\nthree\r\n")
-    result = call(ctx, "edit", edits=[{"file_path": str(f), "old_string": "one\ntwo", "new_string": "1\n2\n2b"}])
+    result = call(
+        ctx, "edit", edits=[{"file_path": str(f), "old_string": "one\ntwo", "new_string": "1\n2\n2b"}]
+    )
     assert not result.is_error
     assert f.read_bytes() == b"1\r\n2\r\n2b\r\nthree\r\n"
 
@@ -128,8 +145,14 @@ def test_find_replace_with_capture_groups_and_glob(ctx):
     (ctx.root / "src").mkdir()
     (ctx.root / "src" / "a.py").write_text("def old_name(x):\n    return old_name(x)\n")
     (ctx.root / "notes.md").write_text("old_name stays here\n")
-    result = call(ctx, "find_replace", find_pattern=r"old_(\w+)", replace_text="new_$1_${1}", use_regex=True,
-                  file_glob="**/*.py")
+    result = call(
+        ctx,
+        "find_replace",
+        find_pattern=r"old_(\w+)",
+        replace_text="new_$1_${1}",
+        use_regex=True,
+        file_glob="**/*.py",
+    )
     assert not result.is_error
     assert (ctx.root / "src" / "a.py").read_text() == "def new_name_name(x):\n    return new_name_name(x)\n"
     assert (ctx.root / "notes.md").read_text() == "old_name stays here\n"
@@ -142,17 +165,46 @@ def test_move_code_moves_and_copies_line_ranges(ctx):
     """move_code: source lines 1-indexed inclusive; target_line inserts after; 0 = beginning; copy keeps."""
     f = ctx.root / "m.txt"
     f.write_text("a\nb\nc\nd\ne\n")
-    assert not call(ctx, "move_code", source_file="m.txt", source_start=2, source_end=3, target_file="m.txt",
-                    target_line=5).is_error
+    assert not call(
+        ctx,
+        "move_code",
+        source_file="m.txt",
+        source_start=2,
+        source_end=3,
+        target_file="m.txt",
+        target_line=5,
+    ).is_error
     assert f.read_text() == "a\nd\ne\nb\nc\n"
-    assert not call(ctx, "move_code", source_file="m.txt", source_start=4, source_end=5, target_file="m.txt",
-                    target_line=0).is_error
+    assert not call(
+        ctx,
+        "move_code",
+        source_file="m.txt",
+        source_start=4,
+        source_end=5,
+        target_file="m.txt",
+        target_line=0,
+    ).is_error
     assert f.read_text() == "b\nc\na\nd\ne\n"
-    assert not call(ctx, "move_code", source_file="m.txt", source_start=1, source_end=1, target_file="o.txt",
-                    target_line=0, operation="copy").is_error
+    assert not call(
+        ctx,
+        "move_code",
+        source_file="m.txt",
+        source_start=1,
+        source_end=1,
+        target_file="o.txt",
+        target_line=0,
+        operation="copy",
+    ).is_error
     assert (ctx.root / "o.txt").read_text() == "b\n" and f.read_text() == "b\nc\na\nd\ne\n"
-    bad = call(ctx, "move_code", source_file="m.txt", source_start=2, source_end=4, target_file="m.txt",
-               target_line=3)
+    bad = call(
+        ctx,
+        "move_code",
+        source_file="m.txt",
+        source_start=2,
+        source_end=4,
+        target_file="m.txt",
+        target_line=3,
+    )
     assert bad.is_error and "inside" in bad.output
 
 

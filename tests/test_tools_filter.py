@@ -16,13 +16,18 @@ MEMBERSHIP = {  # the spec's "Tag membership of built-in tools" table, verbatim
     **{t: {"execution", "readonly"} for t in ("bash_list", "bash_output")},
     "bash_kill": {"execution"},
     **{t: {"web", "readonly", "default"} for t in ("fetch", "websearch")},
-    **{t: {"planning", "readonly", "default"} for t in ("create_plan", "update_plan", "get_plan", "list_tasks",
-                                                        "add_task", "update_task")},
+    **{
+        t: {"planning", "readonly", "default"}
+        for t in ("create_plan", "update_plan", "get_plan", "list_tasks", "add_task", "update_task")
+    },
     "create_subtask": {"planning", "readonly"},
     "project_analyzer": {"analysis", "readonly", "default"},
     "codegraph": {"analysis", "readonly"},
     "worktree": {"default"},
-    **{t: {"workflow"} for t in ("read_workflow_state", "update_workflow", "set_workflow", "validate_workflow")},
+    **{
+        t: {"workflow"}
+        for t in ("read_workflow_state", "update_workflow", "set_workflow", "validate_workflow")
+    },
 }
 
 
@@ -66,7 +71,11 @@ def test_globs_expand_against_all_tools_after_exclusions():
     """Step 3: globs expand against all available tools (an earlier ! does not remove glob matches)."""
     tools = _with_mcp()
     assert apply_filter(["mcp_github_*"], tools).tools == ["mcp_github_issues", "mcp_github_prs"]
-    assert set(apply_filter(["tag:mcp"], tools).tools) == {"mcp_github_issues", "mcp_github_prs", "mcp_docs_search"}
+    assert set(apply_filter(["tag:mcp"], tools).tools) == {
+        "mcp_github_issues",
+        "mcp_github_prs",
+        "mcp_docs_search",
+    }
     both = apply_filter(["tag:search", "!grep", "gr*"], tools).tools
     assert both == ["glob", "grep"]
     assert apply_filter(["bash_*"], tools).tools == ["bash_list", "bash_output", "bash_kill"]
@@ -75,12 +84,16 @@ def test_globs_expand_against_all_tools_after_exclusions():
 def test_spawn_entries_are_parsed_into_presets():
     """Step 4: spawn:<workflow>(<preset>,<preset>) configures sub-agent presets."""
     result = apply_filter(["tag:file", "spawn:reviewer(readonly, web)", "spawn:solo()"], builtin_tools())
-    assert [s.model_dump() for s in result.spawn] == [{"workflow": "reviewer", "presets": ["readonly", "web"]},
-                                                      {"workflow": "solo", "presets": []}]
+    assert [s.model_dump() for s in result.spawn] == [
+        {"workflow": "reviewer", "presets": ["readonly", "web"]},
+        {"workflow": "solo", "presets": []},
+    ]
 
 
-@pytest.mark.parametrize("entry", ["tag:nope", "no_such_tool", "", "!", "spawn:x", "spawn:(a)", "spawn:x(a,,b)",
-                                   "tag:", "a b", "!*"])
+@pytest.mark.parametrize(
+    "entry",
+    ["tag:nope", "no_such_tool", "", "!", "spawn:x", "spawn:(a)", "spawn:x(a,,b)", "tag:", "a b", "!*"],
+)
 def test_malformed_entries_are_errors(entry):
     """Malformed tool_filter entries are errors (exit 2), not silently ignored."""
     with pytest.raises(ToolFilterError) as info:

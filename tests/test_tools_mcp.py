@@ -38,13 +38,22 @@ def http_server():
 
 def test_stdio_and_http_servers_contribute_mcp_tools(ctx, http_server):
     """Tools of configured servers are named mcp_<server>_<tool>, tagged mcp, and callable."""
-    ctx.settings = {"mcp_servers": {
-        "local": {"command": sys.executable, "args": [FIXTURE], "cwd": str(ROOT)},
-        "remote": {"url": http_server, "headers": {"X-Team": "core"}}}}
+    ctx.settings = {
+        "mcp_servers": {
+            "local": {"command": sys.executable, "args": [FIXTURE], "cwd": str(ROOT)},
+            "remote": {"url": http_server, "headers": {"X-Team": "core"}},
+        }
+    }
     tools = available_tools(ctx.settings)
     mcp = sorted(n for n, t in tools.items() if "mcp" in t.tags)
-    assert mcp == ["mcp_local_add", "mcp_local_boom", "mcp_local_echo",
-                   "mcp_remote_add", "mcp_remote_boom", "mcp_remote_echo"]
+    assert mcp == [
+        "mcp_local_add",
+        "mcp_local_boom",
+        "mcp_local_echo",
+        "mcp_remote_add",
+        "mcp_remote_boom",
+        "mcp_remote_echo",
+    ]
     assert tools["mcp_local_add"].tags == ("mcp",) and "a" in tools["mcp_local_add"].schema["properties"]
     assert call_tool("mcp_local_echo", {"text": "hi"}, ctx).output == "echo: hi\n"
     assert call_tool("mcp_remote_add", {"a": 2, "b": 40}, ctx).output == "42\n"
@@ -58,13 +67,19 @@ def test_a_failing_server_is_reported_and_the_rest_keep_working(ctx, http_server
     """A server that fails to start or answer is reported and its tools are absent; the rest keep working."""
     from engine.tools.mcp import server_status
 
-    ctx.settings = {"mcp_servers": {
-        "dead": {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"], "timeout": 10},
-        "gone": {"url": "http://127.0.0.1:9/mcp", "timeout": 5},
-        "remote": {"url": http_server}}}
+    ctx.settings = {
+        "mcp_servers": {
+            "dead": {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"], "timeout": 10},
+            "gone": {"url": "http://127.0.0.1:9/mcp", "timeout": 5},
+            "remote": {"url": http_server},
+        }
+    }
     tools = available_tools(ctx.settings)
-    assert sorted(n for n in tools if n.startswith("mcp_")) == ["mcp_remote_add", "mcp_remote_boom",
-                                                                 "mcp_remote_echo"]
+    assert sorted(n for n in tools if n.startswith("mcp_")) == [
+        "mcp_remote_add",
+        "mcp_remote_boom",
+        "mcp_remote_echo",
+    ]
     status = {s["name"]: s for s in server_status(ctx.settings)}
     assert status["dead"]["ok"] is False and "failed to start or answer" in status["dead"]["error"]
     assert status["gone"]["ok"] is False and status["remote"]["ok"] is True
@@ -76,23 +91,50 @@ def test_platform_tools_serve_is_an_mcp_server_over_stdio(ctx, isolated_home, mo
     (ctx.root / "hello.txt").write_text("hello from the served tools\n")
     for key, value in subprocess_env(isolated_home).items():
         monkeypatch.setenv(key, value)
-    ctx.settings = {"mcp_servers": {"self": {
-        "command": sys.executable, "cwd": str(ROOT),
-        "args": ["-m", "app.main", "platform", "tools", "serve", "--root", str(ctx.root), "--filter", "tag:file"]}}}
+    ctx.settings = {
+        "mcp_servers": {
+            "self": {
+                "command": sys.executable,
+                "cwd": str(ROOT),
+                "args": [
+                    "-m",
+                    "app.main",
+                    "platform",
+                    "tools",
+                    "serve",
+                    "--root",
+                    str(ctx.root),
+                    "--filter",
+                    "tag:file",
+                ],
+            }
+        }
+    }
     tools = available_tools(ctx.settings)
     served = sorted(n for n in tools if n.startswith("mcp_self_"))
-    assert served == sorted(f"mcp_self_{n}" for n in ("view", "write", "edit", "patch", "find_replace", "move_code"))
-    assert call_tool("mcp_self_view", {"file_path": "hello.txt"}, ctx).output == \
-        "     1\thello from the served tools\n"
+    assert served == sorted(
+        f"mcp_self_{n}" for n in ("view", "write", "edit", "patch", "find_replace", "move_code")
+    )
+    assert (
+        call_tool("mcp_self_view", {"file_path": "hello.txt"}, ctx).output
+        == "     1\thello from the served tools\n"
+    )
     missing = call_tool("mcp_self_view", {"file_path": "nope.txt"}, ctx)
     assert missing.is_error and "file not found" in missing.output
 
 
 def test_tools_list_cli_reports_servers(tmp_path, isolated_home, http_server):
-    """`platform tools list --filter 'mcp_<server>_*' --json` lists the server's tools; --json is one document."""
-    (isolated_home / "settings.yaml").write_text(json.dumps({"mcp_servers": {"remote": {"url": http_server}}}))
-    out = subprocess.run([sys.executable, "-m", "app.main", "platform", "tools", "list", "--filter", "mcp_remote_*",
-                          "--json"], capture_output=True, text=True, env=subprocess_env(isolated_home), cwd=ROOT)
+    """`platform tools list --filter 'mcp_<server>_*' --json` lists the server's tools."""
+    (isolated_home / "settings.yaml").write_text(
+        json.dumps({"mcp_servers": {"remote": {"url": http_server}}})
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "app.main", "platform", "tools", "list", "--filter", "mcp_remote_*", "--json"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(isolated_home),
+        cwd=ROOT,
+    )
     doc = json.loads(out.stdout)
     assert out.returncode == 0 and doc["ok"] is True
     assert [t["name"] for t in doc["tools"]] == ["mcp_remote_echo", "mcp_remote_add", "mcp_remote_boom"]

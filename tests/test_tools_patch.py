@@ -29,11 +29,16 @@ def test_update_add_delete_in_one_patch(ctx):
 
 def test_anchor_picks_among_repeated_lines(ctx):
     """patch: the @@ anchor selects which of several identical blocks changes (repeated lines)."""
-    (ctx.root / "r.py").write_text("def a():\n    return 1\n\ndef b():\n    return 1\n\ndef c():\n    return 1\n")
-    text = "*** Begin Patch\n*** Update File: r.py\n@@ def b():\n-    return 1\n+    return 2\n*** End Patch\n"
+    (ctx.root / "r.py").write_text(
+        "def a():\n    return 1\n\ndef b():\n    return 1\n\ndef c():\n    return 1\n"
+    )
+    text = (
+        "*** Begin Patch\n*** Update File: r.py\n@@ def b():\n-    return 1\n+    return 2\n*** End Patch\n"
+    )
     assert not call(ctx, "patch", patch_text=text).is_error
-    assert (ctx.root / "r.py").read_text() == \
-        "def a():\n    return 1\n\ndef b():\n    return 2\n\ndef c():\n    return 1\n"
+    assert (
+        ctx.root / "r.py"
+    ).read_text() == "def a():\n    return 1\n\ndef b():\n    return 2\n\ndef c():\n    return 1\n"
 
 
 def test_end_of_file_marker_matches_the_last_occurrence(ctx):
@@ -77,7 +82,7 @@ def test_later_hunk_failing_applies_nothing(ctx):
 def test_context_matching_tolerates_whitespace_and_unicode_punctuation(ctx):
     """patch: context matches exactly, then ignoring trailing whitespace, both ends, Unicode punctuation."""
     (ctx.root / "w.txt").write_text("a = 1   \n  b = \u201cq\u201d \u2014 x\n")
-    text = "*** Begin Patch\n*** Update File: w.txt\n a = 1\n-b = \"q\" - x\n+b = 2\n*** End Patch"
+    text = '*** Begin Patch\n*** Update File: w.txt\n a = 1\n-b = "q" - x\n+b = 2\n*** End Patch'
     assert not call(ctx, "patch", patch_text=text).is_error
     # As in the reference, the matched segment (context included) becomes the patch's new lines.
     assert (ctx.root / "w.txt").read_text() == "a = 1\nb = 2\n"
@@ -86,15 +91,19 @@ def test_context_matching_tolerates_whitespace_and_unicode_punctuation(ctx):
 def test_crlf_file_keeps_crlf(ctx):
     """patch: a CRLF file keeps its line endings."""
     (ctx.root / "c.txt").write_bytes(b"l1\r\nl2\r\n")
-    assert not call(ctx, "patch", patch_text="*** Begin Patch\n*** Update File: c.txt\n-l2\n+L2\n*** End Patch")\
-        .is_error
+    assert not call(
+        ctx, "patch", patch_text="*** Begin Patch\n*** Update File: c.txt\n-l2\n+L2\n*** End Patch"
+    ).is_error
     assert (ctx.root / "c.txt").read_bytes() == b"l1\r\nL2\r\n"
 
 
 def test_malformed_patches_are_refused(ctx):
     """patch: first line `*** Begin Patch`, last line `*** End Patch`, known section headers."""
-    for text, words in [("no header", "Begin Patch"), ("*** Begin Patch\n*** Update File: x", "End Patch"),
-                        ("*** Begin Patch\nrandom\n*** End Patch", "header")]:
+    for text, words in [
+        ("no header", "Begin Patch"),
+        ("*** Begin Patch\n*** Update File: x", "End Patch"),
+        ("*** Begin Patch\nrandom\n*** End Patch", "header"),
+    ]:
         result = call(ctx, "patch", patch_text=text)
         assert result.is_error and words in result.output
 

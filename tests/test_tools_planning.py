@@ -9,8 +9,14 @@ from tests.tools_fixtures import call, ctx, isolated_home  # noqa: F401 - fixtur
 
 
 def _plan(ctx):
-    return call(ctx, "create_plan", title="Ship", description="Release v2", complexity="moderate",
-                tasks=[{"title": "build", "description": "make"}, {"title": "test", "description": "pytest"}])
+    return call(
+        ctx,
+        "create_plan",
+        title="Ship",
+        description="Release v2",
+        complexity="moderate",
+        tasks=[{"title": "build", "description": "make"}, {"title": "test", "description": "pytest"}],
+    )
 
 
 def test_plan_lifecycle_persists_per_session(ctx):
@@ -22,12 +28,14 @@ def test_plan_lifecycle_persists_per_session(ctx):
     assert plan["status"] == "in_progress" and plan["title"] == "Ship it" and len(plan["tasks"]) == 2
     again = ToolContext(root=ctx.root, session_id="test", data_dir=ctx.data_dir, settings={})
     assert call(again, "get_plan").data["plan"]["title"] == "Ship it"
-    other = ToolContext(root=ctx.root, session_id="other", data_dir=ctx.data_dir.parent / "other", settings={})
+    other = ToolContext(
+        root=ctx.root, session_id="other", data_dir=ctx.data_dir.parent / "other", settings={}
+    )
     assert call(other, "list_tasks").data["tasks"] == []
 
 
 def test_statuses_are_the_spec_values(ctx):
-    """Plan statuses pending/in_progress/completed/cancelled; task statuses include blocked, skipped, failed."""
+    """Plan statuses pending/in_progress/completed/cancelled; task statuses add blocked, skipped, failed."""
     _plan(ctx)
     import pytest
 
@@ -44,9 +52,19 @@ def test_statuses_are_the_spec_values(ctx):
 def test_tasks_positions_subtasks_and_metadata(ctx):
     """add_task (position, parent_id, metadata keys), update_task by ID or position, create_subtask."""
     _plan(ctx)
-    added = call(ctx, "add_task", title="lint", position=1,
-                 metadata={"preferred_agent": "reviewer", "tool_hints": ["use_bash", "search_first"],
-                           "dependencies": ["task-1"], "notes": "fast", "priority": "high"})
+    added = call(
+        ctx,
+        "add_task",
+        title="lint",
+        position=1,
+        metadata={
+            "preferred_agent": "reviewer",
+            "tool_hints": ["use_bash", "search_first"],
+            "dependencies": ["task-1"],
+            "notes": "fast",
+            "priority": "high",
+        },
+    )
     assert added.data["task"]["metadata"]["priority"] == "high"
     tasks = call(ctx, "list_tasks").data["tasks"]
     assert [t["title"] for t in tasks] == ["lint", "build", "test"]

@@ -42,7 +42,9 @@ def test_grep_flags(ctx):
     word = call(ctx, "grep", pattern="alpha", word_boundary=True, output_mode="content", path="src/a.py")
     assert "alphabet" not in word.output and "def alpha" in word.output
     assert call(ctx, "grep", pattern="alpha()", fixed_strings=True).data["total"] == 2
-    assert call(ctx, "grep", pattern=r"alpha\(\):\n    return", multiline=True).data["results"] == ["src/a.py"]
+    assert call(ctx, "grep", pattern=r"alpha\(\):\n    return", multiline=True).data["results"] == [
+        "src/a.py"
+    ]
     assert call(ctx, "grep", pattern="alpha", type="go").data["results"] == ["src/b.go"]
     assert call(ctx, "grep", pattern="alpha", glob="*.py").data["results"] == ["src/a.py"]
     ctx_lines = call(ctx, "grep", pattern="return", output_mode="content", **{"-B": 1, "-A": 1})

@@ -13,9 +13,11 @@ from starlette.routing import Route
 
 from tests.tools_fixtures import LocalServer, call, ctx, isolated_home  # noqa: F401 - fixtures
 
-PAGE = ("<html><head><title>T</title><style>.x{}</style><script>var a=1;</script></head><body>"
-        "<h1>Hello</h1><p>Some <b>bold</b> text with a <a href='https://e.org'>link</a>.</p>"
-        "<ul><li>one</li><li>two</li></ul></body></html>")
+PAGE = (
+    "<html><head><title>T</title><style>.x{}</style><script>var a=1;</script></head><body>"
+    "<h1>Hello</h1><p>Some <b>bold</b> text with a <a href='https://e.org'>link</a>.</p>"
+    "<ul><li>one</li><li>two</li></ul></body></html>"
+)
 
 
 async def page(request):
@@ -33,16 +35,28 @@ async def missing(request):
 async def search(request):
     q = request.query_params["q"]
     assert request.query_params["format"] == "json"
-    return JSONResponse({"query": q, "results": [
-        {"title": f"Result {i} for {q}", "url": f"https://example.org/{i}", "content": f"snippet {i}"}
-        for i in range(30)]})
+    return JSONResponse(
+        {
+            "query": q,
+            "results": [
+                {"title": f"Result {i} for {q}", "url": f"https://example.org/{i}", "content": f"snippet {i}"}
+                for i in range(30)
+            ],
+        }
+    )
 
 
 @pytest.fixture(scope="module")
 def site():
-    app = Starlette(routes=[Route("/page", page), Route("/big", big), Route("/missing", missing),
-                            Route("/redirect", lambda r: HTMLResponse("", 302, headers={"location": "/page"})),
-                            Route("/search", search)])  # FakeSearxng
+    app = Starlette(
+        routes=[
+            Route("/page", page),
+            Route("/big", big),
+            Route("/missing", missing),
+            Route("/redirect", lambda r: HTMLResponse("", 302, headers={"location": "/page"})),
+            Route("/search", search),
+        ]
+    )  # FakeSearxng
     with LocalServer(app) as url:
         yield url
 
@@ -63,7 +77,9 @@ def test_fetch_max_size_default_16000(ctx, site):
     """fetch: max_size bytes, default 16000."""
     result = call(ctx, "fetch", url=f"{site}/big", format="text")
     assert result.data["truncated"] and result.output.startswith("z" * 16000 + "\n[truncated")
-    assert call(ctx, "fetch", url=f"{site}/big", format="text", max_size=10).output.startswith("z" * 10 + "\n[")
+    assert call(ctx, "fetch", url=f"{site}/big", format="text", max_size=10).output.startswith(
+        "z" * 10 + "\n["
+    )
 
 
 def test_fetch_errors_and_timeout_cap(ctx, site):

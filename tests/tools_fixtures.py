@@ -17,9 +17,14 @@ ROOT = Path(__file__).resolve().parent.parent
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     home.mkdir()
-    for key, value in {"HOME": home, "XDG_CACHE_HOME": home / ".cache", "XDG_CONFIG_HOME": home / ".config",
-                       "FRAMEWORK_LEDGER_HOME": home / "ledger", "PLATFORM_RUNS_HOME": home / "runs",
-                       "PLATFORM_SETTINGS": home / "settings.yaml"}.items():
+    for key, value in {
+        "HOME": home,
+        "XDG_CACHE_HOME": home / ".cache",
+        "XDG_CONFIG_HOME": home / ".config",
+        "FRAMEWORK_LEDGER_HOME": home / "ledger",
+        "PLATFORM_RUNS_HOME": home / "runs",
+        "PLATFORM_SETTINGS": home / "settings.yaml",
+    }.items():
         monkeypatch.setenv(key, str(value))
     monkeypatch.delenv("PLATFORM_WEBSEARCH_URL", raising=False)
     return home
@@ -44,9 +49,15 @@ def call(ctx: ToolContext, tool: str, /, **params: Any) -> ToolResult:
 
 def subprocess_env(home: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), XDG_CONFIG_HOME=str(home / ".config"),
-               FRAMEWORK_LEDGER_HOME=str(home / "ledger"), PLATFORM_RUNS_HOME=str(home / "runs"),
-               PLATFORM_SETTINGS=str(home / "settings.yaml"), NO_COLOR="1")
+    env.update(
+        HOME=str(home),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        FRAMEWORK_LEDGER_HOME=str(home / "ledger"),
+        PLATFORM_RUNS_HOME=str(home / "runs"),
+        PLATFORM_SETTINGS=str(home / "settings.yaml"),
+        NO_COLOR="1",
+    )
     return env
 
 
@@ -58,8 +69,9 @@ class LocalServer:
 
         import uvicorn
 
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error",
-                                                    lifespan="on"))
+        self.server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="on")
+        )
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> str:

@@ -18,31 +18,115 @@ from typing import Any
 from engine.tools.base import Tool, ToolContext, ToolError, ToolResult, integer, schema, string
 
 LANGUAGES = {
-    ".py": "Python", ".go": "Go", ".js": "JavaScript", ".mjs": "JavaScript", ".cjs": "JavaScript",
-    ".jsx": "JavaScript", ".ts": "TypeScript", ".tsx": "TypeScript", ".rs": "Rust", ".java": "Java",
-    ".kt": "Kotlin", ".rb": "Ruby", ".php": "PHP", ".c": "C", ".h": "C", ".cc": "C++", ".cpp": "C++",
-    ".hpp": "C++", ".cs": "C#", ".swift": "Swift", ".scala": "Scala", ".sh": "Shell", ".bash": "Shell",
-    ".k": "KCL", ".sql": "SQL", ".html": "HTML", ".css": "CSS", ".scss": "CSS", ".md": "Markdown",
-    ".yaml": "YAML", ".yml": "YAML", ".toml": "TOML", ".json": "JSON", ".proto": "Protocol Buffers",
-    ".tf": "HCL", ".lua": "Lua", ".ex": "Elixir", ".exs": "Elixir", ".dart": "Dart", ".vue": "Vue",
+    ".py": "Python",
+    ".go": "Go",
+    ".js": "JavaScript",
+    ".mjs": "JavaScript",
+    ".cjs": "JavaScript",
+    ".jsx": "JavaScript",
+    ".ts": "TypeScript",
+    ".tsx": "TypeScript",
+    ".rs": "Rust",
+    ".java": "Java",
+    ".kt": "Kotlin",
+    ".rb": "Ruby",
+    ".php": "PHP",
+    ".c": "C",
+    ".h": "C",
+    ".cc": "C++",
+    ".cpp": "C++",
+    ".hpp": "C++",
+    ".cs": "C#",
+    ".swift": "Swift",
+    ".scala": "Scala",
+    ".sh": "Shell",
+    ".bash": "Shell",
+    ".k": "KCL",
+    ".sql": "SQL",
+    ".html": "HTML",
+    ".css": "CSS",
+    ".scss": "CSS",
+    ".md": "Markdown",
+    ".yaml": "YAML",
+    ".yml": "YAML",
+    ".toml": "TOML",
+    ".json": "JSON",
+    ".proto": "Protocol Buffers",
+    ".tf": "HCL",
+    ".lua": "Lua",
+    ".ex": "Elixir",
+    ".exs": "Elixir",
+    ".dart": "Dart",
+    ".vue": "Vue",
 }
 # marker file -> project type (spec 1 project_analyzer detect_type)
 MARKERS = {
-    "framework.yaml": "framework", "pyproject.toml": "python", "setup.py": "python", "requirements.txt": "python",
-    "package.json": "node", "tsconfig.json": "typescript", "go.mod": "go", "Cargo.toml": "rust",
-    "pom.xml": "java-maven", "build.gradle": "java-gradle", "build.gradle.kts": "kotlin-gradle",
-    "Gemfile": "ruby", "composer.json": "php", "mix.exs": "elixir", "CMakeLists.txt": "cmake",
-    "pubspec.yaml": "dart", "Package.swift": "swift", "deno.json": "deno",
+    "framework.yaml": "framework",
+    "pyproject.toml": "python",
+    "setup.py": "python",
+    "requirements.txt": "python",
+    "package.json": "node",
+    "tsconfig.json": "typescript",
+    "go.mod": "go",
+    "Cargo.toml": "rust",
+    "pom.xml": "java-maven",
+    "build.gradle": "java-gradle",
+    "build.gradle.kts": "kotlin-gradle",
+    "Gemfile": "ruby",
+    "composer.json": "php",
+    "mix.exs": "elixir",
+    "CMakeLists.txt": "cmake",
+    "pubspec.yaml": "dart",
+    "Package.swift": "swift",
+    "deno.json": "deno",
 }
-BUILD_FILES = {"Makefile", "makefile", "GNUmakefile", "pyproject.toml", "setup.py", "setup.cfg", "tox.ini",
-               "noxfile.py", "package.json", "go.mod", "Cargo.toml", "CMakeLists.txt", "build.gradle",
-               "build.gradle.kts", "settings.gradle", "pom.xml", "Dockerfile", "docker-compose.yml",
-               "docker-compose.yaml", "compose.yaml", "compose.yml", "justfile", "Justfile", "Taskfile.yml",
-               "BUILD", "BUILD.bazel", "WORKSPACE", "meson.build", "Gemfile", "Rakefile", "mix.exs",
-               "framework.yaml", "Containerfile", "Procfile", "kcl.mod"}
-TEST_PATTERNS = (re.compile(r"(^|/)test_[^/]*\.py$"), re.compile(r"_test\.py$"), re.compile(r"_test\.go$"),
-                 re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$"), re.compile(r"(^|/)(tests?|__tests__|spec)/"),
-                 re.compile(r"Test\.java$"), re.compile(r"_spec\.rb$"), re.compile(r"(^|/)src/test/"))
+BUILD_FILES = {
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "tox.ini",
+    "noxfile.py",
+    "package.json",
+    "go.mod",
+    "Cargo.toml",
+    "CMakeLists.txt",
+    "build.gradle",
+    "build.gradle.kts",
+    "settings.gradle",
+    "pom.xml",
+    "Dockerfile",
+    "docker-compose.yml",
+    "docker-compose.yaml",
+    "compose.yaml",
+    "compose.yml",
+    "justfile",
+    "Justfile",
+    "Taskfile.yml",
+    "BUILD",
+    "BUILD.bazel",
+    "WORKSPACE",
+    "meson.build",
+    "Gemfile",
+    "Rakefile",
+    "mix.exs",
+    "framework.yaml",
+    "Containerfile",
+    "Procfile",
+    "kcl.mod",
+}
+TEST_PATTERNS = (
+    re.compile(r"(^|/)test_[^/]*\.py$"),
+    re.compile(r"_test\.py$"),
+    re.compile(r"_test\.go$"),
+    re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$"),
+    re.compile(r"(^|/)(tests?|__tests__|spec)/"),
+    re.compile(r"Test\.java$"),
+    re.compile(r"_spec\.rb$"),
+    re.compile(r"(^|/)src/test/"),
+)
 
 
 def _files(ctx: ToolContext, where: Path) -> list[str]:
@@ -67,10 +151,16 @@ def project_analyzer(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
         text = "".join(f"{t}: {', '.join(sorted(found[t]))}\n" for t in types) or "no known project markers\n"
         return ToolResult(output=text, data={"types": types, "evidence": found})
     if action == "find_build_files":
-        builds = sorted(f for f in files if f.rsplit("/", 1)[-1] in BUILD_FILES
-                        or re.match(r"\.github/workflows/.+\.ya?ml$", f) or f == ".gitlab-ci.yml")
-        return ToolResult(output="".join(f + "\n" for f in builds) or "no build files found\n",
-                          data={"build_files": builds})
+        builds = sorted(
+            f
+            for f in files
+            if f.rsplit("/", 1)[-1] in BUILD_FILES
+            or re.match(r"\.github/workflows/.+\.ya?ml$", f)
+            or f == ".gitlab-ci.yml"
+        )
+        return ToolResult(
+            output="".join(f + "\n" for f in builds) or "no build files found\n", data={"build_files": builds}
+        )
     if action == "detect_languages":
         counts: Counter[str] = Counter()
         sizes: Counter[str] = Counter()
@@ -95,16 +185,24 @@ def project_analyzer(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
             frameworks.append("go test")
         if any(re.search(r"\.(test|spec)\.[cm]?[jt]sx?$", f) for f in tests):
             frameworks.append("jest/vitest")
-        text = (f"{len(tests)} test files" + (f" ({', '.join(frameworks)})" if frameworks else "") + "\n"
-                + "".join(f + "\n" for f in tests[:500]))
+        text = (
+            f"{len(tests)} test files"
+            + (f" ({', '.join(frameworks)})" if frameworks else "")
+            + "\n"
+            + "".join(f + "\n" for f in tests[:500])
+        )
         return ToolResult(output=text, data={"tests": tests, "frameworks": frameworks})
-    raise ToolError(f"unknown action {action!r}: detect_type, find_build_files, detect_languages or find_tests")
+    raise ToolError(
+        f"unknown action {action!r}: detect_type, find_build_files, detect_languages or find_tests"
+    )
 
 
 _DEFS = {
     ".go": re.compile(r"^\s*(func|type)\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)"),
     ".rs": re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(fn|struct|enum|trait|impl|mod)\s+([A-Za-z_]\w*)"),
-    ".js": re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(function|class|const|let)\s+([A-Za-z_$][\w$]*)"),
+    ".js": re.compile(
+        r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(function|class|const|let)\s+([A-Za-z_$][\w$]*)"
+    ),
 }
 _DEFS.update({ext: _DEFS[".js"] for ext in (".ts", ".tsx", ".jsx", ".mjs", ".cjs")})
 
@@ -119,6 +217,7 @@ def _python_symbols(text: str) -> list[dict[str, Any]]:
                 out.append({"name": prefix + child.name, "kind": kind, "line": child.lineno})
                 if isinstance(child, ast.ClassDef):
                     visit(child, prefix + child.name + ".")
+
     visit(ast.parse(text), "")
     return out
 
@@ -137,8 +236,11 @@ def _symbols(path: Path) -> list[dict[str, Any]]:
     rx = _DEFS.get(ext)
     if rx is None:
         return []
-    return [{"name": m.group(2), "kind": m.group(1), "line": n}
-            for n, line in enumerate(text.splitlines(), start=1) if (m := rx.match(line))]
+    return [
+        {"name": m.group(2), "kind": m.group(1), "line": n}
+        for n, line in enumerate(text.splitlines(), start=1)
+        if (m := rx.match(line))
+    ]
 
 
 def codegraph(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -162,8 +264,17 @@ def codegraph(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
             raise ToolError("references needs `symbol`")
         from engine.tools.search import grep
 
-        found = grep({"pattern": symbol, "fixed_strings": True, "word_boundary": True, "output_mode": "content",
-                      "path": str(where), "head_limit": limit}, ctx)
+        found = grep(
+            {
+                "pattern": symbol,
+                "fixed_strings": True,
+                "word_boundary": True,
+                "output_mode": "content",
+                "path": str(where),
+                "head_limit": limit,
+            },
+            ctx,
+        )
         return ToolResult(output=found.output, data={"references": found.data["results"]})
     if action == "imports":
         edges = []
@@ -176,28 +287,54 @@ def codegraph(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
                 continue
             for node in ast.walk(tree):
                 if isinstance(node, ast.Import):
-                    edges += [{"file": os.path.relpath(file, ctx.root), "imports": a.name} for a in node.names]
+                    edges += [
+                        {"file": os.path.relpath(file, ctx.root), "imports": a.name} for a in node.names
+                    ]
                 elif isinstance(node, ast.ImportFrom):
-                    edges.append({"file": os.path.relpath(file, ctx.root),
-                                  "imports": "." * node.level + (node.module or "")})
+                    edges.append(
+                        {
+                            "file": os.path.relpath(file, ctx.root),
+                            "imports": "." * node.level + (node.module or ""),
+                        }
+                    )
         edges = edges[:limit]
-        return ToolResult(output="".join(f"{e['file']} -> {e['imports']}\n" for e in edges) or "no imports\n",
-                          data={"imports": edges})
+        return ToolResult(
+            output="".join(f"{e['file']} -> {e['imports']}\n" for e in edges) or "no imports\n",
+            data={"imports": edges},
+        )
     raise ToolError(f"unknown action {action!r}: symbols, references or imports")
 
 
 TOOLS = [
-    Tool("project_analyzer", ("analysis", "readonly", "default"),
-         "Analyze a project: detect_type, find_build_files, detect_languages, find_tests.",
-         schema({"action": string("detect_type, find_build_files, detect_languages or find_tests",
-                                  enum=["detect_type", "find_build_files", "detect_languages", "find_tests"]),
-                 "path": string("directory; default project root")}, ("action",)),
-         project_analyzer),
-    Tool("codegraph", ("analysis", "readonly"),
-         "Code structure: symbols (definitions), references (whole-word uses of a symbol), imports (Python).",
-         schema({"action": string("symbols, references or imports", enum=["symbols", "references", "imports"]),
-                 "path": string("file or directory; default project root"),
-                 "symbol": string("name to find (references)"),
-                 "head_limit": integer("max results; default 500", minimum=1)}, ("action",)),
-         codegraph),
+    Tool(
+        "project_analyzer",
+        ("analysis", "readonly", "default"),
+        "Analyze a project: detect_type, find_build_files, detect_languages, find_tests.",
+        schema(
+            {
+                "action": string(
+                    "detect_type, find_build_files, detect_languages or find_tests",
+                    enum=["detect_type", "find_build_files", "detect_languages", "find_tests"],
+                ),
+                "path": string("directory; default project root"),
+            },
+            ("action",),
+        ),
+        project_analyzer,
+    ),
+    Tool(
+        "codegraph",
+        ("analysis", "readonly"),
+        "Code structure: symbols (definitions), references (whole-word uses of a symbol), imports (Python).",
+        schema(
+            {
+                "action": string("symbols, references or imports", enum=["symbols", "references", "imports"]),
+                "path": string("file or directory; default project root"),
+                "symbol": string("name to find (references)"),
+                "head_limit": integer("max results; default 500", minimum=1),
+            },
+            ("action",),
+        ),
+        codegraph,
+    ),
 ]

@@ -95,14 +95,23 @@ class Tool:
     source: str = "builtin"
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "tags": list(self.tags), "description": self.description,
-                "source": self.source, "input_schema": self.schema}
+        return {
+            "name": self.name,
+            "tags": list(self.tags),
+            "description": self.description,
+            "source": self.source,
+            "input_schema": self.schema,
+        }
 
 
 def schema(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
     """A JSON schema object for a tool's parameters (unknown parameters are refused)."""
-    return {"type": "object", "properties": properties, "required": list(required),
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
 
 
 def string(desc: str, **extra: Any) -> dict[str, Any]:
@@ -127,6 +136,12 @@ def clamp(value: int | None, default: int, maximum: int, minimum: int = 0) -> in
 def unified_diff(path: str, before: str, after: str) -> str:
     import difflib
 
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                 fromfile=f"a/{path}", tofile=f"b/{path}")
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{path}",
+        tofile=f"b/{path}",
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,11 +53,13 @@ def check_unmodified(ctx: ToolContext, path: Path) -> None:
     except FileNotFoundError:
         return
     if (st.st_mtime_ns, st.st_size) != seen:
-        raise ToolError(f"{path} was modified on disk since it was last read; view it again before writing",
-                        code="modified_externally")
+        raise ToolError(
+            f"{path} was modified on disk since it was last read; view it again before writing",
+            code="modified_externally",
+        )
 
 
-def commit_writes(ctx: ToolContext, changes: list[tuple[Path, bytes | None]]) -> None:
+def commit_writes(ctx: ToolContext, changes: Sequence[tuple[Path, bytes | None]]) -> None:
     """Write (or delete, when bytes is None) every file, or restore all of them if one fails."""
     originals: list[tuple[Path, bytes | None]] = []
     try:

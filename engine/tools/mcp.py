@@ -47,8 +47,9 @@ def _transport(server: McpServer, name: str) -> Any:
 
         log = cache_dir() / "mcp" / f"{name}.stderr.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        params = StdioServerParameters(command=server.command, args=server.args, env=server.env or None,
-                                       cwd=server.cwd)
+        params = StdioServerParameters(
+            command=server.command, args=server.args, env=server.env or None, cwd=server.cwd
+        )
         return stdio_client(params, errlog=log.open("a"))
     if server.headers:
         import httpx2  # the HTTP client the mcp SDK is built on
@@ -75,7 +76,9 @@ class _Connection:
         from mcp import Client
 
         try:
-            async with Client(_transport(self.server, self.name), read_timeout_seconds=CALL_TIMEOUT) as client:
+            async with Client(
+                _transport(self.server, self.name), read_timeout_seconds=CALL_TIMEOUT
+            ) as client:
                 tools: list[Any] = []
                 cursor = None
                 while True:
@@ -125,6 +128,7 @@ class _Hub:
         async def go() -> list[Any]:
             conn = await self._connection(_key(name, server), name, server)
             return await asyncio.wait_for(asyncio.shield(conn.ready), server.timeout)
+
         return list(self.run(go(), server.timeout + 5))
 
     def call(self, name: str, server: McpServer, tool: str, arguments: dict[str, Any]) -> Any:
@@ -134,6 +138,7 @@ class _Hub:
             future = self.loop.create_future()
             await conn.queue.put((tool, arguments, future))
             return await asyncio.wait_for(future, CALL_TIMEOUT)
+
         return self.run(go(), server.timeout + CALL_TIMEOUT + 5)
 
     def close(self) -> None:
@@ -144,6 +149,7 @@ class _Hub:
             if tasks:
                 await asyncio.wait(tasks, timeout=10)
             self.connections.clear()
+
         try:
             self.run(go(), 15)
         except Exception:  # noqa: BLE001, S110 - best effort at exit
@@ -181,17 +187,20 @@ def _result(result: Any) -> ToolResult:
     if not text and result.structured_content is not None:
         text = json.dumps(result.structured_content, indent=1)
     data = {"structured_content": result.structured_content} if result.structured_content is not None else {}
-    return ToolResult(output=text if text.endswith("\n") or not text else text + "\n", is_error=result.is_error,
-                      data=data)
+    return ToolResult(
+        output=text if text.endswith("\n") or not text else text + "\n", is_error=result.is_error, data=data
+    )
 
 
-def _handler(server_name: str, server: McpServer, tool_name: str) -> Callable[[dict[str, Any], ToolContext],
-                                                                               ToolResult]:
+def _handler(
+    server_name: str, server: McpServer, tool_name: str
+) -> Callable[[dict[str, Any], ToolContext], ToolResult]:
     def call(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
             return _result(_get_hub().call(server_name, server, tool_name, params))
         except Exception as exc:  # noqa: BLE001 - the server's failure becomes the agent's error result
             raise ToolError(f"tool server {server_name!r} failed on {tool_name}: {_describe(exc)}") from None
+
     return call
 
 
@@ -220,15 +229,30 @@ def discover(settings: dict[str, Any] | None = None) -> tuple[dict[str, Tool], l
             try:
                 listed = future.result()
             except Exception as exc:  # noqa: BLE001 - one failing server must not take the others down
-                status.append({"name": name, "transport": transport, "ok": False, "tools": 0,
-                               "error": f"failed to start or answer: {_describe(exc)}"})
+                status.append(
+                    {
+                        "name": name,
+                        "transport": transport,
+                        "ok": False,
+                        "tools": 0,
+                        "error": f"failed to start or answer: {_describe(exc)}",
+                    }
+                )
                 continue
             for t in listed:
                 full = tool_name(name, t.name)
                 schema = dict(t.input_schema or {"type": "object"})
-                tools[full] = Tool(full, ("mcp",), t.description or f"{t.name} from tool server {name}", schema,
-                                   _handler(name, server, t.name), source=f"mcp:{name}")
-            status.append({"name": name, "transport": transport, "ok": True, "tools": len(listed), "error": None})
+                tools[full] = Tool(
+                    full,
+                    ("mcp",),
+                    t.description or f"{t.name} from tool server {name}",
+                    schema,
+                    _handler(name, server, t.name),
+                    source=f"mcp:{name}",
+                )
+            status.append(
+                {"name": name, "transport": transport, "ok": True, "tools": len(listed), "error": None}
+            )
     with _lock:
         _cache[key] = (time.monotonic(), tools, status)
     return tools, status

@@ -19,7 +19,18 @@ from engine.tools.base import InvalidParams, Tool, ToolContext, ToolError, ToolR
 # One module per tool family (spec 1, Tags); each exposes TOOLS.
 FAMILIES = ("file", "patch", "search", "execution", "web", "planning", "analysis", "worktree", "workflow")
 
-TAGS = ("default", "readonly", "file", "search", "execution", "web", "planning", "analysis", "workflow", "mcp")
+TAGS = (
+    "default",
+    "readonly",
+    "file",
+    "search",
+    "execution",
+    "web",
+    "planning",
+    "analysis",
+    "workflow",
+    "mcp",
+)
 
 
 @cache
@@ -52,8 +63,9 @@ def validate_params(tool: Tool, params: Any) -> dict[str, Any]:
     if errors:
         first = errors[0]
         where = "/".join(str(p) for p in first.absolute_path) or "(parameters)"
-        raise InvalidParams(f"{tool.name}: {where}: {first.message}",
-                            hint="see the schema with `platform tools list --json`")
+        raise InvalidParams(
+            f"{tool.name}: {where}: {first.message}", hint="see the schema with `platform tools list --json`"
+        )
     return params
 
 
@@ -84,7 +96,9 @@ class ToolCallOutcome(BaseModel):
     data: dict[str, Any] = {}
 
 
-def list_tools(filter_entries: list[str] | None = None, settings: dict[str, Any] | None = None) -> ToolListing:
+def list_tools(
+    filter_entries: list[str] | None = None, settings: dict[str, Any] | None = None
+) -> ToolListing:
     """Every available tool, or those a `tool_filter` selects (`platform tools list`)."""
     from engine.tools.filter import apply_filter
     from engine.tools.mcp import server_status
@@ -93,8 +107,12 @@ def list_tools(filter_entries: list[str] | None = None, settings: dict[str, Any]
     if filter_entries:
         selection = apply_filter(filter_entries, tools)
         chosen = [tools[name] for name in selection.tools]
-        return ToolListing(tools=[t.describe() for t in chosen], spawn=[s.model_dump() for s in selection.spawn],
-                           warnings=selection.warnings, servers=server_status(settings))
+        return ToolListing(
+            tools=[t.describe() for t in chosen],
+            spawn=[s.model_dump() for s in selection.spawn],
+            warnings=selection.warnings,
+            servers=server_status(settings),
+        )
     return ToolListing(tools=[t.describe() for t in tools.values()], servers=server_status(settings))
 
 
@@ -124,8 +142,11 @@ def session_context(root: Path, session_id: str = "cli") -> ToolContext:
 
     root = root.resolve()
     digest = hashlib.sha256(str(root).encode()).hexdigest()[:12]
-    return ToolContext(root=root, session_id=session_id,
-                       data_dir=cache_dir() / "tools" / f"{root.name}-{digest}" / session_id)
+    return ToolContext(
+        root=root,
+        session_id=session_id,
+        data_dir=cache_dir() / "tools" / f"{root.name}-{digest}" / session_id,
+    )
 
 
 def invoke(name: str, params_text: str, root: Path, session_id: str = "cli") -> ToolCallOutcome:

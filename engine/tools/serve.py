@@ -28,8 +28,12 @@ def build_server(root: Path, filter_entries: list[str] | None = None, session_id
     ctx = session_context(root, session_id)
 
     async def list_tools(_ctx: Any, _params: Any) -> Any:
-        return types.ListToolsResult(tools=[
-            types.Tool(name=t.name, description=t.description, input_schema=t.schema) for t in tools.values()])
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name=t.name, description=t.description, input_schema=t.schema)
+                for t in tools.values()
+            ]
+        )
 
     async def call(_ctx: Any, params: Any) -> Any:
         def run() -> tuple[str, bool]:
@@ -38,11 +42,17 @@ def build_server(root: Path, filter_entries: list[str] | None = None, session_id
                 return result.output, result.is_error
             except EngineError as exc:
                 return f"error: {exc.message}\n", True
+
         output, is_error = await anyio.to_thread.run_sync(run)
         return types.CallToolResult(content=[types.TextContent(text=output)], is_error=is_error)
 
-    return Server("platform-tools", version=__version__, on_list_tools=list_tools, on_call_tool=call,
-                  instructions="Agent tools of the platform: files, search, shell, web, planning, analysis, git.")
+    return Server(
+        "platform-tools",
+        version=__version__,
+        on_list_tools=list_tools,
+        on_call_tool=call,
+        instructions="Agent tools of the platform: files, search, shell, web, planning, analysis, git.",
+    )
 
 
 def serve_stdio(root: Path, filter_entries: list[str] | None = None, session_id: str = "mcp") -> int:
@@ -57,6 +67,7 @@ def serve_stdio(root: Path, filter_entries: list[str] | None = None, session_id:
     async def main() -> None:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
+
     try:
         anyio.run(main)
     finally:

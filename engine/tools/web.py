@@ -78,7 +78,9 @@ def fetch(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     timeout = clamp(params.get("timeout"), FETCH_TIMEOUT_DEFAULT, FETCH_TIMEOUT_MAX, minimum=1)
     max_size = clamp(params.get("max_size"), FETCH_MAX_SIZE_DEFAULT, DOWNLOAD_CAP, minimum=1)
     try:
-        with httpx.Client(follow_redirects=True, timeout=timeout, headers={"User-Agent": USER_AGENT}) as client:
+        with httpx.Client(
+            follow_redirects=True, timeout=timeout, headers={"User-Agent": USER_AGENT}
+        ) as client:
             with client.stream("GET", url) as response:
                 chunks, size = [], 0
                 for chunk in response.iter_bytes():
@@ -102,9 +104,16 @@ def fetch(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if truncated:
         text = encoded[:max_size].decode("utf-8", errors="ignore")
         text += f"\n[truncated at max_size {max_size} bytes of {len(encoded)}]\n"
-    return ToolResult(output=text, data={"url": str(response.url), "status": response.status_code,
-                                         "content_type": content_type, "bytes": len(encoded),
-                                         "truncated": truncated})
+    return ToolResult(
+        output=text,
+        data={
+            "url": str(response.url),
+            "status": response.status_code,
+            "content_type": content_type,
+            "bytes": len(encoded),
+            "truncated": truncated,
+        },
+    )
 
 
 def websearch(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -114,39 +123,70 @@ def websearch(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
     settings = load_settings(ctx.settings)
     if not settings.websearch_url:
-        raise ToolError("no web search provider is configured: set websearch_url (a SearXNG-compatible JSON "
-                        "endpoint) in the settings file or PLATFORM_WEBSEARCH_URL", code="not_configured")
+        raise ToolError(
+            "no web search provider is configured: set websearch_url (a SearXNG-compatible JSON "
+            "endpoint) in the settings file or PLATFORM_WEBSEARCH_URL",
+            code="not_configured",
+        )
     count = clamp(params.get("count"), SEARCH_COUNT_DEFAULT, SEARCH_COUNT_MAX, minimum=1)
     headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
     if settings.websearch_api_key_env and os.environ.get(settings.websearch_api_key_env):
         headers["Authorization"] = f"Bearer {os.environ[settings.websearch_api_key_env]}"
     try:
-        response = httpx.get(settings.websearch_url, params={"q": params["query"], "format": "json"},
-                             headers=headers, timeout=30, follow_redirects=True)
+        response = httpx.get(
+            settings.websearch_url,
+            params={"q": params["query"], "format": "json"},
+            headers=headers,
+            timeout=30,
+            follow_redirects=True,
+        )
         response.raise_for_status()
         results = response.json().get("results") or []
     except httpx.HTTPError as exc:
         raise ToolError(f"web search provider {settings.websearch_url} failed: {exc}") from None
     except (ValueError, AttributeError):
         raise ToolError(f"web search provider {settings.websearch_url} did not answer SearXNG JSON") from None
-    hits = [{"title": str(r.get("title") or ""), "url": str(r.get("url") or ""),
-             "snippet": str(r.get("content") or "")} for r in results if isinstance(r, dict)][:count]
+    hits = [
+        {
+            "title": str(r.get("title") or ""),
+            "url": str(r.get("url") or ""),
+            "snippet": str(r.get("content") or ""),
+        }
+        for r in results
+        if isinstance(r, dict)
+    ][:count]
     lines = [f"{n}. {h['title']}\n   {h['url']}\n   {h['snippet']}" for n, h in enumerate(hits, start=1)]
     text = "\n".join(lines) + "\n" if hits else f"no results for {params['query']!r}\n"
     return ToolResult(output=text, data={"results": hits})
 
 
 TOOLS = [
-    Tool("fetch", ("web", "readonly", "default"),
-         "Fetch a URL as text, markdown or html; timeout max 120 s; output max_size bytes (default 16000).",
-         schema({"url": string("http(s) URL"),
-                 "format": string("text, markdown or html", enum=["text", "markdown", "html"]),
-                 "timeout": integer("seconds; max 120", minimum=1),
-                 "max_size": integer("bytes; default 16000", minimum=1)}, ("url", "format")),
-         fetch),
-    Tool("websearch", ("web", "readonly", "default"),
-         "Search the web (site:, quoted phrases and -term supported); count default 10, max 20.",
-         schema({"query": string("search query; supports site:, \"quoted phrases\", -term"),
-                 "count": integer("results; default 10; max 20", minimum=1)}, ("query",)),
-         websearch),
+    Tool(
+        "fetch",
+        ("web", "readonly", "default"),
+        "Fetch a URL as text, markdown or html; timeout max 120 s; output max_size bytes (default 16000).",
+        schema(
+            {
+                "url": string("http(s) URL"),
+                "format": string("text, markdown or html", enum=["text", "markdown", "html"]),
+                "timeout": integer("seconds; max 120", minimum=1),
+                "max_size": integer("bytes; default 16000", minimum=1),
+            },
+            ("url", "format"),
+        ),
+        fetch,
+    ),
+    Tool(
+        "websearch",
+        ("web", "readonly", "default"),
+        "Search the web (site:, quoted phrases and -term supported); count default 10, max 20.",
+        schema(
+            {
+                "query": string('search query; supports site:, "quoted phrases", -term'),
+                "count": integer("results; default 10; max 20", minimum=1),
+            },
+            ("query",),
+        ),
+        websearch,
+    ),
 ]

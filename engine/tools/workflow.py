@@ -17,7 +17,10 @@ from engine.paths import atomic_write_bytes
 from engine.tools.base import Tool, ToolContext, ToolError, ToolResult, schema, string
 
 PATH = string("workflow file (relative to the project root); default the session's draft")
-DEFINITION = {"type": "object", "description": "workflow: name, model, instructions, tool_filter, inputs, max_steps"}
+DEFINITION = {
+    "type": "object",
+    "description": "workflow: name, model, instructions, tool_filter, inputs, max_steps",
+}
 
 
 def _path(params: dict[str, Any], ctx: ToolContext) -> Path:
@@ -75,15 +78,18 @@ def _report(verb: str, path: Path, definition: dict[str, Any]) -> ToolResult:
     found = problems(definition, path.parent)
     state = "valid" if not found else "invalid: " + "; ".join(found)
     text = f"{verb} {path} ({state})\n" + yaml.safe_dump(definition, sort_keys=False, allow_unicode=True)
-    return ToolResult(output=text, data={"path": str(path), "definition": definition, "valid": not found,
-                                         "problems": found})
+    return ToolResult(
+        output=text, data={"path": str(path), "definition": definition, "valid": not found, "problems": found}
+    )
 
 
 def read_workflow_state(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     path = _path(params, ctx)
     if not path.exists():
-        return ToolResult(output=f"no workflow at {path} yet; create it with set_workflow\n",
-                          data={"path": str(path), "definition": None, "valid": False, "problems": ["missing"]})
+        return ToolResult(
+            output=f"no workflow at {path} yet; create it with set_workflow\n",
+            data={"path": str(path), "definition": None, "valid": False, "problems": ["missing"]},
+        )
     return _report("workflow", path, _read(path))
 
 
@@ -127,13 +133,32 @@ def validate_workflow(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
 _TAGS = ("workflow",)
 TOOLS = [
-    Tool("read_workflow_state", _TAGS, "The workflow being built and whether it is valid.",
-         schema({"path": PATH}), read_workflow_state),
-    Tool("update_workflow", _TAGS, "Merge fields into the workflow (model merged by key; null removes a field).",
-         schema({"changes": {**DEFINITION, "description": "fields to set"}, "path": PATH}, ("changes",)),
-         update_workflow),
-    Tool("set_workflow", _TAGS, "Replace the whole workflow definition (refused when invalid).",
-         schema({"definition": DEFINITION, "path": PATH}, ("definition",)), set_workflow),
-    Tool("validate_workflow", _TAGS, "Validate a workflow definition or file: fields, model provider, tool_filter.",
-         schema({"definition": DEFINITION, "path": PATH}), validate_workflow),
+    Tool(
+        "read_workflow_state",
+        _TAGS,
+        "The workflow being built and whether it is valid.",
+        schema({"path": PATH}),
+        read_workflow_state,
+    ),
+    Tool(
+        "update_workflow",
+        _TAGS,
+        "Merge fields into the workflow (model merged by key; null removes a field).",
+        schema({"changes": {**DEFINITION, "description": "fields to set"}, "path": PATH}, ("changes",)),
+        update_workflow,
+    ),
+    Tool(
+        "set_workflow",
+        _TAGS,
+        "Replace the whole workflow definition (refused when invalid).",
+        schema({"definition": DEFINITION, "path": PATH}, ("definition",)),
+        set_workflow,
+    ),
+    Tool(
+        "validate_workflow",
+        _TAGS,
+        "Validate a workflow definition or file: fields, model provider, tool_filter.",
+        schema({"definition": DEFINITION, "path": PATH}),
+        validate_workflow,
+    ),
 ]

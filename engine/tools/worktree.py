@@ -29,8 +29,12 @@ def _git(args: list[str], cwd: Path, check: bool = True) -> str:
 
 
 def _repo(ctx: ToolContext) -> Path:
-    proc = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=ctx.root,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+        cwd=ctx.root,
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         raise ToolError(f"{ctx.root} is not inside a git repository", code="not_a_repository")
     return Path(proc.stdout.strip()).parent  # the main checkout, even when called from a worktree
@@ -48,7 +52,8 @@ def _meta(repo: Path, name: str) -> dict[str, Any]:
 
 
 def _worktrees(repo: Path) -> list[dict[str, Any]]:
-    out, current = [], {}
+    out: list[dict[str, Any]] = []
+    current: dict[str, Any] = {}
     for line in _git(["worktree", "list", "--porcelain"], repo).splitlines() + [""]:
         if not line:
             if current:
@@ -63,8 +68,16 @@ def _worktrees(repo: Path) -> list[dict[str, Any]]:
         managed = path.parent == repo / ".worktrees"
         name = path.name if managed else ("(main)" if path == repo else path.name)
         branch = str(wt.get("branch", "")).removeprefix("refs/heads/") or None
-        rows.append({"name": name, "path": str(path), "branch": branch, "head": wt.get("HEAD"),
-                     "managed": managed, "session_id": _meta(repo, name).get("session_id") if managed else None})
+        rows.append(
+            {
+                "name": name,
+                "path": str(path),
+                "branch": branch,
+                "head": wt.get("HEAD"),
+                "managed": managed,
+                "session_id": _meta(repo, name).get("session_id") if managed else None,
+            }
+        )
     return rows
 
 
@@ -96,8 +109,12 @@ def _create(params: dict[str, Any], ctx: ToolContext, repo: Path, name: str) -> 
     generated = not params.get("branch")
     branch = params.get("branch") or f"wt/{name}"
     base = params.get("base_branch") or "HEAD"
-    branch_exists = subprocess.run(["git", "show-ref", "--verify", "--quiet", f"refs/heads/{branch}"],
-                                   cwd=repo).returncode == 0
+    branch_exists = (
+        subprocess.run(
+            ["git", "show-ref", "--verify", "--quiet", f"refs/heads/{branch}"], cwd=repo
+        ).returncode
+        == 0
+    )
     if branch_exists and not params.get("base_branch") and not (params.get("force") and generated):
         _git(["worktree", "add", str(path), branch], repo)
     else:
@@ -114,13 +131,22 @@ def _create(params: dict[str, Any], ctx: ToolContext, repo: Path, name: str) -> 
         else:
             shutil.copy2(src, dst)
         copied.append(rel)
-    meta = {"name": name, "branch": branch, "generated_branch": generated, "base": base,
-            "session_id": params.get("session_id") or ctx.session_id, "created_at": time.time()}
+    meta = {
+        "name": name,
+        "branch": branch,
+        "generated_branch": generated,
+        "base": base,
+        "session_id": params.get("session_id") or ctx.session_id,
+        "created_at": time.time(),
+    }
     atomic_write_bytes(_meta_path(repo, name), json.dumps(meta, indent=1).encode())
     info = _find(repo, name)
-    return ToolResult(output=f"created worktree {name} at {path} on branch {branch}"
-                             + (f"; copied {', '.join(copied)}" if copied else "") + "\n",
-                      data={**info, "copied": copied})
+    return ToolResult(
+        output=f"created worktree {name} at {path} on branch {branch}"
+        + (f"; copied {', '.join(copied)}" if copied else "")
+        + "\n",
+        data={**info, "copied": copied},
+    )
 
 
 def worktree(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -143,8 +169,11 @@ def worktree(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
         info = _find(repo, name)
         status = _git(["status", "--porcelain"], Path(info["path"]))
         info["dirty"] = bool(status.strip())
-        return ToolResult(output=f"{name}: {info['path']} on {info['branch']} at {str(info['head'])[:12]}"
-                                 f"{' (uncommitted changes)' if info['dirty'] else ''}\n", data=info)
+        return ToolResult(
+            output=f"{name}: {info['path']} on {info['branch']} at {str(info['head'])[:12]}"
+            f"{' (uncommitted changes)' if info['dirty'] else ''}\n",
+            data=info,
+        )
     if action == "delete":
         info = _find(repo, name)
         args = ["worktree", "remove", *(["--force"] if params.get("force") else []), info["path"]]
@@ -155,15 +184,26 @@ def worktree(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
 
 TOOLS = [
-    Tool("worktree", ("default",),
-         "Manage git worktrees: create (new branch, copy untracked files), list, get, delete.",
-         schema({"action": string("create, list, get or delete", enum=["create", "list", "get", "delete"]),
-                 "name": string("worktree name; required for create, get, delete"),
-                 "branch": string("branch; auto-generated (wt/<name>) when omitted"),
-                 "base_branch": string("branch or commit to start from; default HEAD"),
-                 "copy_files": {"type": "array", "items": {"type": "string"},
-                                "description": "files to copy into the worktree (e.g. .env)"},
-                 "force": boolean("force: recreate an existing worktree / delete with local changes"),
-                 "session_id": string("session to associate")}, ("action",)),
-         worktree),
+    Tool(
+        "worktree",
+        ("default",),
+        "Manage git worktrees: create (new branch, copy untracked files), list, get, delete.",
+        schema(
+            {
+                "action": string("create, list, get or delete", enum=["create", "list", "get", "delete"]),
+                "name": string("worktree name; required for create, get, delete"),
+                "branch": string("branch; auto-generated (wt/<name>) when omitted"),
+                "base_branch": string("branch or commit to start from; default HEAD"),
+                "copy_files": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "files to copy into the worktree (e.g. .env)",
+                },
+                "force": boolean("force: recreate an existing worktree / delete with local changes"),
+                "session_id": string("session to associate"),
+            },
+            ("action",),
+        ),
+        worktree,
+    ),
 ]
