@@ -39,8 +39,10 @@ def median_time(fn: Callable[[], object], repeat: int = 7) -> float:
 def report(name: str, ours: float, base: float, aim: float) -> bool:
     ratio = ours / base
     verdict = "ok" if ratio <= aim else "OVER AIM"
-    print(f"{name:44s} tool {ours * 1000:9.1f} ms   baseline {base * 1000:9.1f} ms   ratio {ratio:5.2f}x "
-          f"(aim <= {aim}x) {verdict}")
+    print(
+        f"{name:44s} tool {ours * 1000:9.1f} ms   baseline {base * 1000:9.1f} ms   ratio {ratio:5.2f}x "
+        f"(aim <= {aim}x) {verdict}"
+    )
     return ratio <= aim
 
 
@@ -49,12 +51,21 @@ def bench_grep() -> list[bool]:
     ctx = ToolContext(root=stdlib, session_id="bench", data_dir=Path(tempfile.mkdtemp()), settings={})
     results = []
     cases = [
-        ("grep files_with_matches 'def \\w+\\(self'", {"pattern": r"def \w+\(self"},
-         ["--files-with-matches"]),
-        ("grep count 'import os'", {"pattern": "import os", "output_mode": "count"}, ["--count", "--with-filename"]),
-        ("grep content -i 'deprecationwarning' head 200",
-         {"pattern": "deprecationwarning", "output_mode": "content", "-i": True, "head_limit": 200},
-         ["--line-number", "--no-heading", "--with-filename", "--ignore-case"]),
+        (
+            "grep files_with_matches 'def \\w+\\(self'",
+            {"pattern": r"def \w+\(self"},
+            ["--files-with-matches"],
+        ),
+        (
+            "grep count 'import os'",
+            {"pattern": "import os", "output_mode": "count"},
+            ["--count", "--with-filename"],
+        ),
+        (
+            "grep content -i 'deprecationwarning' head 200",
+            {"pattern": "deprecationwarning", "output_mode": "content", "-i": True, "head_limit": 200},
+            ["--line-number", "--no-heading", "--with-filename", "--ignore-case"],
+        ),
     ]
     for name, params, flags in cases:
         args = [rg_path(), *COMMON_ARGS, "--color", "never", *flags, "-e", params["pattern"]]
@@ -88,15 +99,21 @@ def bench_big_file() -> list[bool]:
     def view_head() -> None:
         assert not call_tool("view", {"file_path": str(big)}, ctx).is_error
 
-    results.append(report("view first 500 lines of 50 MB", median_time(view_head), median_time(read_plain), 2.0))
-    results.append(report("view last lines of 50 MB (offset)", median_time(view_end), median_time(read_plain), 2.0))
+    results.append(
+        report("view first 500 lines of 50 MB", median_time(view_head), median_time(read_plain), 2.0)
+    )
+    results.append(
+        report("view last lines of 50 MB (offset)", median_time(view_end), median_time(read_plain), 2.0)
+    )
 
     state = {"flip": False}
 
     def edit_tool() -> None:
         old, new = ("MARKER", "marker") if not state["flip"] else ("marker", "MARKER")
         state["flip"] = not state["flip"]
-        result = call_tool("edit", {"edits": [{"file_path": str(big), "old_string": old, "new_string": new}]}, ctx)
+        result = call_tool(
+            "edit", {"edits": [{"file_path": str(big), "old_string": old, "new_string": new}]}, ctx
+        )
         assert not result.is_error, result.output
 
     def edit_plain() -> None:
@@ -104,8 +121,14 @@ def bench_big_file() -> list[bool]:
         old, new = ("MARKER", "marker") if "MARKER" in text else ("marker", "MARKER")
         big.write_text(text.replace(old, new, 1), encoding="utf-8")
 
-    results.append(report("edit one line of 50 MB (atomic, diff)", median_time(edit_tool, 5),
-                          median_time(edit_plain, 5), 2.0))
+    results.append(
+        report(
+            "edit one line of 50 MB (atomic, diff)",
+            median_time(edit_tool, 5),
+            median_time(edit_plain, 5),
+            2.0,
+        )
+    )
     shutil.rmtree(work, ignore_errors=True)
     return results
 

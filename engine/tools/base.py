@@ -154,8 +154,12 @@ def _common_prefix(a: str, b: str, limit: int) -> int:
 def _common_suffix(a: str, b: str, limit: int) -> int:
     at, step = 0, 1 << 16
     la, lb = len(a), len(b)
-    while at < limit and a[max(0, la - at - step) : la - at] == b[max(0, lb - at - step) : lb - at] and \
-            la - at - step >= 0 and lb - at - step >= 0:
+    while (
+        at < limit
+        and a[max(0, la - at - step) : la - at] == b[max(0, lb - at - step) : lb - at]
+        and la - at - step >= 0
+        and lb - at - step >= 0
+    ):
         at += step
     at = min(at, limit)
     while at < limit and a[la - at - 1] == b[lb - at - 1]:
@@ -198,23 +202,33 @@ def unified_diff(path: str, before: str, after: str) -> str:
     head = _common_prefix(before, after, limit)
     tail = _common_suffix(before, after, limit - head)
     start = _line_start(before, head, 3)  # same offset in both: the prefix is shared
-    a_end = _line_end(before, max(start, len(before) - tail - 1), 3) if tail < len(before) - start else len(before)
+    a_end = (
+        _line_end(before, max(start, len(before) - tail - 1), 3)
+        if tail < len(before) - start
+        else len(before)
+    )
     b_end = len(after) - (len(before) - a_end)
     b_end = max(b_end, start)
     a_mid = before[start:a_end].splitlines(keepends=True)
     b_mid = after[start:b_end].splitlines(keepends=True)
     first_line = before.count("\n", 0, start)
     if len(a_mid) + len(b_mid) > DIFF_MAX_LINES:
-        return (f"--- a/{path}\n+++ b/{path}\n[diff not shown: {len(a_mid)} line(s) replaced by {len(b_mid)} "
-                f"from line {first_line + 1}]\n")
+        return (
+            f"--- a/{path}\n+++ b/{path}\n[diff not shown: {len(a_mid)} line(s) replaced by {len(b_mid)} "
+            f"from line {first_line + 1}]\n"
+        )
     out = []
     for line in difflib.unified_diff(a_mid, b_mid, fromfile=f"a/{path}", tofile=f"b/{path}"):
         m = _HUNK.match(line)
         if m:  # shift hunk positions back to the whole file's line numbers
-            line = (f"@@ -{int(m.group(1)) + first_line}{m.group(2) or ''} +{int(m.group(3)) + first_line}"
-                    f"{m.group(4) or ''} @@\n")
+            line = (
+                f"@@ -{int(m.group(1)) + first_line}{m.group(2) or ''} +{int(m.group(3)) + first_line}"
+                f"{m.group(4) or ''} @@\n"
+            )
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     text = "".join(out)
     if len(text) > DIFF_MAX_BYTES:
-        text = text[:DIFF_MAX_BYTES].rsplit("\n", 1)[0] + f"\n[diff truncated at {DIFF_MAX_BYTES // 1024} KB]\n"
+        text = (
+            text[:DIFF_MAX_BYTES].rsplit("\n", 1)[0] + f"\n[diff truncated at {DIFF_MAX_BYTES // 1024} KB]\n"
+        )
     return text
