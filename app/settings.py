@@ -40,7 +40,7 @@ class DashboardSettings(BaseSettings):
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=settings_file()))
 
 
-def test_settings(**overrides: Any) -> DashboardSettings:
+def deterministic_settings(**overrides: Any) -> DashboardSettings:
     """Deterministic settings for Pilot and snapshot tests: no watchers, no clock, no blinking."""
     values: dict[str, Any] = {"watch": False, "show_clock": False, "cursor_blink": False, "animations": False}
     values.update(overrides)

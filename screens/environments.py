@@ -78,6 +78,7 @@ class EnvironmentsScreen(DashboardScreen):
             table.add_column(label, key=key)
         self.query_one("#env-empty").display = False
         self.query_one("#filter", Input).cursor_blink = self.app.settings.cursor_blink
+        table.focus()
         self.load()
 
     def on_unmount(self) -> None:
