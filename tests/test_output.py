@@ -28,7 +28,8 @@ def test_document_refuses_payload_fields_that_shadow_the_envelope() -> None:
 @pytest.mark.parametrize("error, code", [(ProjectNotFound("no project"), 1), (UsageError("bad"), 2),
                                          (EngineError("moved", exit_code=3, code="promotion_conflict"), 3),
                                          (KclError("x.k:1: boom", file="x.k", line=1), 1)])
-def test_engine_errors_map_to_their_exit_code(error: EngineError, code: int, capsys: pytest.CaptureFixture[str]) -> None:
+def test_engine_errors_map_to_their_exit_code(
+        error: EngineError, code: int, capsys: pytest.CaptureFixture[str]) -> None:
     """Issue 2 item 4: engine errors are typed, carry their exit code, and the app maps them."""
     def action() -> tuple[object, int]:
         raise error
