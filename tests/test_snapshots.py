@@ -25,23 +25,22 @@ def test_environments_screen_layout(snap_compare: object, demo_project: Path) ->
     assert snap_compare(app, terminal_size=SIZE, run_before=_wait_loaded)  # type: ignore[operator]
 
 
-def test_help_layout(snap_compare: object, demo_project: Path) -> None:
-    """Issue 2 item 6: the `?` help listing every binding."""
-    async def open_help(pilot: object) -> None:
+def _after_keys(*keys: str) -> object:
+    async def run_before(pilot: object) -> None:
         await _wait_loaded(pilot)
-        await pilot.press("question_mark")  # type: ignore[attr-defined]
+        await pilot.press(*keys)  # type: ignore[attr-defined]
         await pilot.pause()  # type: ignore[attr-defined]
 
+    return run_before
+
+
+def test_help_layout(snap_compare: object, demo_project: Path) -> None:
+    """Issue 2 item 6: the `?` help listing every binding."""
     app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
-    assert snap_compare(app, terminal_size=SIZE, run_before=open_help)  # type: ignore[operator]
+    assert snap_compare(app, terminal_size=SIZE, run_before=_after_keys("question_mark"))  # type: ignore[operator]
 
 
 def test_empty_state_layout(snap_compare: object, demo_project: Path) -> None:
     """Issue 2 item 6: an honest empty state naming the commands that fill the view (Rollouts)."""
-    async def rollouts(pilot: object) -> None:
-        await _wait_loaded(pilot)
-        await pilot.press("2")  # type: ignore[attr-defined]
-        await pilot.pause()  # type: ignore[attr-defined]
-
     app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
-    assert snap_compare(app, terminal_size=SIZE, run_before=rollouts)  # type: ignore[operator]
+    assert snap_compare(app, terminal_size=SIZE, run_before=_after_keys("2"))  # type: ignore[operator]
