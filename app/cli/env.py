@@ -33,15 +33,18 @@ def _render_env_list(result: Any) -> None:
         else:
             table.add_row(env.name, env.kind or "-", env.target or "-", ", ".join(env.workloads) or "-", env.file)
     console.print(table)
+    from app.output import diagnose
+
+    for env in result.failed:
+        diagnose(str((env.error or {}).get("message")), label=f"error in {env.name}")
 
 
 def _env_list_error(result: Any) -> dict[str, Any]:
     failed = result.failed
-    first = failed[0].error or {}
     return {
         "code": "kcl_error",
-        "message": f"{len(failed)} of {len(result.environments)} environments failed to evaluate; "
-                   f"{failed[0].name}: {first.get('message')}",
+        "message": f"{len(failed)} of {len(result.environments)} environments failed to evaluate: "
+                   + ", ".join(env.name for env in failed),
     }
 
 
