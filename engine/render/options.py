@@ -51,6 +51,18 @@ def parse_assignments(pairs: Iterable[str]) -> dict[str, str]:
     return out
 
 
+def _default_text(literal: str | None) -> str | None:
+    """kcl-lib gives defaults as KCL literals; show a string default without its quotes."""
+    if not literal:
+        return None
+    if len(literal) >= 2 and literal[0] == literal[-1] == '"':
+        try:
+            return str(json.loads(literal))
+        except ValueError:
+            return literal
+    return literal
+
+
 def declared_options(file: Path, relative_to: Path | None = None) -> list[RenderOption]:
     """The options a KCL file declares, via kcl-lib's ListOptions (parse only, no evaluation)."""
     from engine.kcl.evaluate import external_pkgs, kcl_api, parse_kcl_error
@@ -66,7 +78,7 @@ def declared_options(file: Path, relative_to: Path | None = None) -> list[Render
         if opt.name in DERIVED_OPTIONS or opt.name in seen:
             continue
         seen[opt.name] = RenderOption(name=opt.name, type=opt.type or "str",
-                                      default=opt.default_value or None, required=bool(opt.required),
+                                      default=_default_text(opt.default_value), required=bool(opt.required),
                                       help=opt.help or "")
     return sorted(seen.values(), key=lambda o: o.name)
 
