@@ -204,3 +204,42 @@ def test_no_charts(demo_project: Path) -> None:
     with_charts = fw(demo_project, "env", "render", "staging", "--list")
     if with_charts.exit_code != 0:  # no helm on this machine: the error says what to do
         assert "helm" in with_charts.stderr and "--no-charts" in with_charts.stderr
+
+
+def test_process_plan_runs_the_demo_service(demo_project: Path) -> None:
+    """Issue 3 item 4: the process plan is runnable as is: the demo api answers its health check on $PORT."""
+    import os
+    import socket
+    import subprocess
+    import time
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        free = sock.getsockname()[1]
+    plan = process_plan(find_project(demo_project), "dev", port_offset=free - 8080)
+    api = plan.process("api")
+    assert api.env["PORT"] == str(free) and api.health is not None and api.health.port == free
+    proc = subprocess.Popen(
+        api.command,
+        cwd=api.cwd,
+        env={**os.environ, **api.env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        body = b""
+        while time.monotonic() < deadline:
+            try:
+                url = f"http://127.0.0.1:{api.health.port}{api.health.path}"
+                with urllib.request.urlopen(url, timeout=1) as resp:
+                    body = resp.read()
+                break
+            except OSError:
+                assert proc.poll() is None, "the planned process exited"
+                time.sleep(0.05)  # poll with a deadline, not a fixed wait
+        assert body == b"ok"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
