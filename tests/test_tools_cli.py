@@ -86,3 +86,16 @@ def test_tools_list_with_filter(tmp_path, isolated_home):
     assert len(everything["tools"]) == 28
     bad = _platform(["tools", "list", "--filter", "spawn:broken"], isolated_home, tmp_path)
     assert bad.returncode == 2 and "spawn" in bad.stderr
+
+
+def test_write_refuses_external_change_between_cli_calls(tmp_path, isolated_home):
+    """write checks for external modification also when view and write are separate `tools call`s."""
+    target = tmp_path / "f.txt"
+    target.write_text("v1\n")
+    assert _platform(["tools", "call", "view", "--params", '{"file_path": "f.txt"}'], isolated_home,
+                     tmp_path).returncode == 0
+    target.write_text("changed elsewhere\n")
+    refused = _platform(["tools", "call", "write", "--params", '{"file_path": "f.txt", "content": "v2"}'],
+                        isolated_home, tmp_path)
+    assert refused.returncode == 1 and "modified on disk" in refused.stdout
+    assert target.read_text() == "changed elsewhere\n"

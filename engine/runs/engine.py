@@ -37,6 +37,7 @@ class RunRecord(BaseModel):
     plan: dict[str, Any] | None = None
     tasks: list[dict[str, Any]] = []
     tools: list[str] = []
+    spawn: list[dict[str, Any]] = []  # sub-agent presets parsed from the tool_filter (spec 1, step 4)
     started_at: float = 0.0
     finished_at: float | None = None
 
@@ -117,6 +118,7 @@ def _loop(
     selection = apply_filter(workflow.tool_filter, tools)
     selected = {name: tools[name] for name in selection.tools}
     record.tools = list(selected)
+    record.spawn = [preset.model_dump() for preset in selection.spawn]
     instructions = str(render(workflow.instructions, inputs))
     provider = make_provider(workflow.model, instructions, inputs, selected)
     for turn_number in range(workflow.max_steps + 1):

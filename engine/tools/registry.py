@@ -150,6 +150,18 @@ def session_context(root: Path, session_id: str = "cli") -> ToolContext:
 
 
 def invoke(name: str, params_text: str, root: Path, session_id: str = "cli") -> ToolCallOutcome:
+    """One `platform tools call`: what files the session's tools read or wrote is kept between calls,
+    so write's external-modification check works across separate commands too."""
+    import json
+
+    from engine.paths import atomic_write_bytes
+
     ctx = session_context(root, session_id)
+    stamps = ctx.state_dir() / "read_stamps.json"
+    try:
+        ctx.read_stamps.update({k: (int(v[0]), int(v[1])) for k, v in json.loads(stamps.read_text()).items()})
+    except (OSError, ValueError, TypeError, IndexError, AttributeError):
+        pass
     result = call_tool(name, parse_params(params_text), ctx)
+    atomic_write_bytes(stamps, json.dumps(ctx.read_stamps).encode())
     return ToolCallOutcome(name=name, output=result.output, is_error=result.is_error, data=result.data)
