@@ -40,7 +40,7 @@ def test_stdio_and_http_servers_contribute_mcp_tools(ctx, http_server):
     """Tools of configured servers are named mcp_<server>_<tool>, tagged mcp, and callable."""
     ctx.settings = {
         "mcp_servers": {
-            "local": {"command": sys.executable, "args": [FIXTURE], "cwd": str(ROOT)},
+            "local": {"command": sys.executable, "args": [FIXTURE], "cwd": str(ROOT), "timeout": 60},
             "remote": {"url": http_server, "headers": {"X-Team": "core"}},
         }
     }
@@ -96,6 +96,7 @@ def test_platform_tools_serve_is_an_mcp_server_over_stdio(ctx, isolated_home, mo
             "self": {
                 "command": sys.executable,
                 "cwd": str(ROOT),
+                "timeout": 60,  # a loaded 2-core machine: the server imports the mcp SDK first
                 "args": [
                     "-m",
                     "app.main",
