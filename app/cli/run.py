@@ -11,9 +11,11 @@ import typer
 
 from app.registry import PLATFORM
 
-EXAMPLES = ("platform run workflows/triage.yaml",
-            "platform run changelog.yaml --input branch=main --input trigger.payload.body.ref=v1.2",
-            "platform run changelog.yaml --json")
+EXAMPLES = (
+    "platform run workflows/triage.yaml",
+    "platform run changelog.yaml --input branch=main --input trigger.payload.body.ref=v1.2",
+    "platform run changelog.yaml --json",
+)
 HELP = PLATFORM.groups["run"].help
 EPILOG = "Examples:\n\n" + "\n\n".join(f"  {ex}" for ex in EXAMPLES)
 
@@ -21,7 +23,7 @@ EPILOG = "Examples:\n\n" + "\n\n".join(f"  {ex}" for ex in EXAMPLES)
 def _short(value: Any, width: int = 160) -> str:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
     text = text.replace("\n", "\\n")
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def print_step(step: Any) -> None:
@@ -37,18 +39,25 @@ def print_step(step: Any) -> None:
     sys.stdout.flush()
 
 
-def _render(record: Any) -> None:
-    if record.status == "succeeded":  # a failure is diagnosed on stderr by run_command
-        sys.stdout.write(f"run {record.id} succeeded ({len(record.steps)} steps)\n")
+def _render(result: dict[str, Any]) -> None:
+    run = result["run"]
+    if run["status"] == "succeeded":  # a failure is diagnosed on stderr by run_command
+        sys.stdout.write(f"run {run['id']} succeeded ({len(run['steps'])} steps)\n")
 
 
-def command(workflow: Path = typer.Argument(..., metavar="WORKFLOW", help="Workflow file (YAML: name, model, instructions, tool_filter)."),
-        inputs: list[str] = typer.Option(None, "--input", metavar="KEY=VALUE",
-                                         help="Run input (repeatable); VALUE is JSON when it parses; "
-                                              "dotted keys nest."),
-        root: Path = typer.Option(None, "--root", help="Project or worktree root the tools work in."),
-        json_output: bool = typer.Option(False, "--json", help="Print one JSON document (the run record).")
-        ) -> None:
+def command(
+    workflow: Path = typer.Argument(
+        ..., metavar="WORKFLOW", help="Workflow file (YAML: name, model, instructions, tool_filter)."
+    ),
+    inputs: list[str] = typer.Option(
+        None,
+        "--input",
+        metavar="KEY=VALUE",
+        help="Run input (repeatable); VALUE is JSON when it parses; dotted keys nest.",
+    ),
+    root: Path = typer.Option(None, "--root", help="Project or worktree root the tools work in."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON document (the run record)."),
+) -> None:
     from app.cli.tools import default_root
     from app.output import run_command
 
@@ -57,11 +66,17 @@ def command(workflow: Path = typer.Argument(..., metavar="WORKFLOW", help="Workf
         from engine.runs.workflow import load_workflow, parse_inputs
 
         wf = load_workflow(workflow)
-        record = execute_run(wf, inputs=parse_inputs(inputs or []), root=default_root(root),
-                             on_step=None if json_output else print_step)
-        return record, (0 if record.status == "succeeded" else 1)
+        record = execute_run(
+            wf,
+            inputs=parse_inputs(inputs or []),
+            root=default_root(root),
+            on_step=None if json_output else print_step,
+        )
+        # The record sits under `run`: its own `error` field must not collide with the envelope's.
+        return {"run": record.model_dump(mode="json")}, (0 if record.status == "succeeded" else 1)
 
-    def error(record: Any) -> dict[str, Any]:
-        return {"code": "run_failed", "message": f"run {record.id} failed: {record.error}"}
+    def error(result: dict[str, Any]) -> dict[str, Any]:
+        run = result["run"]
+        return {"code": "run_failed", "message": f"run {run['id']} failed: {run['error']}"}
 
     raise typer.Exit(run_command(json_output, action, _render, partial_error=error))

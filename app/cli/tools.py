@@ -14,9 +14,13 @@ app = group_app("platform", "tools")
 HELP = PLATFORM.groups["tools"].commands
 
 JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document (ok, exit_code, error, payload).")
-ROOT_OPTION = typer.Option(None, "--root", help="Project or worktree root the tools work in "
-                                                "(default: the project containing the current directory, "
-                                                "else the current directory).")
+ROOT_OPTION = typer.Option(
+    None,
+    "--root",
+    help="Project or worktree root the tools work in "
+    "(default: the project containing the current directory, "
+    "else the current directory).",
+)
 
 
 def default_root(root: Path | None) -> Path:
@@ -51,13 +55,22 @@ def _render_list(result: Any) -> None:
             diagnose(f"tool server {server['name']}: {server['error']}", label="warning")
 
 
-@app.command("list", help=HELP["list"], epilog="Examples:\n\n  platform tools list\n\n"
-             "  platform tools list --filter tag:default --filter '!bash'\n\n"
-             "  platform tools list --filter 'mcp_github_*' --json")
-def tools_list(filter_entries: list[str] = typer.Option(None, "--filter", metavar="ENTRY",
-                                                         help="A tool_filter entry (repeatable): tag:<tag>, "
-                                                              "<name>, !<name>, <glob>, spawn:<wf>(<preset>,...)"),
-               json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "list",
+    help=HELP["list"],
+    epilog="Examples:\n\n  platform tools list\n\n"
+    "  platform tools list --filter tag:default --filter '!bash'\n\n"
+    "  platform tools list --filter 'mcp_github_*' --json",
+)
+def tools_list(
+    filter_entries: list[str] = typer.Option(
+        None,
+        "--filter",
+        metavar="ENTRY",
+        help="A tool_filter entry (repeatable): tag:<tag>, <name>, !<name>, <glob>, spawn:<wf>(<preset>,...)",
+    ),
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
@@ -75,17 +88,25 @@ def _render_call(result: Any) -> None:
     sys.stdout.flush()
 
 
-@app.command("call", help=HELP["call"], epilog="Examples:\n\n"
-             "  platform tools call view --params '{\"file_path\": \"README.md\", \"limit\": 20}'\n\n"
-             "  platform tools call grep --params @grep.json --json\n\n"
-             "  platform tools call bash --params '{\"command\": \"make test\", \"tail_lines\": 30}'")
-def tools_call(name: str = typer.Argument(..., help="Tool name (see `platform tools list`)."),
-               params: str = typer.Option("{}", "--params", metavar="JSON|@FILE",
-                                          help="Parameter object as JSON text, or @file holding it."),
-               root: Path = ROOT_OPTION,
-               session: str = typer.Option("cli", "--session", help="Session whose plan and background "
-                                                                   "processes the call uses."),
-               json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "call",
+    help=HELP["call"],
+    epilog="Examples:\n\n"
+    '  platform tools call view --params \'{"file_path": "README.md", "limit": 20}\'\n\n'
+    "  platform tools call grep --params @grep.json --json\n\n"
+    '  platform tools call bash --params \'{"command": "make test", "tail_lines": 30}\'',
+)
+def tools_call(
+    name: str = typer.Argument(..., help="Tool name (see `platform tools list`)."),
+    params: str = typer.Option(
+        "{}", "--params", metavar="JSON|@FILE", help="Parameter object as JSON text, or @file holding it."
+    ),
+    root: Path = ROOT_OPTION,
+    session: str = typer.Option(
+        "cli", "--session", help="Session whose plan and background processes the call uses."
+    ),
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
@@ -98,3 +119,33 @@ def tools_call(name: str = typer.Argument(..., help="Tool name (see `platform to
         return outcome.data.get("error") or {"code": "tool_error", "message": outcome.output.strip()[-300:]}
 
     raise typer.Exit(run_command(json_output, action, _render_call, partial_error=error))
+
+
+@app.command(
+    "serve",
+    help=HELP["serve"],
+    epilog="Examples:\n\n  platform tools serve\n\n"
+    "  platform tools serve --filter tag:readonly --root ~/src/app\n\n"
+    "  (in an MCP client's settings) command: platform, args: [tools, serve]",
+)
+def tools_serve(
+    filter_entries: list[str] = typer.Option(
+        None, "--filter", metavar="ENTRY", help="Expose only the tools this tool_filter selects."
+    ),
+    root: Path = ROOT_OPTION,
+    session: str = typer.Option("mcp", "--session", help="Session for plans and background processes."),
+) -> None:
+    """Serve until the client closes stdin. stdout is the protocol channel: nothing else is printed there."""
+    from app.output import diagnose
+    from engine.errors import EngineError
+
+    try:
+        from engine.tools.serve import serve_stdio
+
+        code = serve_stdio(default_root(root), filter_entries or None, session)
+    except EngineError as exc:
+        diagnose(exc.message, exc.hint)
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        code = 130
+    raise typer.Exit(code)

@@ -37,6 +37,7 @@ class RunRecord(BaseModel):
     plan: dict[str, Any] | None = None
     tasks: list[dict[str, Any]] = []
     tools: list[str] = []
+    spawn: list[dict[str, Any]] = []  # sub-agent presets parsed from the tool_filter (spec 1, step 4)
     started_at: float = 0.0
     finished_at: float | None = None
 
@@ -45,16 +46,25 @@ def new_run_id() -> str:
     return "run-" + time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
 
 
-def execute_run(workflow: Workflow, *, inputs: dict[str, Any], root: Path, run_id: str | None = None,
-                on_step: Callable[[RunStep], None] | None = None, runs_home: Path | None = None,
-                settings: dict[str, Any] | None = None) -> RunRecord:
+def execute_run(
+    workflow: Workflow,
+    *,
+    inputs: dict[str, Any],
+    root: Path,
+    run_id: str | None = None,
+    on_step: Callable[[RunStep], None] | None = None,
+    runs_home: Path | None = None,
+    settings: dict[str, Any] | None = None,
+) -> RunRecord:
     """Run `workflow` in `root` with `inputs` (the workflow's own `inputs` are the defaults)."""
     from engine.runs.store import run_dir, save_run
     from engine.tools.base import ToolContext
 
     run_id = run_id or new_run_id()
     merged = {**workflow.inputs, **(inputs or {})}
-    record = RunRecord(id=run_id, workflow=workflow.name, status="running", inputs=merged, started_at=time.time())
+    record = RunRecord(
+        id=run_id, workflow=workflow.name, status="running", inputs=merged, started_at=time.time()
+    )
     session = run_dir(run_id, runs_home) / "session"
     ctx = ToolContext(root=Path(root).resolve(), session_id=run_id, data_dir=session, settings=settings)
     save_run(record, runs_home)
@@ -92,8 +102,13 @@ def execute_run(workflow: Workflow, *, inputs: dict[str, Any], root: Path, run_i
     return record
 
 
-def _loop(workflow: Workflow, inputs: dict[str, Any], ctx: Any, record: RunRecord,
-          add: Callable[[str, str | None, dict[str, Any]], None]) -> None:
+def _loop(
+    workflow: Workflow,
+    inputs: dict[str, Any],
+    ctx: Any,
+    record: RunRecord,
+    add: Callable[[str, str | None, dict[str, Any]], None],
+) -> None:
     from engine.runs.providers import ScriptedProvider, make_provider
     from engine.runs.template import render
     from engine.tools.filter import apply_filter
@@ -103,6 +118,7 @@ def _loop(workflow: Workflow, inputs: dict[str, Any], ctx: Any, record: RunRecor
     selection = apply_filter(workflow.tool_filter, tools)
     selected = {name: tools[name] for name in selection.tools}
     record.tools = list(selected)
+    record.spawn = [preset.model_dump() for preset in selection.spawn]
     instructions = str(render(workflow.instructions, inputs))
     provider = make_provider(workflow.model, instructions, inputs, selected)
     for turn_number in range(workflow.max_steps + 1):
@@ -126,13 +142,18 @@ def _loop(workflow: Workflow, inputs: dict[str, Any], ctx: Any, record: RunRecor
         provider.tool_results(results)
 
 
-def _call(name: str, params: Any, ctx: Any, selected: dict[str, Any], tools: dict[str, Any], call_tool: Any) -> Any:
+def _call(
+    name: str, params: Any, ctx: Any, selected: dict[str, Any], tools: dict[str, Any], call_tool: Any
+) -> Any:
     from engine.tools.base import ToolResult
 
     if name not in selected:
         why = "is not selected by the workflow's tool_filter" if name in tools else "does not exist"
-        return ToolResult(output=f"error: tool {name!r} {why}\n", is_error=True,
-                          data={"error": {"code": "tool_not_allowed", "message": f"tool {name!r} {why}"}})
+        return ToolResult(
+            output=f"error: tool {name!r} {why}\n",
+            is_error=True,
+            data={"error": {"code": "tool_not_allowed", "message": f"tool {name!r} {why}"}},
+        )
     try:
         return call_tool(name, params, ctx, tools=selected)
     except EngineError as exc:  # invalid parameters: the agent sees the error and may retry

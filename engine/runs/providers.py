@@ -94,11 +94,21 @@ class ScriptedProvider(Provider):
         self.position += 1
         context = {**self.inputs, "results": self.results}
         if "message" in step:
-            return Turn(message=str(render(step["message"], context)),
-                        tool_calls=[] if self.position >= len(self.steps) else [])
+            return Turn(
+                message=str(render(step["message"], context)),
+                tool_calls=[] if self.position >= len(self.steps) else [],
+            )
         params = render(step.get("params") or {}, context)
-        return Turn(tool_calls=[ToolCall(id=f"call-{self.position}", name=str(step["tool"]), params=params,
-                                         allow_error=bool(step.get("allow_error", False)))])
+        return Turn(
+            tool_calls=[
+                ToolCall(
+                    id=f"call-{self.position}",
+                    name=str(step["tool"]),
+                    params=params,
+                    allow_error=bool(step.get("allow_error", False)),
+                )
+            ]
+        )
 
     def finished(self) -> bool:
         return self.position >= len(self.steps)
@@ -111,21 +121,29 @@ class ScriptedProvider(Provider):
 class OpenAIProvider(Provider):
     """Chat completions with tools, over httpx; the conversation is kept here."""
 
-    def __init__(self, model: dict[str, Any], instructions: str, inputs: dict[str, Any],
-                 tools: dict[str, Tool]) -> None:
+    def __init__(
+        self, model: dict[str, Any], instructions: str, inputs: dict[str, Any], tools: dict[str, Tool]
+    ) -> None:
         self.base_url = str(model.get("base_url") or "https://api.openai.com/v1").rstrip("/")
         self.model = str(model["model"])
         self.timeout = float(model.get("timeout", 120))
-        self.extra = {k: model[k] for k in ("temperature", "max_tokens") if k in model}
+        self.extra: dict[str, Any] = {k: model[k] for k in ("temperature", "max_tokens") if k in model}
         key_env = model.get("api_key_env") or "OPENAI_API_KEY"
         self.api_key = os.environ.get(str(key_env))
         if not self.api_key and model.get("api_key_required", True) and "api_key_env" in model:
             raise ProviderError(f"environment variable {key_env} (model.api_key_env) is not set")
-        self.tools = [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                                        "parameters": t.schema}} for t in tools.values()]
+        self.tools = [
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.schema},
+            }
+            for t in tools.values()
+        ]
         user = "Inputs:\n" + json.dumps(inputs, indent=2) if inputs else "Begin."
-        self.messages: list[dict[str, Any]] = [{"role": "system", "content": instructions},
-                                               {"role": "user", "content": user}]
+        self.messages: list[dict[str, Any]] = [
+            {"role": "system", "content": instructions},
+            {"role": "user", "content": user},
+        ]
 
     def next_turn(self) -> Turn:
         import httpx
@@ -135,8 +153,9 @@ class OpenAIProvider(Provider):
             body["tools"] = self.tools
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         try:
-            response = httpx.post(f"{self.base_url}/chat/completions", json=body, headers=headers,
-                                  timeout=self.timeout)
+            response = httpx.post(
+                f"{self.base_url}/chat/completions", json=body, headers=headers, timeout=self.timeout
+            )
         except httpx.HTTPError as exc:
             raise ProviderError(f"model endpoint {self.base_url} unreachable: {exc}") from None
         if response.status_code != 200:
@@ -161,8 +180,9 @@ class OpenAIProvider(Provider):
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result.output})
 
 
-def make_provider(model: dict[str, Any], instructions: str, inputs: dict[str, Any],
-                  tools: dict[str, Tool]) -> Provider:
+def make_provider(
+    model: dict[str, Any], instructions: str, inputs: dict[str, Any], tools: dict[str, Tool]
+) -> Provider:
     if model.get("provider") == "scripted":
         return ScriptedProvider(model, inputs)
     if model.get("provider") == "openai":

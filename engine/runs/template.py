@@ -28,11 +28,15 @@ def lookup(context: dict[str, Any], path: str) -> Any:
         walked.append(part)
         if isinstance(value, dict) and part in value:
             value = value[part]
-        elif isinstance(value, list) and re.fullmatch(r"-?\d+", part) and -len(value) <= int(part) < len(value):
+        elif (
+            isinstance(value, list) and re.fullmatch(r"-?\d+", part) and -len(value) <= int(part) < len(value)
+        ):
             value = value[int(part)]
         else:
-            raise TemplateError(f"template '{{{{{path}}}}}': {'.'.join(walked)} is not defined",
-                                hint="available at the top: " + ", ".join(sorted(context)) if context else None)
+            raise TemplateError(
+                f"template '{{{{{path}}}}}': {'.'.join(walked)} is not defined",
+                hint="available at the top: " + ", ".join(sorted(context)) if context else None,
+            )
     return value
 
 
@@ -46,6 +50,7 @@ def render(value: Any, context: dict[str, Any]) -> Any:
         def text(m: re.Match[str]) -> str:
             found = lookup(context, m.group(1))
             return found if isinstance(found, str) else json.dumps(found)
+
         return _TEMPLATE.sub(text, value)
     if isinstance(value, list):
         return [render(v, context) for v in value]

@@ -1,14 +1,14 @@
 """Workflow files (YAML): the model, the instructions and the `tool_filter` input of a run.
 
-    name: changelog
-    model:
-      provider: scripted            # or: openai
-      script: changelog.script.yaml # scripted: path relative to this file
-      # openai: base_url, model, api_key_env, temperature, timeout
-    instructions: Summarise the changes to {{trigger.payload.body.ref}}.
-    tool_filter: [tag:file, tag:search, "!write"]
-    inputs: {branch: main}          # optional defaults, overridden by the run's inputs
-    max_steps: 50                   # optional; model turns before the run fails
+name: changelog
+model:
+  provider: scripted            # or: openai
+  script: changelog.script.yaml # scripted: path relative to this file
+  # openai: base_url, model, api_key_env, temperature, timeout
+instructions: Summarise the changes to {{trigger.payload.body.ref}}.
+tool_filter: [tag:file, tag:search, "!write"]
+inputs: {branch: main}          # optional defaults, overridden by the run's inputs
+max_steps: 50                   # optional; model turns before the run fails
 """
 
 from __future__ import annotations

@@ -20,7 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from engine.paths import atomic_write_bytes
-from engine.tools.base import Tool, ToolContext, ToolError, ToolResult, boolean, clamp, integer, schema, string
+from engine.tools.base import (
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    boolean,
+    clamp,
+    integer,
+    schema,
+    string,
+)
 
 TIMEOUT_DEFAULT_MS = 60000
 TIMEOUT_MAX_MS = 600000
@@ -61,11 +71,17 @@ class ProcessTable:
         exit_file = Path(entry["exit_file"])
         if exit_file.exists():
             text = exit_file.read_text().strip()
-            entry.update(status="completed", exit_code=int(text) if text.lstrip("-").isdigit() else None,
-                         ended_at=entry.get("ended_at") or time.time())
+            entry.update(
+                status="completed",
+                exit_code=int(text) if text.lstrip("-").isdigit() else None,
+                ended_at=entry.get("ended_at") or time.time(),
+            )
         elif not _alive(entry["pid"]) if child is None else child.returncode is not None:
-            entry.update(status="completed", exit_code=None if child is None else child.returncode,
-                         ended_at=time.time())
+            entry.update(
+                status="completed",
+                exit_code=None if child is None else child.returncode,
+                ended_at=time.time(),
+            )
         return entry
 
     def entries(self) -> dict[str, dict[str, Any]]:
@@ -83,12 +99,29 @@ class ProcessTable:
         # The wrapper records the exit status so that any later call (or program) can read it.
         wrapper = f'{SHELL} -c "$1"; echo $? > "$2"'
         with log.open("wb") as out:
-            child = subprocess.Popen([SHELL, "-c", wrapper, "sh", command, str(exit_file)], cwd=cwd, env=env,
-                                     stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-        entry = {"id": pid_id, "pid": child.pid, "command": command, "cwd": str(cwd), "status": "running",
-                 "exit_code": None, "started_at": time.time(), "ended_at": None, "log": str(log),
-                 "exit_file": str(exit_file), "session_id": ctx.session_id, "chat_id": ctx.chat_id}
+            child = subprocess.Popen(
+                [SHELL, "-c", wrapper, "sh", command, str(exit_file)],
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        entry = {
+            "id": pid_id,
+            "pid": child.pid,
+            "command": command,
+            "cwd": str(cwd),
+            "status": "running",
+            "exit_code": None,
+            "started_at": time.time(),
+            "ended_at": None,
+            "log": str(log),
+            "exit_file": str(exit_file),
+            "session_id": ctx.session_id,
+            "chat_id": ctx.chat_id,
+        }
         with self.lock:
             self.children[pid_id] = child
             entries = self.load()
@@ -184,8 +217,10 @@ def _limit_output(data: bytes, max_output: int, spill: Path) -> tuple[str, bool]
     half = max_output // 2
     head = data[:half].decode("utf-8", errors="ignore")
     tail = data[-half:].decode("utf-8", errors="ignore")
-    note = (f"\n[... {len(data) - 2 * half} bytes omitted; full output ({len(data)} bytes) saved to "
-            f"{spill} ...]\n")
+    note = (
+        f"\n[... {len(data) - 2 * half} bytes omitted; full output ({len(data)} bytes) saved to "
+        f"{spill} ...]\n"
+    )
     return head + note + tail, True
 
 
@@ -197,17 +232,26 @@ def bash(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     table = process_table(ctx)
     if params.get("run_in_background"):
         entry = table.start(command, ctx.root, env, ctx)
-        return ToolResult(output=f"started background process {entry['id']} (pid {entry['pid']}); read its "
-                                 f"output with bash_output, stop it with bash_kill\n",
-                          data={"process_id": entry["id"], "pid": entry["pid"]})
+        return ToolResult(
+            output=f"started background process {entry['id']} (pid {entry['pid']}); read its "
+            f"output with bash_output, stop it with bash_kill\n",
+            data={"process_id": entry["id"], "pid": entry["pid"]},
+        )
     timeout_ms = clamp(params.get("timeout"), TIMEOUT_DEFAULT_MS, TIMEOUT_MAX_MS, minimum=1)
     max_output = clamp(params.get("max_output"), MAX_OUTPUT_DEFAULT, 10**9, minimum=64)
     run_id = uuid.uuid4().hex[:8]
     out_path = table.dir / f"call-{run_id}.out"
     started = time.monotonic()
     with out_path.open("wb") as out:
-        child = subprocess.Popen([SHELL, "-c", command], cwd=ctx.root, env=env, stdin=subprocess.DEVNULL,
-                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        child = subprocess.Popen(
+            [SHELL, "-c", command],
+            cwd=ctx.root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         timed_out = False
         try:
             code: int | None = child.wait(timeout=timeout_ms / 1000)
@@ -226,9 +270,16 @@ def bash(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
         text += f"\n[timed out after {timeout_ms} ms; the command was killed]\n"
     elif code:
         text += f"\n[exit code {code}]\n"
-    return ToolResult(output=text, is_error=bool(timed_out or code),
-                      data={"exit_code": code, "timed_out": timed_out, "duration_ms": elapsed,
-                            "spilled_to": str(table.dir / f"output-{run_id}.txt") if spilled else None})
+    return ToolResult(
+        output=text,
+        is_error=bool(timed_out or code),
+        data={
+            "exit_code": code,
+            "timed_out": timed_out,
+            "duration_ms": elapsed,
+            "spilled_to": str(table.dir / f"output-{run_id}.txt") if spilled else None,
+        },
+    )
 
 
 def _row(entry: dict[str, Any]) -> str:
@@ -238,8 +289,20 @@ def _row(entry: dict[str, Any]) -> str:
 
 
 def _public(entry: dict[str, Any]) -> dict[str, Any]:
-    return {k: entry[k] for k in ("id", "pid", "command", "status", "exit_code", "started_at", "ended_at",
-                                  "session_id", "chat_id")}
+    return {
+        k: entry[k]
+        for k in (
+            "id",
+            "pid",
+            "command",
+            "status",
+            "exit_code",
+            "started_at",
+            "ended_at",
+            "session_id",
+            "chat_id",
+        )
+    }
 
 
 def bash_list(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -274,7 +337,7 @@ def bash_output(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
                 keep.update(range(max(0, i - before), min(len(lines), i + after + 1)))
         chosen = [lines[i] for i in sorted(keep)]
         if params.get("tail") is not None:
-            chosen = chosen[-int(params["tail"]):] if int(params["tail"]) else []
+            chosen = chosen[-int(params["tail"]) :] if int(params["tail"]) else []
         body = "".join(line + "\n" for line in chosen).encode()[:limit]
     elif params.get("tail") is not None:
         n = int(params["tail"])
@@ -282,14 +345,23 @@ def bash_output(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
         body = body[-limit:]
     else:
         offset = max(0, int(params.get("offset") or 0))
-        body = data[offset:offset + limit]
+        body = data[offset : offset + limit]
         next_offset = offset + len(body)
-    status = entry["status"] + (f", exit code {entry['exit_code']}" if entry.get("exit_code") is not None else "")
+    status = entry["status"] + (
+        f", exit code {entry['exit_code']}" if entry.get("exit_code") is not None else ""
+    )
     text = body.decode("utf-8", errors="replace")
     footer = f"\n[{entry['id']}: {status}; {size} bytes of output"
     footer += f"; more from offset={next_offset}]\n" if next_offset < size else "]\n"
-    return ToolResult(output=text + footer, data={"status": entry["status"], "exit_code": entry.get("exit_code"),
-                                                   "size": size, "next_offset": next_offset})
+    return ToolResult(
+        output=text + footer,
+        data={
+            "status": entry["status"],
+            "exit_code": entry.get("exit_code"),
+            "size": size,
+            "next_offset": next_offset,
+        },
+    )
 
 
 def bash_kill(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -297,42 +369,76 @@ def bash_kill(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     before = table.get(params["process_id"])["status"]
     entry = table.kill(params["process_id"])
     if before != "running":
-        return ToolResult(output=f"{entry['id']} is not running ({before}); nothing to kill\n",
-                          data={"status": entry["status"], "killed": False})
-    return ToolResult(output=f"killed {entry['id']} (pid {entry['pid']})\n",
-                      data={"status": entry["status"], "killed": True})
+        return ToolResult(
+            output=f"{entry['id']} is not running ({before}); nothing to kill\n",
+            data={"status": entry["status"], "killed": False},
+        )
+    return ToolResult(
+        output=f"killed {entry['id']} (pid {entry['pid']})\n",
+        data={"status": entry["status"], "killed": True},
+    )
 
 
 TOOLS = [
-    Tool("bash", ("execution", "default"),
-         "Run a command in a fresh POSIX shell in the project root. timeout default 60000 ms (max 600000); "
-         "output over max_output keeps head and tail and saves the rest to a file.",
-         schema({"command": string("shell command; chain with && or ;"),
-                 "timeout": integer("milliseconds; default 60000; max 600000", minimum=1),
-                 "run_in_background": boolean("start in the background and return a process ID"),
-                 "env": {"type": "object", "description": "environment variables",
-                         "additionalProperties": {"type": ["string", "number", "boolean"]}},
-                 "max_output": integer("bytes; default 16000", minimum=64),
-                 "tail_lines": integer("return only the last N lines", minimum=0)}, ("command",)),
-         bash),
-    Tool("bash_list", ("execution", "readonly"),
-         "List background processes (running only unless all is true).",
-         schema({"all": boolean("include completed; default running only"),
-                 "session_id": string("filter by session"), "chat_id": string("filter by chat")}),
-         bash_list),
-    Tool("bash_output", ("execution", "readonly"),
-         "Read a background process's output: by byte offset/limit, the last lines, or lines matching a regex.",
-         schema({"process_id": string("ID returned by bash"),
-                 "offset": integer("start byte", minimum=0),
-                 "limit": integer("max bytes; default 16000", minimum=1),
-                 "tail": integer("last N lines instead", minimum=0),
-                 "regex": string("keep matching lines"),
-                 "regex_case_insensitive": boolean("case-insensitive regex"),
-                 "regex_context_before": integer("context lines before a match", minimum=0),
-                 "regex_context_after": integer("context lines after a match", minimum=0)}, ("process_id",)),
-         bash_output),
-    Tool("bash_kill", ("execution",),
-         "Terminate a background process (its whole process group).",
-         schema({"process_id": string("ID returned by bash")}, ("process_id",)),
-         bash_kill),
+    Tool(
+        "bash",
+        ("execution", "default"),
+        "Run a command in a fresh POSIX shell in the project root. timeout default 60000 ms (max 600000); "
+        "output over max_output keeps head and tail and saves the rest to a file.",
+        schema(
+            {
+                "command": string("shell command; chain with && or ;"),
+                "timeout": integer("milliseconds; default 60000; max 600000", minimum=1),
+                "run_in_background": boolean("start in the background and return a process ID"),
+                "env": {
+                    "type": "object",
+                    "description": "environment variables",
+                    "additionalProperties": {"type": ["string", "number", "boolean"]},
+                },
+                "max_output": integer("bytes; default 16000", minimum=64),
+                "tail_lines": integer("return only the last N lines", minimum=0),
+            },
+            ("command",),
+        ),
+        bash,
+    ),
+    Tool(
+        "bash_list",
+        ("execution", "readonly"),
+        "List background processes (running only unless all is true).",
+        schema(
+            {
+                "all": boolean("include completed; default running only"),
+                "session_id": string("filter by session"),
+                "chat_id": string("filter by chat"),
+            }
+        ),
+        bash_list,
+    ),
+    Tool(
+        "bash_output",
+        ("execution", "readonly"),
+        "Read a background process's output: by byte offset/limit, last lines, or lines matching a regex.",
+        schema(
+            {
+                "process_id": string("ID returned by bash"),
+                "offset": integer("start byte", minimum=0),
+                "limit": integer("max bytes; default 16000", minimum=1),
+                "tail": integer("last N lines instead", minimum=0),
+                "regex": string("keep matching lines"),
+                "regex_case_insensitive": boolean("case-insensitive regex"),
+                "regex_context_before": integer("context lines before a match", minimum=0),
+                "regex_context_after": integer("context lines after a match", minimum=0),
+            },
+            ("process_id",),
+        ),
+        bash_output,
+    ),
+    Tool(
+        "bash_kill",
+        ("execution",),
+        "Terminate a background process (its whole process group).",
+        schema({"process_id": string("ID returned by bash")}, ("process_id",)),
+        bash_kill,
+    ),
 ]

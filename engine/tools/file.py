@@ -40,10 +40,16 @@ def _similar_names(path: Path, root: Path) -> list[str]:
     if len(out) < 5 and root.is_dir():
         seen = 0
         for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "__pycache__")]
+            dirnames[:] = [
+                d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "__pycache__")
+            ]
             for f in filenames:
                 seen += 1
-                if f == name or f.lower() == name.lower() or difflib.SequenceMatcher(None, f, name).ratio() > 0.8:
+                if (
+                    f == name
+                    or f.lower() == name.lower()
+                    or difflib.SequenceMatcher(None, f, name).ratio() > 0.8
+                ):
                     full = str(Path(dirpath) / f)
                     if full not in out:
                         out.append(full)
@@ -94,12 +100,22 @@ def view(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if shown == 0 and offset > 0:
         parts.append(f"(no lines at offset {offset}: the file is shorter)\n")
     if capped:
-        parts.append(f"[output capped at 16 KB; showed lines {offset + 1}-{end}; continue with offset={end}]\n")
+        parts.append(
+            f"[output capped at 16 KB; showed lines {offset + 1}-{end}; continue with offset={end}]\n"
+        )
     elif more:
         parts.append(f"[showed lines {offset + 1}-{end}; more lines follow: continue with offset={end}]\n")
-    return ToolResult(output="".join(parts), data={
-        "file_path": str(path), "offset": offset, "lines": shown, "more": more,
-        "truncated_lines": truncated_lines, "capped": capped})
+    return ToolResult(
+        output="".join(parts),
+        data={
+            "file_path": str(path),
+            "offset": offset,
+            "lines": shown,
+            "more": more,
+            "truncated_lines": truncated_lines,
+            "capped": capped,
+        },
+    )
 
 
 def write(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -110,13 +126,17 @@ def write(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     new = content.replace("\r\n", "\n") if current.crlf else content
     if current.exists and current.text == new:
         ctx.remember(path)
-        return ToolResult(output=f"{display(ctx, path)} unchanged (content identical); nothing written",
-                          data={"file_path": str(path), "changed": False, "diff": ""})
+        return ToolResult(
+            output=f"{display(ctx, path)} unchanged (content identical); nothing written",
+            data={"file_path": str(path), "changed": False, "diff": ""},
+        )
     diff = unified_diff(display(ctx, path), current.text, new)
     commit_writes(ctx, [(path, current.encode(new))])
     verb = "updated" if current.exists else "created"
-    return ToolResult(output=f"{verb} {display(ctx, path)}\n{diff}",
-                      data={"file_path": str(path), "changed": True, "created": not current.exists, "diff": diff})
+    return ToolResult(
+        output=f"{verb} {display(ctx, path)}\n{diff}",
+        data={"file_path": str(path), "changed": True, "created": not current.exists, "diff": diff},
+    )
 
 
 def edit(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -138,7 +158,9 @@ def edit(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if old == "":
             # Empty old_string creates a file (spec 1 edit); refuse to clobber one with content.
             if tf.exists and text != "" or path in texts and text != "":
-                raise ToolError(f"edit {i}: old_string is empty but {path} already has content; nothing was changed")
+                raise ToolError(
+                    f"edit {i}: old_string is empty but {path} already has content; nothing was changed"
+                )
             texts[path] = new
             continue
         if not tf.exists and text == "":
@@ -149,8 +171,11 @@ def edit(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if count == 0:
             raise ToolError(f"edit {i}: old_string not found in {path}; nothing was changed")
         if count > 1 and not e.get("replace_all"):
-            raise ToolError(f"edit {i}: old_string matches {count} times in {path}; add surrounding context "
-                            "to make it unique or set replace_all; nothing was changed", code="ambiguous")
+            raise ToolError(
+                f"edit {i}: old_string matches {count} times in {path}; add surrounding context "
+                "to make it unique or set replace_all; nothing was changed",
+                code="ambiguous",
+            )
         texts[path] = text.replace(old, new) if e.get("replace_all") else text.replace(old, new, 1)
     changes, diffs = [], []
     for path, tf in files.items():
@@ -159,8 +184,10 @@ def edit(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
             diffs.append(unified_diff(display(ctx, path), tf.text, texts[path]))
     commit_writes(ctx, changes)
     diff = "".join(diffs)
-    return ToolResult(output=f"applied {len(edits)} edit(s) to {len(changes)} file(s)\n{diff}",
-                      data={"files": [str(p) for p, _ in changes], "edits": len(edits), "diff": diff})
+    return ToolResult(
+        output=f"applied {len(edits)} edit(s) to {len(changes)} file(s)\n{diff}",
+        data={"files": [str(p) for p, _ in changes], "edits": len(edits), "diff": diff},
+    )
 
 
 _GROUP = re.compile(r"\$\$|\$\{(\w+)\}|\$(\d+)")
@@ -187,8 +214,11 @@ def find_replace(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
                     try:
                         out.append(m.group(int(value) if value.isdigit() else value) or "")
                     except (IndexError, KeyError):
-                        raise ToolError(f"replace_text refers to group ${value}, which find_pattern lacks") from None
+                        raise ToolError(
+                            f"replace_text refers to group ${value}, which find_pattern lacks"
+                        ) from None
             return "".join(out)
+
         sub: Any = repl
     else:
         sub = lambda m: replacement  # noqa: E731 - literal replacement, no group syntax
@@ -209,15 +239,17 @@ def find_replace(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     commit_writes(ctx, changes)
     lines = [f"{s['file']}: {s['replacements']} replacement(s)" for s in summary]
     head = f"{total} replacement(s) in {len(changes)} file(s)"
-    return ToolResult(output="\n".join([head, *lines]) + "\n", data={"total": total, "files": summary,
-                                                                       "diff": "".join(diffs)})
+    return ToolResult(
+        output="\n".join([head, *lines]) + "\n",
+        data={"total": total, "files": summary, "diff": "".join(diffs)},
+    )
 
 
 def _template_parts(template: str) -> list[tuple[str, str]]:
     parts: list[tuple[str, str]] = []
     pos = 0
     for m in _GROUP.finditer(template):
-        parts.append(("text", template[pos:m.start()]))
+        parts.append(("text", template[pos : m.start()]))
         parts.append(("text", "$") if m.group(0) == "$$" else ("group", m.group(1) or m.group(2)))
         pos = m.end()
     parts.append(("text", template[pos:]))
@@ -237,7 +269,7 @@ def move_code(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
         lines[-1] += "\n"
     if not (1 <= start <= end <= len(lines)):
         raise ToolError(f"source lines {start}-{end} are outside {src} (1-{len(lines)})")
-    block = lines[start - 1:end]
+    block = lines[start - 1 : end]
     same = src.resolve() == dst.resolve() if dst.exists() else False
     check_unmodified(ctx, src)
     if same:
@@ -245,7 +277,7 @@ def move_code(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
             raise ToolError(f"target_line {target} is inside the moved range {start}-{end}")
         if target > len(lines):
             raise ToolError(f"target_line {target} is past the end of {dst} ({len(lines)} lines)")
-        rest = lines[:start - 1] + lines[end:] if operation == "move" else list(lines)
+        rest = lines[: start - 1] + lines[end:] if operation == "move" else list(lines)
         at = target - (end - start + 1) if operation == "move" and target >= end else target
         new_lines = rest[:at] + block + rest[at:]
         new = "".join(new_lines)
@@ -263,55 +295,103 @@ def move_code(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
         changes = [(dst, dtf.encode(dnew))]
         diff = unified_diff(display(ctx, dst), dtf.text, dnew)
         if operation == "move":
-            snew = "".join(lines[:start - 1] + lines[end:])
+            snew = "".join(lines[: start - 1] + lines[end:])
             changes.insert(0, (src, stf.encode(snew)))
             diff = unified_diff(display(ctx, src), stf.text, snew) + diff
     commit_writes(ctx, changes)
     verb = "moved" if operation == "move" else "copied"
-    return ToolResult(output=f"{verb} lines {start}-{end} of {display(ctx, src)} to {display(ctx, dst)} "
-                             f"after line {target}\n{diff}",
-                      data={"operation": operation, "lines": end - start + 1, "diff": diff})
+    return ToolResult(
+        output=f"{verb} lines {start}-{end} of {display(ctx, src)} to {display(ctx, dst)} "
+        f"after line {target}\n{diff}",
+        data={"operation": operation, "lines": end - start + 1, "diff": diff},
+    )
 
 
-EDIT_OBJECT = {"type": "object", "required": ["file_path", "old_string", "new_string"], "additionalProperties": False,
-               "properties": {
-                   "file_path": string("absolute path of the file to edit"),
-                   "old_string": string("exact text to replace, whitespace included; empty creates the file"),
-                   "new_string": string("replacement text; empty deletes the match"),
-                   "replace_all": boolean("replace every occurrence (default false)", default=False)}}
+EDIT_OBJECT = {
+    "type": "object",
+    "required": ["file_path", "old_string", "new_string"],
+    "additionalProperties": False,
+    "properties": {
+        "file_path": string("absolute path of the file to edit"),
+        "old_string": string("exact text to replace, whitespace included; empty creates the file"),
+        "new_string": string("replacement text; empty deletes the match"),
+        "replace_all": boolean("replace every occurrence (default false)", default=False),
+    },
+}
 
 TOOLS = [
-    Tool("view", ("file", "readonly", "default"),
-         "Read a file with line numbers. Lines over 500 characters are truncated; output is capped at 16 KB.",
-         schema({"file_path": string("file to read"),
-                 "offset": integer("starting line, 0-indexed", minimum=0, default=0),
-                 "limit": integer("max lines; default 500; max 256000", minimum=1, default=500)}, ("file_path",)),
-         view),
-    Tool("write", ("file", "default"),
-         "Write a whole file (parents created). Refuses if the file changed on disk since it was last read.",
-         schema({"file_path": string("file to write"), "content": string("full content")}, ("file_path", "content")),
-         write),
-    Tool("edit", ("file", "default"),
-         "Replace exact strings in files. All edits succeed or none do; reports a diff.",
-         schema({"edits": {"type": "array", "items": EDIT_OBJECT, "minItems": 1,
-                           "description": "edit objects, applied in order"}}, ("edits",)),
-         edit),
-    Tool("find_replace", ("file", "default"),
-         "Find and replace text or a regex across files ($1, $2 for capture groups); reports a summary.",
-         schema({"find_pattern": string("text or regex"),
-                 "replace_text": string("replacement; regex capture groups $1, $2 usable"),
-                 "file_glob": string("restricts files, e.g. **/*.py"),
-                 "ignore_case": boolean("case-insensitive"),
-                 "use_regex": boolean("treat pattern as regular expression")}, ("find_pattern", "replace_text")),
-         find_replace),
-    Tool("move_code", ("file", "default"),
-         "Move or copy a range of lines to a position in the same or another file.",
-         schema({"source_file": string("file holding the lines"),
-                 "source_start": integer("first line, 1-indexed, inclusive", minimum=1),
-                 "source_end": integer("last line, 1-indexed, inclusive", minimum=1),
-                 "target_file": string("destination; may equal source_file"),
-                 "target_line": integer("insert after this line; 0 = beginning", minimum=0),
-                 "operation": string("move (default) or copy", enum=["move", "copy"], default="move")},
-                ("source_file", "source_start", "source_end", "target_file", "target_line")),
-         move_code),
+    Tool(
+        "view",
+        ("file", "readonly", "default"),
+        "Read a file with line numbers. Lines over 500 characters are truncated; output is capped at 16 KB.",
+        schema(
+            {
+                "file_path": string("file to read"),
+                "offset": integer("starting line, 0-indexed", minimum=0, default=0),
+                "limit": integer("max lines; default 500; max 256000", minimum=1, default=500),
+            },
+            ("file_path",),
+        ),
+        view,
+    ),
+    Tool(
+        "write",
+        ("file", "default"),
+        "Write a whole file (parents created). Refuses if the file changed on disk since it was last read.",
+        schema(
+            {"file_path": string("file to write"), "content": string("full content")},
+            ("file_path", "content"),
+        ),
+        write,
+    ),
+    Tool(
+        "edit",
+        ("file", "default"),
+        "Replace exact strings in files. All edits succeed or none do; reports a diff.",
+        schema(
+            {
+                "edits": {
+                    "type": "array",
+                    "items": EDIT_OBJECT,
+                    "minItems": 1,
+                    "description": "edit objects, applied in order",
+                }
+            },
+            ("edits",),
+        ),
+        edit,
+    ),
+    Tool(
+        "find_replace",
+        ("file", "default"),
+        "Find and replace text or a regex across files ($1, $2 for capture groups); reports a summary.",
+        schema(
+            {
+                "find_pattern": string("text or regex"),
+                "replace_text": string("replacement; regex capture groups $1, $2 usable"),
+                "file_glob": string("restricts files, e.g. **/*.py"),
+                "ignore_case": boolean("case-insensitive"),
+                "use_regex": boolean("treat pattern as regular expression"),
+            },
+            ("find_pattern", "replace_text"),
+        ),
+        find_replace,
+    ),
+    Tool(
+        "move_code",
+        ("file", "default"),
+        "Move or copy a range of lines to a position in the same or another file.",
+        schema(
+            {
+                "source_file": string("file holding the lines"),
+                "source_start": integer("first line, 1-indexed, inclusive", minimum=1),
+                "source_end": integer("last line, 1-indexed, inclusive", minimum=1),
+                "target_file": string("destination; may equal source_file"),
+                "target_line": integer("insert after this line; 0 = beginning", minimum=0),
+                "operation": string("move (default) or copy", enum=["move", "copy"], default="move"),
+            },
+            ("source_file", "source_start", "source_end", "target_file", "target_line"),
+        ),
+        move_code,
+    ),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,32 +53,45 @@ def check_unmodified(ctx: ToolContext, path: Path) -> None:
     except FileNotFoundError:
         return
     if (st.st_mtime_ns, st.st_size) != seen:
-        raise ToolError(f"{path} was modified on disk since it was last read; view it again before writing",
-                        code="modified_externally")
+        raise ToolError(
+            f"{path} was modified on disk since it was last read; view it again before writing",
+            code="modified_externally",
+        )
 
 
-def commit_writes(ctx: ToolContext, changes: list[tuple[Path, bytes | None]]) -> None:
-    """Write (or delete, when bytes is None) every file, or restore all of them if one fails."""
-    originals: list[tuple[Path, bytes | None]] = []
+def commit_writes(ctx: ToolContext, changes: Sequence[tuple[Path, bytes | None]]) -> None:
+    """Write (or delete, when bytes is None) every file, or put all of them back if one fails.
+
+    The originals are kept as hard links (no copy of their bytes) until every write succeeded.
+    """
+    backups: list[tuple[Path, Path | None]] = []
     try:
-        for path, data in changes:
-            originals.append((path, path.read_bytes() if path.is_file() else None))
+        for n, (path, data) in enumerate(changes):
+            backup = None
+            if path.is_file():
+                backup = path.with_name(f".{path.name}.{os.getpid()}.{n}.orig")
+                backup.unlink(missing_ok=True)
+                os.link(path, backup)
+            backups.append((path, backup))
             if data is None:
                 path.unlink()
             else:
                 mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
                 atomic_write_bytes(path, data, mode=mode)
-            ctx.remember(path)
     except OSError as exc:
-        for path, old in reversed(originals):
+        for path, backup in reversed(backups):
             try:
-                if old is None:
+                if backup is None:
                     path.unlink(missing_ok=True)
                 else:
-                    atomic_write_bytes(path, old)
+                    os.replace(backup, path)
             except OSError:
                 pass
         raise ToolError(f"cannot write {exc.filename or ''}: {exc.strerror}; nothing was changed") from None
+    for path, backup in backups:
+        if backup is not None:
+            backup.unlink(missing_ok=True)
+        ctx.remember(path)
 
 
 def display(ctx: ToolContext, path: Path) -> str:

@@ -57,8 +57,9 @@ def apply_filter(entries: list[str] | None, tools: dict[str, Tool]) -> FilterRes
         if entry.startswith("tag:"):
             tag = entry[4:]
             if tag not in TAGS:
-                raise ToolFilterError(f"tool_filter entry {raw!r}: unknown tag {tag!r}",
-                                      hint="tags: " + ", ".join(TAGS))
+                raise ToolFilterError(
+                    f"tool_filter entry {raw!r}: unknown tag {tag!r}", hint="tags: " + ", ".join(TAGS)
+                )
             included += [t.name for t in tools.values() if tag in t.tags]
         elif entry.startswith("!"):
             name = entry[1:]
@@ -70,24 +71,32 @@ def apply_filter(entries: list[str] | None, tools: dict[str, Tool]) -> FilterRes
         elif entry.startswith("spawn:"):
             m = _SPAWN.match(entry)
             if not m:
-                raise ToolFilterError(f"tool_filter entry {raw!r}: expected spawn:<workflow>(<preset>,<preset>)")
+                raise ToolFilterError(
+                    f"tool_filter entry {raw!r}: expected spawn:<workflow>(<preset>,<preset>)"
+                )
             presets = [p.strip() for p in m.group(2).split(",")] if m.group(2).strip() else []
             if any(not p for p in presets):
                 raise ToolFilterError(f"tool_filter entry {raw!r}: empty preset name")
             spawns.append(SpawnPreset(workflow=m.group(1), presets=presets))
         elif _GLOB_CHARS & set(entry):
-            if not _NAME.match(entry.replace("*", "").replace("?", "").replace("[", "").replace("]", "") or "x"):
+            if not _NAME.match(
+                entry.replace("*", "").replace("?", "").replace("[", "").replace("]", "") or "x"
+            ):
                 raise ToolFilterError(f"tool_filter entry {raw!r} is not a valid glob of tool names")
             globs.append(entry)
         else:
             if not _NAME.match(entry):
-                raise ToolFilterError(f"tool_filter entry {raw!r} is not a tool name, tag:, !, glob or spawn: entry")
+                raise ToolFilterError(
+                    f"tool_filter entry {raw!r} is not a tool name, tag:, !, glob or spawn: entry"
+                )
             if entry not in tools:
                 if entry.startswith("mcp_"):
                     warnings.append(f"{raw}: tool server tool not available (server down or not configured)")
                     continue
-                raise ToolFilterError(f"tool_filter entry {raw!r}: no tool named {entry!r}",
-                                      hint="list tools with `platform tools list`")
+                raise ToolFilterError(
+                    f"tool_filter entry {raw!r}: no tool named {entry!r}",
+                    hint="list tools with `platform tools list`",
+                )
             included.append(entry)
     selected = [name for name in dict.fromkeys(included) if name not in excluded]
     for pattern in globs:

@@ -58,7 +58,7 @@ def parse_patch(text: str) -> list[Hunk]:
     while i < len(body):
         line = body[i].strip()
         if line.startswith(ADD):
-            hunk = Hunk("add", line[len(ADD):].strip())
+            hunk = Hunk("add", line[len(ADD) :].strip())
             i += 1
             added = []
             while i < len(body) and body[i].startswith("+"):
@@ -66,21 +66,23 @@ def parse_patch(text: str) -> list[Hunk]:
                 i += 1
             hunk.content = "".join(a + "\n" for a in added)
         elif line.startswith(DELETE):
-            hunk = Hunk("delete", line[len(DELETE):].strip())
+            hunk = Hunk("delete", line[len(DELETE) :].strip())
             i += 1
         elif line.startswith(UPDATE):
-            hunk = Hunk("update", line[len(UPDATE):].strip())
+            hunk = Hunk("update", line[len(UPDATE) :].strip())
             i += 1
             if i < len(body) and body[i].startswith(MOVE):
-                hunk.move_to = body[i][len(MOVE):].strip()
+                hunk.move_to = body[i][len(MOVE) :].strip()
                 i += 1
             i = _parse_chunks(body, i, hunk)
         elif line == "":
             i += 1
             continue
         else:
-            raise ToolError(f"invalid patch line {i + 2}: {body[i]!r} is not a '*** Add File:', "
-                            "'*** Delete File:' or '*** Update File:' header")
+            raise ToolError(
+                f"invalid patch line {i + 2}: {body[i]!r} is not a '*** Add File:', "
+                "'*** Delete File:' or '*** Update File:' header"
+            )
         if not hunk.path:
             raise ToolError(f"invalid patch line {i + 1}: a file header without a path")
         hunks.append(hunk)
@@ -122,20 +124,47 @@ def _parse_chunks(body: list[str], i: int, hunk: Hunk) -> int:
             elif line[0] == "+":
                 chunk.new.append(line[1:])
             else:
-                raise ToolError(f"invalid patch line in {hunk.path}: {line!r} must start with ' ', '+', '-' or '@@'")
+                raise ToolError(
+                    f"invalid patch line in {hunk.path}: {line!r} must start with ' ', '+', '-' or '@@'"
+                )
         i += 1
     if not any(c.old or c.new for c in hunk.chunks):
         raise ToolError(f"invalid patch: update of {hunk.path} has no changes")
     return i
 
 
-_PUNCT = str.maketrans({
-    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"',
-    "\u00a0": " ", "\u2002": " ", "\u2003": " ", "\u2004": " ", "\u2005": " ", "\u2006": " ",
-    "\u2007": " ", "\u2008": " ", "\u2009": " ", "\u200a": " ", "\u202f": " ", "\u205f": " ", "\u3000": " ",
-})
+_PUNCT = str.maketrans(
+    {
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2015": "-",
+        "\u2212": "-",
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u00a0": " ",
+        "\u2002": " ",
+        "\u2003": " ",
+        "\u2004": " ",
+        "\u2005": " ",
+        "\u2006": " ",
+        "\u2007": " ",
+        "\u2008": " ",
+        "\u2009": " ",
+        "\u200a": " ",
+        "\u202f": " ",
+        "\u205f": " ",
+        "\u3000": " ",
+    }
+)
 
 _COMPARERS = (
     lambda a, b: a == b,
@@ -171,8 +200,10 @@ def apply_chunks(path: str, original: str, chunks: list[Chunk]) -> str:
         if chunk.context is not None:
             at = seek_sequence(lines, [chunk.context], index, False)
             if at is None:
-                raise ToolError(f"patch failed: hunk {n} of {path}: context '@@ {chunk.context}' not found; "
-                                "nothing was applied")
+                raise ToolError(
+                    f"patch failed: hunk {n} of {path}: context '@@ {chunk.context}' not found; "
+                    "nothing was applied"
+                )
             index = at + 1
         if not chunk.old:
             replacements.append((len(lines), 0, chunk.new))
@@ -184,12 +215,13 @@ def apply_chunks(path: str, original: str, chunks: list[Chunk]) -> str:
             at = seek_sequence(lines, old, index, chunk.eof)
         if at is None:
             shown = "\n".join(chunk.old[:6])
-            raise ToolError(f"patch failed: hunk {n} of {path}: these lines were not found:\n{shown}\n"
-                            "nothing was applied")
+            raise ToolError(
+                f"patch failed: hunk {n} of {path}: these lines were not found:\n{shown}\nnothing was applied"
+            )
         replacements.append((at, len(old), new))
         index = at + len(old)
     for at, length, new in sorted(replacements, key=lambda r: r[0], reverse=True):
-        lines[at:at + length] = new
+        lines[at : at + length] = new
     return "\n".join(lines) + "\n" if lines else ""
 
 
@@ -220,19 +252,32 @@ def patch(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
             if target != path:
                 changes.append((path, None))
             diffs.append(unified_diff(display(ctx, target), tf.text, new))
-            summary.append(f"M {display(ctx, target)}" + (f" (from {display(ctx, path)})" if target != path else ""))
+            summary.append(
+                f"M {display(ctx, target)}" + (f" (from {display(ctx, path)})" if target != path else "")
+            )
     commit_writes(ctx, changes)
     diff = "".join(diffs)
-    return ToolResult(output="applied patch:\n" + "\n".join(summary) + "\n" + diff,
-                      data={"files": summary, "diff": diff})
+    return ToolResult(
+        output="applied patch:\n" + "\n".join(summary) + "\n" + diff, data={"files": summary, "diff": diff}
+    )
 
 
 TOOLS = [
-    Tool("patch", ("file", "default"),
-         "Apply a patch in the '*** Begin Patch' format (Update with @@ anchors, Add, Delete). "
-         "Atomic: nothing is applied if any hunk fails.",
-         schema({"patch_text": string("patch: '*** Begin Patch', then '*** Update File: <path>' / "
-                                      "'*** Add File: <path>' / '*** Delete File: <path>' sections, "
-                                      "then '*** End Patch'")}, ("patch_text",)),
-         patch),
+    Tool(
+        "patch",
+        ("file", "default"),
+        "Apply a patch in the '*** Begin Patch' format (Update with @@ anchors, Add, Delete). "
+        "Atomic: nothing is applied if any hunk fails.",
+        schema(
+            {
+                "patch_text": string(
+                    "patch: '*** Begin Patch', then '*** Update File: <path>' / "
+                    "'*** Add File: <path>' / '*** Delete File: <path>' sections, "
+                    "then '*** End Patch'"
+                )
+            },
+            ("patch_text",),
+        ),
+        patch,
+    ),
 ]

@@ -20,13 +20,21 @@ TASK_STATUSES = ("pending", "in_progress", "completed", "failed", "blocked", "sk
 COMPLEXITIES = ("simple", "moderate", "complex")
 PRIORITIES = ("high", "medium", "low")
 METADATA = {
-    "type": "object", "additionalProperties": False,
+    "type": "object",
+    "additionalProperties": False,
     "description": "task metadata: preferred_agent, tool_hints, dependencies, notes, priority",
     "properties": {
         "preferred_agent": {"type": "string", "description": "agent type"},
-        "tool_hints": {"type": "array", "items": {"type": "string"},
-                       "description": "suggested tools such as use_bash, search_first"},
-        "dependencies": {"type": "array", "items": {"type": "string"}, "description": "task IDs this waits on"},
+        "tool_hints": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "suggested tools such as use_bash, search_first",
+        },
+        "dependencies": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "task IDs this waits on",
+        },
         "notes": {"type": "string"},
         "priority": {"type": "string", "enum": list(PRIORITIES)},
     },
@@ -58,11 +66,23 @@ def _require(ctx: ToolContext) -> dict[str, Any]:
     return plan
 
 
-def _new_task(plan: dict[str, Any], title: str, description: str = "", parent_id: str | None = None,
-              metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+def _new_task(
+    plan: dict[str, Any],
+    title: str,
+    description: str = "",
+    parent_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     plan["next_id"] = plan.get("next_id", 1)
-    task = {"id": f"task-{plan['next_id']}", "title": title, "description": description, "status": "pending",
-            "parent_id": parent_id, "metadata": metadata or {}, "created_at": time.time()}
+    task = {
+        "id": f"task-{plan['next_id']}",
+        "title": title,
+        "description": description,
+        "status": "pending",
+        "parent_id": parent_id,
+        "metadata": metadata or {},
+        "created_at": time.time(),
+    }
     plan["next_id"] += 1
     return task
 
@@ -89,14 +109,22 @@ def _find(plan: dict[str, Any], ref: str) -> dict[str, Any]:
             return task
     if ref.isdigit() and 1 <= int(ref) <= len(plan["tasks"]):
         return plan["tasks"][int(ref) - 1]
-    raise ToolError(f"no task {ref!r} in the plan (give a task ID or a position 1-{len(plan['tasks'])})",
-                    code="not_found")
+    raise ToolError(
+        f"no task {ref!r} in the plan (give a task ID or a position 1-{len(plan['tasks'])})", code="not_found"
+    )
 
 
 def create_plan(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    plan: dict[str, Any] = {"title": params["title"], "description": params["description"],
-                            "complexity": params["complexity"], "status": "pending", "session_id": ctx.session_id,
-                            "created_at": time.time(), "next_id": 1, "tasks": []}
+    plan: dict[str, Any] = {
+        "title": params["title"],
+        "description": params["description"],
+        "complexity": params["complexity"],
+        "status": "pending",
+        "session_id": ctx.session_id,
+        "created_at": time.time(),
+        "next_id": 1,
+        "tasks": [],
+    }
     replaced = load_plan(ctx) is not None
     for item in params["tasks"]:
         plan["tasks"].append(_new_task(plan, item["title"], item.get("description", "")))
@@ -140,8 +168,10 @@ def add_task(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     else:
         plan["tasks"].insert(max(0, min(int(position) - 1, len(plan["tasks"]))), task)
     _save(ctx, plan)
-    return ToolResult(output=f"added {task['id']}: {task['title']}\n" + "\n".join(_task_lines(plan)) + "\n",
-                      data={"task": task})
+    return ToolResult(
+        output=f"added {task['id']}: {task['title']}\n" + "\n".join(_task_lines(plan)) + "\n",
+        data={"task": task},
+    )
 
 
 def update_task(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -155,7 +185,9 @@ def update_task(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
         task["metadata"] = {**(task.get("metadata") or {}), **params["metadata"]}
     task["updated_at"] = time.time()
     _save(ctx, plan)
-    return ToolResult(output=f"updated {task['id']}: [{task['status']}] {task['title']}\n", data={"task": task})
+    return ToolResult(
+        output=f"updated {task['id']}: [{task['status']}] {task['title']}\n", data={"task": task}
+    )
 
 
 def create_subtask(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -168,37 +200,93 @@ def create_subtask(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
         at += 1
     plan["tasks"].insert(at, task)
     _save(ctx, plan)
-    return ToolResult(output=f"added subtask {task['id']} under {parent['id']}: {task['title']}\n",
-                      data={"task": task})
+    return ToolResult(
+        output=f"added subtask {task['id']} under {parent['id']}: {task['title']}\n", data={"task": task}
+    )
 
 
 _TAGS = ("planning", "readonly", "default")
-_TASK_ITEM = {"type": "object", "required": ["title", "description"], "additionalProperties": False,
-              "properties": {"title": string("task title"), "description": string("what to do")}}
+_TASK_ITEM = {
+    "type": "object",
+    "required": ["title", "description"],
+    "additionalProperties": False,
+    "properties": {"title": string("task title"), "description": string("what to do")},
+}
 TOOLS = [
-    Tool("create_plan", _TAGS, "Create the session's plan with its tasks (replaces an existing plan).",
-         schema({"title": string("plan title"), "description": string("objectives and approach"),
-                 "complexity": string("simple, moderate or complex", enum=list(COMPLEXITIES)),
-                 "tasks": {"type": "array", "items": _TASK_ITEM, "description": "tasks in order"}},
-                ("title", "description", "complexity", "tasks")), create_plan),
-    Tool("update_plan", _TAGS, "Change the plan's title, description, complexity or status.",
-         schema({"title": string("new title"), "description": string("new description"),
-                 "complexity": string("simple, moderate or complex", enum=list(COMPLEXITIES)),
-                 "status": string("pending, in_progress, completed or cancelled", enum=list(PLAN_STATUSES))}),
-         update_plan),
+    Tool(
+        "create_plan",
+        _TAGS,
+        "Create the session's plan with its tasks (replaces an existing plan).",
+        schema(
+            {
+                "title": string("plan title"),
+                "description": string("objectives and approach"),
+                "complexity": string("simple, moderate or complex", enum=list(COMPLEXITIES)),
+                "tasks": {"type": "array", "items": _TASK_ITEM, "description": "tasks in order"},
+            },
+            ("title", "description", "complexity", "tasks"),
+        ),
+        create_plan,
+    ),
+    Tool(
+        "update_plan",
+        _TAGS,
+        "Change the plan's title, description, complexity or status.",
+        schema(
+            {
+                "title": string("new title"),
+                "description": string("new description"),
+                "complexity": string("simple, moderate or complex", enum=list(COMPLEXITIES)),
+                "status": string("pending, in_progress, completed or cancelled", enum=list(PLAN_STATUSES)),
+            }
+        ),
+        update_plan,
+    ),
     Tool("get_plan", _TAGS, "The current session's plan.", schema({}), get_plan),
     Tool("list_tasks", _TAGS, "The current session's tasks, numbered by position.", schema({}), list_tasks),
-    Tool("add_task", _TAGS, "Add a task (optionally at a position, under a parent, with metadata).",
-         schema({"title": string("task title"), "description": string("what to do"),
-                 "position": integer("1-based position in the task list", minimum=1),
-                 "parent_id": string("parent task for a subtask"), "metadata": METADATA}, ("title",)),
-         add_task),
-    Tool("update_task", _TAGS, "Change a task's status, description or metadata.",
-         schema({"task_id": string("task ID or position number"),
-                 "status": string("task status", enum=list(TASK_STATUSES)),
-                 "description": string("new description"), "metadata": METADATA}, ("task_id",)),
-         update_task),
-    Tool("create_subtask", ("planning", "readonly"), "Add a subtask under a task.",
-         schema({"parent_task_id": string("parent task ID or position"), "title": string("subtask title"),
-                 "description": string("what to do")}, ("parent_task_id", "title")), create_subtask),
+    Tool(
+        "add_task",
+        _TAGS,
+        "Add a task (optionally at a position, under a parent, with metadata).",
+        schema(
+            {
+                "title": string("task title"),
+                "description": string("what to do"),
+                "position": integer("1-based position in the task list", minimum=1),
+                "parent_id": string("parent task for a subtask"),
+                "metadata": METADATA,
+            },
+            ("title",),
+        ),
+        add_task,
+    ),
+    Tool(
+        "update_task",
+        _TAGS,
+        "Change a task's status, description or metadata.",
+        schema(
+            {
+                "task_id": string("task ID or position number"),
+                "status": string("task status", enum=list(TASK_STATUSES)),
+                "description": string("new description"),
+                "metadata": METADATA,
+            },
+            ("task_id",),
+        ),
+        update_task,
+    ),
+    Tool(
+        "create_subtask",
+        ("planning", "readonly"),
+        "Add a subtask under a task.",
+        schema(
+            {
+                "parent_task_id": string("parent task ID or position"),
+                "title": string("subtask title"),
+                "description": string("what to do"),
+            },
+            ("parent_task_id", "title"),
+        ),
+        create_subtask,
+    ),
 ]

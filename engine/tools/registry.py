@@ -19,19 +19,25 @@ from engine.tools.base import InvalidParams, Tool, ToolContext, ToolError, ToolR
 # One module per tool family (spec 1, Tags); each exposes TOOLS.
 FAMILIES = ("file", "patch", "search", "execution", "web", "planning", "analysis", "worktree", "workflow")
 
-TAGS = ("default", "readonly", "file", "search", "execution", "web", "planning", "analysis", "workflow", "mcp")
+TAGS = (
+    "default",
+    "readonly",
+    "file",
+    "search",
+    "execution",
+    "web",
+    "planning",
+    "analysis",
+    "workflow",
+    "mcp",
+)
 
 
 @cache
 def builtin_tools() -> dict[str, Tool]:
     tools: dict[str, Tool] = {}
     for family in FAMILIES:
-        try:
-            module = importlib.import_module(f"engine.tools.{family}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"engine.tools.{family}":
-                continue  # a family not built yet
-            raise
+        module = importlib.import_module(f"engine.tools.{family}")
         for tool in module.TOOLS:
             tools[tool.name] = tool
     return tools
@@ -57,8 +63,9 @@ def validate_params(tool: Tool, params: Any) -> dict[str, Any]:
     if errors:
         first = errors[0]
         where = "/".join(str(p) for p in first.absolute_path) or "(parameters)"
-        raise InvalidParams(f"{tool.name}: {where}: {first.message}",
-                            hint="see the schema with `platform tools list --json`")
+        raise InvalidParams(
+            f"{tool.name}: {where}: {first.message}", hint="see the schema with `platform tools list --json`"
+        )
     return params
 
 
@@ -89,7 +96,9 @@ class ToolCallOutcome(BaseModel):
     data: dict[str, Any] = {}
 
 
-def list_tools(filter_entries: list[str] | None = None, settings: dict[str, Any] | None = None) -> ToolListing:
+def list_tools(
+    filter_entries: list[str] | None = None, settings: dict[str, Any] | None = None
+) -> ToolListing:
     """Every available tool, or those a `tool_filter` selects (`platform tools list`)."""
     from engine.tools.filter import apply_filter
     from engine.tools.mcp import server_status
@@ -98,8 +107,12 @@ def list_tools(filter_entries: list[str] | None = None, settings: dict[str, Any]
     if filter_entries:
         selection = apply_filter(filter_entries, tools)
         chosen = [tools[name] for name in selection.tools]
-        return ToolListing(tools=[t.describe() for t in chosen], spawn=[s.model_dump() for s in selection.spawn],
-                           warnings=selection.warnings, servers=server_status(settings))
+        return ToolListing(
+            tools=[t.describe() for t in chosen],
+            spawn=[s.model_dump() for s in selection.spawn],
+            warnings=selection.warnings,
+            servers=server_status(settings),
+        )
     return ToolListing(tools=[t.describe() for t in tools.values()], servers=server_status(settings))
 
 
@@ -129,11 +142,26 @@ def session_context(root: Path, session_id: str = "cli") -> ToolContext:
 
     root = root.resolve()
     digest = hashlib.sha256(str(root).encode()).hexdigest()[:12]
-    return ToolContext(root=root, session_id=session_id,
-                       data_dir=cache_dir() / "tools" / f"{root.name}-{digest}" / session_id)
+    return ToolContext(
+        root=root,
+        session_id=session_id,
+        data_dir=cache_dir() / "tools" / f"{root.name}-{digest}" / session_id,
+    )
 
 
 def invoke(name: str, params_text: str, root: Path, session_id: str = "cli") -> ToolCallOutcome:
+    """One `platform tools call`: what files the session's tools read or wrote is kept between calls,
+    so write's external-modification check works across separate commands too."""
+    import json
+
+    from engine.paths import atomic_write_bytes
+
     ctx = session_context(root, session_id)
+    stamps = ctx.state_dir() / "read_stamps.json"
+    try:
+        ctx.read_stamps.update({k: (int(v[0]), int(v[1])) for k, v in json.loads(stamps.read_text()).items()})
+    except (OSError, ValueError, TypeError, IndexError, AttributeError):
+        pass
     result = call_tool(name, parse_params(params_text), ctx)
+    atomic_write_bytes(stamps, json.dumps(ctx.read_stamps).encode())
     return ToolCallOutcome(name=name, output=result.output, is_error=result.is_error, data=result.data)

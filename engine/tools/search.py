@@ -10,7 +10,17 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from engine.tools.base import Tool, ToolContext, ToolError, ToolResult, boolean, clamp, integer, schema, string
+from engine.tools.base import (
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    boolean,
+    clamp,
+    integer,
+    schema,
+    string,
+)
 
 GLOB_DEFAULT_LIMIT = 200
 GREP_MAX_OUTPUT = 32 * 1024
@@ -51,7 +61,7 @@ def _cap(text: str, limit: int) -> tuple[str, bool]:
     if len(text.encode("utf-8")) <= limit:
         return text, False
     cut = text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
-    return cut[:cut.rfind("\n") + 1], True
+    return cut[: cut.rfind("\n") + 1], True
 
 
 def _by_mtime(paths: list[str], cwd: Path) -> list[str]:
@@ -60,6 +70,7 @@ def _by_mtime(paths: list[str], cwd: Path) -> list[str]:
             return (cwd / p).stat().st_mtime
         except OSError:
             return 0.0
+
     return sorted(paths, key=key, reverse=True)
 
 
@@ -103,7 +114,7 @@ def grep(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     total = len(lines)
     limit = params.get("head_limit")
     if limit is not None:
-        lines = lines[:max(0, int(limit))]
+        lines = lines[: max(0, int(limit))]
     text, capped = _cap("".join(line + "\n" for line in lines), GREP_MAX_OUTPUT)
     if total == 0:
         text = "No matches found\n"
@@ -114,7 +125,9 @@ def grep(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     warnings = _warnings(err)
     if warnings:
         text += "warnings:\n" + "".join(f"  {w}\n" for w in warnings)
-    return ToolResult(output=text, data={"mode": mode, "results": lines, "total": total, "warnings": warnings})
+    return ToolResult(
+        output=text, data={"mode": mode, "results": lines, "total": total, "warnings": warnings}
+    )
 
 
 def list_files(ctx: ToolContext, where: Path, pattern: str | None = None) -> list[Path]:
@@ -148,27 +161,45 @@ def glob(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
 
 TOOLS = [
-    Tool("grep", ("search", "readonly", "default"),
-         "Search file contents with a regex (ripgrep). files_with_matches are sorted newest first.",
-         schema({"pattern": string("regex (or literal with fixed_strings)"),
-                 "path": string("file or directory; default the working directory"),
-                 "glob": string("file filter, e.g. *.py"),
-                 "type": string("file type filter (e.g. go, ts, py)"),
-                 "output_mode": string("files_with_matches (default), content or count",
-                                       enum=["files_with_matches", "content", "count"]),
-                 "-A": integer("lines after each match (content mode)", minimum=0),
-                 "-B": integer("lines before each match (content mode)", minimum=0),
-                 "-C": integer("lines around each match (content mode)", minimum=0),
-                 "-i": boolean("case-insensitive"),
-                 "word_boundary": boolean("whole words"),
-                 "fixed_strings": boolean("literal, no regex"),
-                 "multiline": boolean("patterns may span lines"),
-                 "head_limit": integer("limit results", minimum=0)}, ("pattern",)),
-         grep),
-    Tool("glob", ("search", "readonly", "default"),
-         "Find files by name pattern (e.g. **/*.py), newest first; default head_limit 200.",
-         schema({"pattern": string("glob, e.g. **/*.py"),
-                 "path": string("directory; default the working directory"),
-                 "head_limit": integer("max files; default 200", minimum=1, default=200)}, ("pattern",)),
-         glob),
+    Tool(
+        "grep",
+        ("search", "readonly", "default"),
+        "Search file contents with a regex (ripgrep). files_with_matches are sorted newest first.",
+        schema(
+            {
+                "pattern": string("regex (or literal with fixed_strings)"),
+                "path": string("file or directory; default the working directory"),
+                "glob": string("file filter, e.g. *.py"),
+                "type": string("file type filter (e.g. go, ts, py)"),
+                "output_mode": string(
+                    "files_with_matches (default), content or count",
+                    enum=["files_with_matches", "content", "count"],
+                ),
+                "-A": integer("lines after each match (content mode)", minimum=0),
+                "-B": integer("lines before each match (content mode)", minimum=0),
+                "-C": integer("lines around each match (content mode)", minimum=0),
+                "-i": boolean("case-insensitive"),
+                "word_boundary": boolean("whole words"),
+                "fixed_strings": boolean("literal, no regex"),
+                "multiline": boolean("patterns may span lines"),
+                "head_limit": integer("limit results", minimum=0),
+            },
+            ("pattern",),
+        ),
+        grep,
+    ),
+    Tool(
+        "glob",
+        ("search", "readonly", "default"),
+        "Find files by name pattern (e.g. **/*.py), newest first; default head_limit 200.",
+        schema(
+            {
+                "pattern": string("glob, e.g. **/*.py"),
+                "path": string("directory; default the working directory"),
+                "head_limit": integer("max files; default 200", minimum=1, default=200),
+            },
+            ("pattern",),
+        ),
+        glob,
+    ),
 ]
