@@ -73,8 +73,8 @@ PLATFORM = Program(
         "db": Group(
             help="The server database's embedded migrations (DATABASE_URL, DATABASE_DRIVER).",
             commands={
-                "migrate status": "Report how many migrations are applied and list the missing ones.",
-                "migrate up": "Apply every pending embedded migration (exit 0 when already current).",
+                "migrate": "migrate status: count applied, list missing (no migrating); "
+                           "migrate up: apply pending (exit 0 when current).",
             },
             examples=("platform db migrate status", "platform db migrate up --json"),
         ),

@@ -12,7 +12,7 @@ from app.registry import PLATFORM
 app = group_app("platform", "db")
 HELP = PLATFORM.groups["db"].commands
 migrate = typer.Typer(
-    help="Embedded SQL migrations of the server's database (DATABASE_URL).",
+    help=HELP["migrate"],
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -43,7 +43,8 @@ def _render_up(result: Any) -> None:
 
 @migrate.command(
     "status",
-    help=HELP["migrate status"],
+    help="Report how many migrations are applied and list the missing ones "
+    "(opens the database without migrating or waiting).",
     epilog="Examples:\n\n  DATABASE_URL=postgresql://app@db/platform platform db migrate status"
     "\n\n  platform db migrate status --json" + ENV_NOTE,
 )
@@ -60,7 +61,7 @@ def migrate_status(json_output: bool = JSON_OPTION) -> None:
 
 @migrate.command(
     "up",
-    help=HELP["migrate up"],
+    help="Apply every pending embedded migration, then exit (exit 0 when already current; safe to re-run).",
     epilog="Examples:\n\n  DATABASE_URL=postgresql://app@db/platform platform db migrate up"
     "\n\n  platform db migrate up --json" + ENV_NOTE,
 )
