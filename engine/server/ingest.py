@@ -9,8 +9,10 @@ off the event loop). A request is answered only after that commit, so every 202 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
+import operator
 import queue
 import secrets
 import threading
@@ -18,7 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select, tuple_
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -164,7 +165,10 @@ class GroupCommitter:
     def _record(self, batch: list[Submission]) -> list[Verdict]:
         with store.write(self.engine) as conn:
             ids = sorted({s.trigger_id for s in batch})
-            rows = {r.id: r for r in conn.execute(select(triggers).where(triggers.c.id.in_(ids)))}
+            found = conn.exec_driver_sql(
+                f"SELECT {_TRIGGER_COLUMNS} FROM triggers WHERE id IN ({_marks(conn, len(ids))})", tuple(ids)
+            )
+            rows = {r.id: r for r in found}
             verdicts: list[Verdict | None] = [None] * len(batch)
             pending: list[tuple[int, dict[str, Any]]] = []
             for i, sub in enumerate(batch):
@@ -256,10 +260,26 @@ class GroupCommitter:
 
 
 def _existing_keys(conn: Connection, keys: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    query = select(delivery_keys).where(
-        tuple_(delivery_keys.c.trigger_id, delivery_keys.c.dedupe_key).in_(keys)
-    )
-    return {(r.trigger_id, r.dedupe_key): r.delivery_id for r in conn.execute(query)}
+    by_trigger: dict[str, list[str]] = {}
+    for trigger_id, key in keys:
+        by_trigger.setdefault(trigger_id, []).append(key)
+    found: dict[tuple[str, str], str] = {}
+    for trigger_id, group in by_trigger.items():
+        result = conn.exec_driver_sql(
+            "SELECT dedupe_key, delivery_id FROM delivery_keys WHERE trigger_id = "
+            f"{_marks(conn, 1)} AND dedupe_key IN ({_marks(conn, len(group))})",
+            (trigger_id, *group),
+        )
+        found.update({(trigger_id, r[0]): r[1] for r in result})
+    return found
+
+
+def _marks(conn: Connection, n: int) -> str:
+    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    return ", ".join([mark] * n)
+
+
+_TRIGGER_COLUMNS = ", ".join(c.name for c in triggers.columns)
 
 
 _DELIVERY_COLUMNS = tuple(c.name for c in deliveries.columns)
@@ -267,7 +287,8 @@ _QUEUE_COLUMNS = tuple(c.name for c in run_queue.columns)
 
 
 def _executemany(conn: Connection, table: Any, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
-    _insert_rows(conn, table.name, columns, [tuple(row[c] for c in columns) for row in rows])
+    values = operator.itemgetter(*columns)
+    _insert_rows(conn, table.name, columns, [values(row) for row in rows])
 
 
 def _insert_rows(conn: Connection, table: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
@@ -276,7 +297,7 @@ def _insert_rows(conn: Connection, table: str, columns: tuple[str, ...], rows: l
     mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
     group = "(" + ", ".join([mark] * len(columns)) + ")"
     sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES " + ", ".join([group] * len(rows))
-    conn.exec_driver_sql(sql, tuple(v for row in rows for v in row))
+    conn.exec_driver_sql(sql, tuple(itertools.chain.from_iterable(rows)))
 
 
 def _insert_ignore(conn: Connection, table: Any) -> Any:
@@ -301,7 +322,7 @@ def _delivery_row(sub: Submission, state: _TriggerState, method: str) -> dict[st
     hmac_header = state.definition.webhook.hmac.header if state.definition.webhook.hmac else None
     payload = build_payload(sub.body, sub.headers, sub.query, sub.content_type, hmac_header)
     return {
-        "id": "dlv_" + secrets.token_hex(10),
+        "id": _delivery_id(sub.received_us),
         "trigger_id": state.row.id,
         "automation_id": state.row.automation_id,
         "received_at": sub.received_us,
@@ -316,6 +337,12 @@ def _delivery_row(sub: Submission, state: _TriggerState, method: str) -> dict[st
         "detail": None,
         "updated_at": sub.received_us,
     }
+
+
+def _delivery_id(received_us: int) -> str:
+    """Time-ordered ids: new rows append to the right edge of the primary-key B-tree instead of
+    touching a random page each (fewer pages per group commit)."""
+    return f"dlv_{received_us:014x}{secrets.token_hex(5)}"
 
 
 def _resolve_all(pairs: list[tuple[asyncio.Future[Verdict], Verdict]]) -> None:
