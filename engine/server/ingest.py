@@ -23,7 +23,6 @@ from typing import Any
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from engine.db import store
 from engine.db.store import deliveries, delivery_keys, now_us, run_queue, triggers
 from engine.hooks.models import TriggerDefinition
 from engine.hooks.payload import build_payload, dedupe_key
@@ -75,6 +74,7 @@ class GroupCommitter:
         self._thread = threading.Thread(target=self._loop, name="group-commit", daemon=True)
         self._parsed: dict[tuple[str, str, str | None], tuple[TriggerDefinition, bytes | None]] = {}
         self._pending: list[Submission] = []
+        self._conn: Connection | None = None
 
     def start(self) -> None:
         self._thread.start()
@@ -101,6 +101,7 @@ class GroupCommitter:
         while True:
             first = self._queue.get()
             if first is None:
+                self._close()
                 return
             batch = list(first)
             stopping = False
@@ -115,6 +116,7 @@ class GroupCommitter:
                 batch.extend(more)
             self._commit(batch)
             if stopping:
+                self._close()
                 return
 
     def _commit(self, batch: list[Submission]) -> None:
@@ -124,9 +126,11 @@ class GroupCommitter:
             # Delivery could not be recorded: 503 so the sender retries (spec 1 Errors).
             log.warning("delivery batch of %d not recorded: %s", len(batch), str(exc).splitlines()[0])
             verdicts = [Verdict(503) for _ in batch]
+            self._close()
         except Exception:  # noqa: BLE001 - never leave a request waiting forever
             log.exception("delivery batch failed")
             verdicts = [Verdict(503) for _ in batch]
+            self._close()
         # One wake-up of each event loop per batch, not one per delivery.
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Verdict], Verdict]]] = {}
         for sub, verdict in zip(batch, verdicts, strict=True):
@@ -162,8 +166,23 @@ class GroupCommitter:
             return None  # unknown or never activated: nothing can authenticate
         return "path" if by_path else "bearer" if by_bearer else "hmac" if by_hmac else None
 
+    def _connection(self) -> Connection:
+        """The writer's own connection, kept open (no pool checkout and reset per batch)."""
+        if self._conn is None:
+            self._conn = self.engine.connect().execution_options(immediate=True)
+        return self._conn
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except SQLAlchemyError:
+                pass
+            self._conn = None
+
     def _record(self, batch: list[Submission]) -> list[Verdict]:
-        with store.write(self.engine) as conn:
+        conn = self._connection()
+        with conn.begin():
             ids = sorted({s.trigger_id for s in batch})
             found = conn.exec_driver_sql(
                 f"SELECT {_TRIGGER_COLUMNS} FROM triggers WHERE id IN ({_marks(conn, len(ids))})", tuple(ids)
