@@ -43,8 +43,6 @@ CREATE TABLE deliveries (
 
 CREATE INDEX deliveries_by_trigger ON deliveries (trigger_id, received_at);
 
-CREATE INDEX deliveries_by_automation ON deliveries (automation_id, received_at);
-
 -- One row per (trigger, de-duplication key): the unique key makes "a retry never starts a second
 -- run" hold across server processes sharing one database.
 CREATE TABLE delivery_keys (
@@ -54,7 +52,9 @@ CREATE TABLE delivery_keys (
     PRIMARY KEY (trigger_id, dedupe_key)
 );
 
--- The durable run queue: written in the same transaction as the delivery it runs.
+-- The durable run queue: written in the same transaction as the delivery it runs. It holds only
+-- pending and running runs (a finished run's row is deleted), so it stays small and needs no
+-- index beyond its key; delivery ids are time-ordered, so key order is arrival order.
 CREATE TABLE run_queue (
     delivery_id TEXT PRIMARY KEY REFERENCES deliveries (id),
     automation_id TEXT NOT NULL,
@@ -64,8 +64,6 @@ CREATE TABLE run_queue (
     lease_until BIGINT,
     attempts INTEGER NOT NULL
 );
-
-CREATE INDEX run_queue_ready ON run_queue (state, enqueued_at);
 
 CREATE TABLE runs (
     id TEXT PRIMARY KEY,

@@ -260,13 +260,15 @@ def history(engine: Engine, automation: str, trigger: str | None = None, limit: 
             where = deliveries.c.trigger_id == trow.id
         else:
             auto = _automation_row(conn, automation)
-            where = deliveries.c.automation_id == auto.id
         names = {
             r.id: r.name
             for r in conn.execute(
                 select(triggers.c.id, triggers.c.name).where(triggers.c.automation_id == auto.id)
             )
         }
+        if not trigger:
+            # Through the (trigger_id, received_at) index: deliveries carry one index only.
+            where = deliveries.c.trigger_id.in_(list(names) or [""])
         rows = conn.execute(
             select(deliveries)
             .where(where)

@@ -38,7 +38,7 @@ def _claim_sql(postgres: bool) -> str:
         "UPDATE run_queue SET state = 'running', lease_owner = :owner, lease_until = :until, "
         "attempts = attempts + 1 WHERE delivery_id = (SELECT delivery_id FROM run_queue "
         "WHERE state = 'queued' OR (state = 'running' AND lease_until < :now) "
-        f"ORDER BY enqueued_at LIMIT 1{lock}) RETURNING delivery_id, attempts"
+        f"ORDER BY delivery_id LIMIT 1{lock}) RETURNING delivery_id, attempts"
     )
 
 
