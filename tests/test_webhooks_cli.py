@@ -15,10 +15,7 @@ def test_automation_and_trigger_lifecycle_from_the_cli(server, tmp_path: Path) -
     -> deliveries -> history with what each did -> rotate -> list never shows a secret."""
     wf = tmp_path / "wf.yaml"
     wf.write_text(WORKFLOW)
-    assert (
-        server.cli_json("automation", "create", "triage", "--workflow", str(wf))["workflow_name"]
-        == "echo-trigger"
-    )
+    assert server.cli_json("automation", "create", "triage", "--workflow", str(wf))["workflow_name"] == "echo-trigger"
     again = server.cli_json("automation", "create", "triage", "--workflow", str(wf))
     assert again["exit_code"] == 1 and again["error"]["code"] == "conflict"
     added = server.cli_json(
@@ -48,12 +45,8 @@ def test_automation_and_trigger_lifecycle_from_the_cli(server, tmp_path: Path) -
     token = next(line.split()[-1] for line in human.stdout.splitlines() if line.startswith("token:"))
     url = next(line.split()[-1] for line in human.stdout.splitlines() if line.startswith("URL ("))
     assert server.cli_json("trigger", "activate", "triage", "github")["error"]["code"] == "conflict"
-    assert (
-        httpx.post(url, json={"ref": "main"}, headers={"Authorization": f"Bearer {token}"}).status_code == 202
-    )
-    assert (
-        httpx.post(url, json={"nothing": 1}, headers={"Authorization": f"Bearer {token}"}).status_code == 202
-    )
+    assert httpx.post(url, json={"ref": "main"}, headers={"Authorization": f"Bearer {token}"}).status_code == 202
+    assert httpx.post(url, json={"nothing": 1}, headers={"Authorization": f"Bearer {token}"}).status_code == 202
     hist = server.cli_json("trigger", "history", "triage", "github")
     assert hist["ok"] and len(hist["deliveries"]) == 2
     table = server.cli("automation", "history", "triage")
@@ -94,3 +87,24 @@ def test_admin_token_printed_once_and_stored_hashed(server_factory, tmp_path: Pa
     assert not any(line.startswith("admin API token") for line in second.lines)
     assert first.token.encode() not in b"".join(p.read_bytes() for p in first.data_dir.glob("platform.db*"))
     assert second.cli_json("automation", "list")["ok"]
+
+
+def test_server_refuses_a_port_in_use_with_a_clear_error(server, tmp_path: Path) -> None:
+    """Bad input: a clear error and exit 1, never a traceback (here: the port is taken)."""
+    import subprocess
+    import sys
+
+    from tests.webhooks_fixtures import ROOT
+
+    port = server.url.rsplit(":", 1)[1]
+    done = subprocess.run(
+        [sys.executable, "-m", "app.main", "platform", "server", "--port", port, "--data-dir", str(tmp_path / "other")],
+        cwd=ROOT,
+        env=server.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    assert not (tmp_path / "other" / "platform.db").exists()  # no admin token created unseen

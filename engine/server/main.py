@@ -66,10 +66,6 @@ def serve(config: ServerConfig) -> int:
     data_dir = config.data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(data_dir, 0o700)  # holds the database, the secret key and run workspaces
-    engine = store.open_engine(database_url(data_dir))
-    up(engine)
-    box = SecretBox(data_dir)
-    admin = ensure_admin_token(engine)
     try:
         sock = socket.socket(socket.AF_INET6 if ":" in config.host else socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -81,6 +77,11 @@ def serve(config: ServerConfig) -> int:
             hint="choose another --port (0 lets the system pick one)",
         ) from None
     port = sock.getsockname()[1]
+    # Only once listening: an admin token created by a start that then fails would never be shown.
+    engine = store.open_engine(database_url(data_dir))
+    up(engine)
+    box = SecretBox(data_dir)
+    admin = ensure_admin_token(engine)
     workers = WorkerPool(engine, data_dir, size=config.workers)
     committer = GroupCommitter(engine, box, on_enqueued=workers.wake)
     app = build_app(
