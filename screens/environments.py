@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Input, Static
 
 from screens.base import DashboardScreen
 from screens.widgets.empty_state import EmptyState
+from screens.widgets.table_sync import sync_rows
 
 COLUMNS = (("name", "Name"), ("kind", "Kind"), ("target", "Target"), ("workloads", "Workloads"),
            ("status", "Status"), ("file", "File"))
@@ -128,17 +129,7 @@ class EnvironmentsScreen(DashboardScreen):
         """Diff by row key: update changed cells, add new rows, drop stale ones. Never clear()."""
         table = self.query_one("#env-table", DataTable)
         wanted = {e.name: _row(e) for e in self._visible()}
-        for key in [k.value for k in list(table.rows)]:
-            if key not in wanted:
-                table.remove_row(key)
-        existing = {k.value for k in table.rows}
-        for name, cells in wanted.items():
-            if name in existing:
-                for (col, _), value in zip(COLUMNS, cells, strict=True):
-                    if table.get_cell(name, col) != value:
-                        table.update_cell(name, col, value)
-            else:
-                table.add_row(*cells, key=name)
+        sync_rows(table, [key for key, _ in COLUMNS], wanted)
         total = len(self.result.environments) if self.result else 0
         failed = len(self.result.failed) if self.result else 0
         shown = f"{len(wanted)} of {total}" if len(wanted) != total else f"{total}"

@@ -33,6 +33,7 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
 PLATFORM_GROUP_MODULES: dict[str, str] = {
     "tools": "app.cli.tools",
     "run": "app.cli.run",
+    "runs": "app.cli.runs",
 }
 
 
