@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from screens.base import DashboardScreen
 from screens.widgets.empty_state import EmptyState
+from screens.widgets.table_keys import TableKeys, table_bindings
 from screens.widgets.table_sync import sync_rows
 
 COLUMNS = (("id", "Run"), ("workflow", "Workflow"), ("status", "Status"), ("steps", "Steps"),
@@ -50,44 +51,11 @@ def _short(value: Any, width: int = 90) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-class _Movement:
-    """j/k/g/G on the screen's main table."""
-
-    def _main_table(self) -> DataTable[str]:
-        raise NotImplementedError
-
-    def action_cursor_down(self) -> None:
-        self._main_table().action_cursor_down()
-
-    def action_cursor_up(self) -> None:
-        self._main_table().action_cursor_up()
-
-    def action_cursor_top(self) -> None:
-        self._main_table().move_cursor(row=0)
-
-    def action_cursor_bottom(self) -> None:
-        self._main_table().move_cursor(row=self._main_table().row_count - 1)
-
-
-MOVEMENT = [
-    Binding("j", "cursor_down", "Down", show=False),
-    Binding("k", "cursor_up", "Up", show=False),
-    Binding("g", "cursor_top", "Top", show=False),
-    Binding("G", "cursor_bottom", "Bottom", show=False),
-]
-
-
-def _movement(prefix: str) -> list[Binding]:
-    return [Binding(b.key, b.action, b.description, show=False, id=f"{prefix}.{b.action}") for b in MOVEMENT]
-
-
-class RunsScreen(_Movement, DashboardScreen):
+class RunsScreen(TableKeys, DashboardScreen):
     NAME = "runs"
     BINDINGS: ClassVar[list[Binding]] = [
-        Binding("slash", "filter", "Filter", id="runs.filter"),
         Binding("r", "reload", "Reload", id="runs.reload"),
-        Binding("escape", "clear_filter", "Clear filter", id="runs.clear_filter", show=False),
-        *_movement("runs"),
+        *table_bindings("runs"),
     ]
 
     def __init__(self) -> None:
@@ -153,17 +121,6 @@ class RunsScreen(_Movement, DashboardScreen):
     def action_reload(self) -> None:
         self.load()
 
-    def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.add_class("visible")
-        box.focus()
-
-    def action_clear_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.value = ""
-        box.remove_class("visible")
-        self._main_table().focus()
-
     @on(Input.Changed, "#filter")
     def _filter_changed(self) -> None:
         if self.page is not None and self.page.runs:
@@ -178,12 +135,12 @@ class RunsScreen(_Movement, DashboardScreen):
         self.app.push_screen(RunDetailScreen(str(event.row_key.value)))
 
 
-class RunDetailScreen(_Movement, Screen[None]):
+class RunDetailScreen(TableKeys, Screen[None]):
     """Live steps of one run (each tool call and result), its plan and tasks."""
 
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("escape", "app.pop_screen", "Back", id="run_detail.back"),
-        *_movement("run_detail"),
+        *table_bindings("run_detail", filter=False),
     ]
 
     def __init__(self, run_id: str) -> None:
@@ -210,6 +167,10 @@ class RunDetailScreen(_Movement, Screen[None]):
 
     def _main_table(self) -> DataTable[str]:
         return self.query_one("#steps-table", DataTable)
+
+    def _render_rows(self) -> None:
+        if self.record is not None:
+            self.on_run_loaded(RunLoaded(record=self.record))
 
     def _poll(self) -> None:
         if self.record is None or self.record.status == "running":
