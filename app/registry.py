@@ -117,6 +117,14 @@ PLATFORM = Program(
             commands={},
             examples=("platform run workflow.yaml --input branch=main",),
         ),
+        "runs": Group(
+            help="Recorded workflow runs: list them newest first, show one with its steps, plan and tasks.",
+            commands={
+                "list": "List recorded runs, newest first (paged: --limit, --before <next_before>).",
+                "show": "Show one run: status, every tool call and result, its plan and tasks.",
+            },
+            examples=("platform runs list", "platform runs list --limit 20 --json", "platform runs show <run-id>"),
+        ),
     },
     examples=("platform framework env list", "platform   (on a terminal: the dashboard)"),
 )

@@ -18,6 +18,8 @@ from textual.widgets import DataTable, Input, Static
 
 from screens.base import DashboardScreen
 from screens.widgets.empty_state import EmptyState
+from screens.widgets.table_keys import TableKeys, table_bindings
+from screens.widgets.table_sync import sync_rows
 
 COLUMNS = (("name", "Name"), ("kind", "Kind"), ("target", "Target"), ("workloads", "Workloads"),
            ("status", "Status"), ("file", "File"))
@@ -44,17 +46,12 @@ def _row(env: Any) -> tuple[str, ...]:
     return (env.name, env.kind or "-", env.target or "-", ", ".join(env.workloads) or "-", "ok", env.file)
 
 
-class EnvironmentsScreen(DashboardScreen):
+class EnvironmentsScreen(TableKeys, DashboardScreen):
     NAME = "environments"
     BINDINGS: ClassVar[list[Binding]] = [
-        Binding("slash", "filter", "Filter", id="environments.filter"),
         Binding("r", "reload", "Reload", id="environments.reload"),
         Binding("enter", "details", "Details", id="environments.details", show=False),
-        Binding("escape", "clear_filter", "Clear filter", id="environments.clear_filter", show=False),
-        Binding("j", "cursor_down", "Down", id="environments.down", show=False),
-        Binding("k", "cursor_up", "Up", id="environments.up", show=False),
-        Binding("g", "cursor_top", "Top", id="environments.top", show=False),
-        Binding("G", "cursor_bottom", "Bottom", id="environments.bottom", show=False),
+        *table_bindings("environments"),
     ]
 
     def __init__(self) -> None:
@@ -128,17 +125,7 @@ class EnvironmentsScreen(DashboardScreen):
         """Diff by row key: update changed cells, add new rows, drop stale ones. Never clear()."""
         table = self.query_one("#env-table", DataTable)
         wanted = {e.name: _row(e) for e in self._visible()}
-        for key in [k.value for k in list(table.rows)]:
-            if key not in wanted:
-                table.remove_row(key)
-        existing = {k.value for k in table.rows}
-        for name, cells in wanted.items():
-            if name in existing:
-                for (col, _), value in zip(COLUMNS, cells, strict=True):
-                    if table.get_cell(name, col) != value:
-                        table.update_cell(name, col, value)
-            else:
-                table.add_row(*cells, key=name)
+        sync_rows(table, [key for key, _ in COLUMNS], wanted)
         total = len(self.result.environments) if self.result else 0
         failed = len(self.result.failed) if self.result else 0
         shown = f"{len(wanted)} of {total}" if len(wanted) != total else f"{total}"
@@ -188,19 +175,6 @@ class EnvironmentsScreen(DashboardScreen):
     def action_reload(self) -> None:
         self.load()
 
-    def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.add_class("visible")
-        box.focus()
-
-    def action_clear_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        if box.value or box.has_class("visible"):
-            box.value = ""
-            box.remove_class("visible")
-            self.query_one("#env-table").focus()
-            self._render_rows()
-
     @on(Input.Changed, "#filter")
     def _filter_changed(self) -> None:
         if self.result is not None:
@@ -210,27 +184,15 @@ class EnvironmentsScreen(DashboardScreen):
     def _filter_submitted(self) -> None:
         self.query_one("#env-table").focus()
 
-    def _table(self) -> DataTable[str]:
+    def _main_table(self) -> DataTable[str]:
         return self.query_one("#env-table", DataTable)
-
-    def action_cursor_down(self) -> None:
-        self._table().action_cursor_down()
-
-    def action_cursor_up(self) -> None:
-        self._table().action_cursor_up()
-
-    def action_cursor_top(self) -> None:
-        self._table().move_cursor(row=0)
-
-    def action_cursor_bottom(self) -> None:
-        self._table().move_cursor(row=self._table().row_count - 1)
 
     @on(DataTable.RowSelected, "#env-table")
     def _row_selected(self, event: DataTable.RowSelected) -> None:
         self._open_details(str(event.row_key.value))
 
     def action_details(self) -> None:
-        table = self._table()
+        table = self._main_table()
         if table.row_count:
             self._open_details(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
 

@@ -50,12 +50,18 @@ def test_visits_every_screen_by_number_key_and_sidebar(demo_project: Path) -> No
 
 def test_not_built_screens_name_the_command_that_fills_them(demo_project: Path) -> None:
     """Issue 2 item 6: a screen whose engine part does not exist shows an honest empty state naming the command."""
+    import importlib
+
+    from screens.base import NotBuiltScreen
     from screens.widgets.empty_state import EmptyState
+
+    not_built = [s for s in SCREENS if issubclass(getattr(importlib.import_module(s.module), s.cls), NotBuiltScreen)]
+    assert not_built  # while any view is unbuilt, this test guards its honesty
 
     async def scenario() -> None:
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
         async with app.run_test(size=SIZE) as pilot:
-            for info in SCREENS[1:]:
+            for info in not_built:
                 await pilot.press(info.key)
                 await _until(pilot, lambda info=info: app.current_mode == info.name)
                 empty = app.screen.query_one(EmptyState)

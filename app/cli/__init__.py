@@ -37,13 +37,17 @@ PLATFORM_GROUP_MODULES: dict[str, str] = {
     "trigger": "app.cli.trigger",
     "tools": "app.cli.tools",
     "run": "app.cli.run",
+    "runs": "app.cli.runs",
 }
 
 
-def _add_groups(root: Any, modules: dict[str, str]) -> None:
+def _add_groups(root: Any, modules: dict[str, str], only: str | None = None) -> None:
+    """Register the groups; with `only`, just that one (running a command needs no other group)."""
     import importlib
 
     for name, module in modules.items():
+        if only is not None and name != only:
+            continue
         mod = importlib.import_module(module)
         if hasattr(mod, "command"):  # a single command at the top level, e.g. `platform run <workflow>`
             root.command(name=name, help=mod.HELP, epilog=mod.EPILOG)(mod.command)
@@ -51,19 +55,20 @@ def _add_groups(root: Any, modules: dict[str, str]) -> None:
             root.add_typer(mod.app, name=name)
 
 
-def framework_app() -> Any:
+def framework_app(only: str | None = None) -> Any:
     root = _typer_app(FRAMEWORK.help, FRAMEWORK.examples)
-    _add_groups(root, FRAMEWORK_GROUP_MODULES)
+    _add_groups(root, FRAMEWORK_GROUP_MODULES, only)
     _version_callback(root, "framework")
     return root
 
 
-def platform_app() -> Any:
+def platform_app(only: str | None = None) -> Any:
     root = _typer_app(PLATFORM.help, PLATFORM.examples)
     # `platform framework ...` is routed to the framework program in app.main before Typer runs;
     # it is added here too so that `platform --help` on a terminal lists it.
-    root.add_typer(framework_app(), name="framework", help=PLATFORM.groups["framework"].help)
-    _add_groups(root, PLATFORM_GROUP_MODULES)
+    if only is None:
+        root.add_typer(framework_app(), name="framework", help=PLATFORM.groups["framework"].help)
+    _add_groups(root, PLATFORM_GROUP_MODULES, only)
     _version_callback(root, "platform")
     return root
 
@@ -86,14 +91,16 @@ def _version_callback(root: Any, program: str) -> None:
     main.__doc__ = (FRAMEWORK if program == "framework" else PLATFORM).help
 
 
-def build(program: str) -> Any:
+def build(program: str, only: str | None = None) -> Any:
+    """The click command of `program`; `only` limits it to one group (the one argv names)."""
     import typer.main
 
-    return typer.main.get_command(framework_app() if program == "framework" else platform_app())
+    return typer.main.get_command(framework_app(only) if program == "framework" else platform_app(only))
 
 
 def invoke(program: str, argv: list[str]) -> int:
-    command = build(program)
+    modules = FRAMEWORK_GROUP_MODULES if program == "framework" else PLATFORM_GROUP_MODULES
+    command = build(program, only=argv[0] if argv and argv[0] in modules else None)
     try:
         result = command.main(args=argv, prog_name=program, standalone_mode=False)
     except Exception as exc:  # click's exceptions come from Typer's vendored copy: match by shape
@@ -101,7 +108,7 @@ def invoke(program: str, argv: list[str]) -> int:
             code = int(exc.exit_code)
             ctx = getattr(exc, "ctx", None)
             usage = ctx.get_usage() if ctx is not None else f"Usage: {program} ..."
-            diagnose(exc.format_message(), f"{usage.strip()}\n  Try '{program} {_group_path(argv)}--help'.")
+            diagnose(exc.format_message(), f"{usage.strip()}\n  Try '{program} {_group_path(argv, modules)}--help'.")
             if "--json" in argv:
                 print_document(document(code, {"code": "usage", "message": exc.format_message()}))
             return code or EXIT_USAGE
@@ -112,15 +119,9 @@ def invoke(program: str, argv: list[str]) -> int:
     return int(result or 0)
 
 
-def _group_path(argv: list[str]) -> str:
-    words = []
-    for arg in argv:
-        if arg.startswith("-"):
-            break
-        words.append(arg)
-        if len(words) == 2:
-            break
-    return "".join(f"{w} " for w in words)
+def _group_path(argv: list[str], modules: dict[str, str]) -> str:
+    """The known group named by argv, for the "Try ... --help" hint ("" when argv names none)."""
+    return f"{argv[0]} " if argv and argv[0] in modules else ""
 
 
 if __name__ == "__main__":  # pragma: no cover - debugging aid

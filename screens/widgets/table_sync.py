@@ -1,0 +1,24 @@
+"""Keyed DataTable refresh: update changed cells, add new rows, drop stale ones; never clear().
+
+Clearing on every refresh would lose the cursor and scroll position (STYLE: dolphie's Processlist).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def sync_rows(table: Any, columns: Sequence[str], rows: Mapping[str, Sequence[Any]]) -> None:
+    """Make `table` show exactly `rows` (row key -> cells, in `columns` order), in the given order for new rows."""
+    for key in [k.value for k in list(table.rows)]:
+        if key not in rows:
+            table.remove_row(key)
+    existing = {k.value for k in table.rows}
+    for key, cells in rows.items():
+        if key in existing:
+            for column, value in zip(columns, cells, strict=True):
+                if table.get_cell(key, column) != value:
+                    table.update_cell(key, column, value)
+        else:
+            table.add_row(*cells, key=key)
