@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import demo  # noqa: E402,F401
+from deploy_fixtures import demo_fixture  # noqa: E402,F401
 
 
 def set_build(demo, build: str, workload: str = "api") -> None:
@@ -51,7 +51,9 @@ def test_go_build_without_toolchain_fails_clearly(demo):
 def test_docker_build_without_daemon_and_remote_build_fail_clearly(demo):
     """`docker` fails clearly where no Docker daemon is reachable; `remote` where no control plane is."""
     code, doc = demo.json("env", "build", "staging")  # staging's workloads are docker builds
-    assert code == 1 and doc["error"]["code"] == "tool_missing" and "docker" in doc["error"]["message"].lower()
+    assert (
+        code == 1 and doc["error"]["code"] == "tool_missing" and "docker" in doc["error"]["message"].lower()
+    )
     set_build(demo, 'framework.Build {type = "remote"}')
     code, doc = demo.json("env", "build", "dev")
     assert code == 1 and doc["error"]["code"] == "tool_missing" and "control plane" in doc["error"]["message"]
@@ -71,21 +73,38 @@ def test_gate_record_forms_and_exit_codes(demo, tmp_path):
     demo.run("env", "build", "dev", "--release", "v1", check=True)
     code, dep = demo.json("env", "deploy", "dev", "v1", "--yes", "--no-wait")
     pid = dep["promotion"]["id"]
-    code, doc = demo.json("gate", "record", "dev", "--name", "e2e", "--status", "failed", "--summary", "2 of 9 failed",
-                          "--release", "v1", "--run-id", "77.1")
+    code, doc = demo.json(
+        "gate",
+        "record",
+        "dev",
+        "--name",
+        "e2e",
+        "--status",
+        "failed",
+        "--summary",
+        "2 of 9 failed",
+        "--release",
+        "v1",
+        "--run-id",
+        "77.1",
+    )
     assert code == 0 and [g["name"] for g in doc["recorded"]] == ["e2e"]
     code, doc = demo.json("gate", "record", "dev", "--name", "e2e", "--status", "failed", "--run-id", "77.1")
     assert code == 0 and doc["recorded"] == [] and len(doc["already_recorded"]) == 1
     ours = tmp_path / "status.json"
     ours.write_text(demo.run("env", "status", "dev", "--json").stdout)
-    code, doc = demo.json("gate", "record", "dev", "--from", str(ours), "--name", "status", "--promotion", pid)
+    code, doc = demo.json(
+        "gate", "record", "dev", "--from", str(ours), "--name", "status", "--promotion", pid
+    )
     assert code == 0 and doc["recorded"][0]["status"] in ("passed", "failed")
     shaped = tmp_path / "gate.json"
     shaped.write_text(json.dumps({"name": "lint", "status": "passed", "summary": "clean", "run_id": "5.2"}))
     assert demo.json("gate", "record", "dev", "--from", str(shaped))[0] == 0
     code, doc = demo.json("gate", "record", "dev", "--name", "x", "--status", "passed", "--release", "v0")
     assert code == 3 and doc["error"]["code"] == "promotion_conflict"
-    code, doc = demo.json("gate", "record", "dev", "--name", "x", "--status", "passed", "--promotion", "prm_old")
+    code, doc = demo.json(
+        "gate", "record", "dev", "--name", "x", "--status", "passed", "--promotion", "prm_old"
+    )
     assert code == 3
     code, doc = demo.json("gate", "record", "dev", "--name", "x", "--status", "weird")
     assert code == 1

@@ -8,7 +8,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import demo  # noqa: E402,F401
+from deploy_fixtures import demo_fixture  # noqa: E402,F401
 
 FAST = ("--stability-window", "0.3")
 
@@ -39,7 +39,9 @@ def test_deploy_dev_starts_both_waits_healthy_and_records(demo):
     assert get(demo.ports["api"], "/healthz") == "ok"
     assert json.loads(get(demo.ports["api"]))["message"] == "hello from dev"
     assert get(demo.ports["web"], "/healthz") == "ok"
-    bundle = json.loads((Path(demo.env["FRAMEWORK_LEDGER_HOME"]) / "demo" / "bundles" / "dev.json").read_text())
+    bundle = json.loads(
+        (Path(demo.env["FRAMEWORK_LEDGER_HOME"]) / "demo" / "bundles" / "dev.json").read_text()
+    )
     assert bundle["workloads"] == ["api", "web"]
 
 
@@ -64,7 +66,9 @@ def test_no_terminal_and_no_yes_exits_5_having_written_nothing(demo):
     proc = demo.run("env", "deploy", "dev", "--json")
     assert proc.returncode == 5
     doc = json.loads(proc.stdout)
-    assert doc["error"]["code"] == "plan_unconfirmed" and doc["confirmed"] is False and doc["applied"] is False
+    assert (
+        doc["error"]["code"] == "plan_unconfirmed" and doc["confirmed"] is False and doc["applied"] is False
+    )
     assert "--yes" in doc["error"]["hint"] or "--approve" in doc["error"]["hint"]
     assert not (demo.root / ".framework" / "releases").exists()
     assert promotions(demo) == []
@@ -114,7 +118,10 @@ def test_older_release_deploys_behind_byte_for_byte(demo):
     pid = doc["rollout"]["resources"][0]["instances"][0]["pid"]
     cwd = Path(f"/proc/{pid}/cwd").resolve()
     import hashlib
-    assert "sha256:" + hashlib.sha256((cwd / "services/api/main.py").read_bytes()).hexdigest() == art["digest"]
+
+    assert (
+        "sha256:" + hashlib.sha256((cwd / "services/api/main.py").read_bytes()).hexdigest() == art["digest"]
+    )
     assert len(promotions(demo)) == 2
 
 
@@ -151,8 +158,11 @@ def test_hosted_environment_without_reachable_control_plane_exits_2(demo):
     code, doc = demo.json("env", "deploy", "prod", "--yes")
     assert code == 2 and doc["error"]["code"] == "control_plane_unreachable"
     prod = demo.root / "deploy" / "kcl" / "prod" / "main.k"
-    prod.write_text(prod.read_text().replace("framework.ControlPlane {}",
-                                             'framework.ControlPlane {endpoint = "http://127.0.0.1:9"}'))
+    prod.write_text(
+        prod.read_text().replace(
+            "framework.ControlPlane {}", 'framework.ControlPlane {endpoint = "http://127.0.0.1:9"}'
+        )
+    )
     code, doc = demo.json("env", "deploy", "prod", "--yes")
     assert code == 2 and "127.0.0.1:9" in doc["error"]["message"]
     assert not (demo.root / ".framework" / "releases").exists()
@@ -191,6 +201,7 @@ def test_from_env_deploys_exactly_what_that_env_runs(demo):
     gated.mkdir()
     text = (demo.root / "deploy" / "kcl" / "dev" / "main.k").read_text().replace('"dev"', '"dev2"')
     from deploy_fixtures import free_port
+
     text = text.replace(f"port = {demo.ports['api']}", f"port = {free_port()}")
     text = text.replace(f"port = {demo.ports['web']}", f"port = {free_port()}")
     (gated / "main.k").write_text(text)

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo  # noqa: E402,F401
+from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: E402,F401
 
 
 def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
@@ -28,8 +28,14 @@ def current_of(demo, env: str):
 
 
 def popen(demo, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([FRAMEWORK_BIN, *args], cwd=demo.root, env=demo.env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [FRAMEWORK_BIN, *args],
+        cwd=demo.root,
+        env=demo.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_crash_loop_fails_fast_as_degraded_exit_1(demo):
@@ -97,8 +103,12 @@ def test_racing_deploys_append_exactly_one_promotion_other_exits_3(demo):
     demo.run("env", "build", "dev", "--release", "v2", check=True)
     code, plan1 = demo.json("env", "deploy", "dev", "v1", "--plan")
     code, plan2 = demo.json("env", "deploy", "dev", "v2", "--plan")
-    a = popen(demo, "env", "deploy", "dev", "v1", "--approve", plan1["deploy_plan"]["digest"], "--json", "--no-wait")
-    b = popen(demo, "env", "deploy", "dev", "v2", "--approve", plan2["deploy_plan"]["digest"], "--json", "--no-wait")
+    a = popen(
+        demo, "env", "deploy", "dev", "v1", "--approve", plan1["deploy_plan"]["digest"], "--json", "--no-wait"
+    )
+    b = popen(
+        demo, "env", "deploy", "dev", "v2", "--approve", plan2["deploy_plan"]["digest"], "--json", "--no-wait"
+    )
     results = sorted([(a.wait(timeout=120), a.stdout.read()), (b.wait(timeout=120), b.stdout.read())])
     assert [r[0] for r in results] == [0, 3], results
     loser = json.loads(results[1][1])
@@ -118,7 +128,9 @@ def test_no_wait_reports_not_waited(demo):
 def test_gate_file_freezes_evidence_onto_the_promotion(demo, tmp_path):
     """--gate <file> freezes evidence onto the entry; gate list shows it first (promote-time)."""
     evidence = tmp_path / "gate.json"
-    evidence.write_text(json.dumps({"name": "unit", "status": "passed", "summary": "42 tests", "run_id": "9.1"}))
+    evidence.write_text(
+        json.dumps({"name": "unit", "status": "passed", "summary": "42 tests", "run_id": "9.1"})
+    )
     code, doc = demo.json("env", "deploy", "dev", "--yes", "--no-wait", "--gate", str(evidence))
     assert code == 0
     assert [(g["name"], g["at_promote"]) for g in doc["promotion"]["gates"]] == [("unit", True)]
@@ -132,10 +144,14 @@ def test_removed_workload_needs_acknowledge_destructive(demo):
     assert demo.json("env", "deploy", "dev", "--yes", "--no-wait")[0] == 0
     dev = demo.root / "deploy" / "kcl" / "dev" / "main.k"
     text = dev.read_text()
-    dev.write_text(text[:text.index("        framework.Workload {\n            name = \"web\"")] + "    ]\n}\n")
+    dev.write_text(
+        text[: text.index('        framework.Workload {\n            name = "web"')] + "    ]\n}\n"
+    )
     demo.commit("drop web")
     code, doc = demo.json("env", "deploy", "dev", "--yes", "--no-wait")
     assert code == 1 and doc["refusal"]["code"] == "destructive_unacknowledged"
-    code, doc = demo.json("env", "deploy", "dev", "--yes", "--no-wait", "--acknowledge-destructive", "workload_removed")
+    code, doc = demo.json(
+        "env", "deploy", "dev", "--yes", "--no-wait", "--acknowledge-destructive", "workload_removed"
+    )
     assert code == 0, doc
     assert [i["change"] for i in doc["deploy_plan"]["images"] if i["name"] == "web"] == ["removed"]

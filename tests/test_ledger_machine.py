@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import demo, git  # noqa: E402,F401
+from deploy_fixtures import demo_fixture, git  # noqa: E402,F401
 
 from engine.ledger.store import Gate, Ledger, PromotionConflict, RolloutInFlight  # noqa: E402
 
@@ -56,7 +56,9 @@ def test_rollout_in_flight_is_declined_unless_supersede(ledger):
         with pytest.raises(RolloutInFlight) as err:
             ledger.append_promotion("dev", "v1", IMAGES, direction="INITIAL", expected_current=None)
         assert err.value.exit_code == 4 and ledger.current_id("dev") is None
-        p = ledger.append_promotion("dev", "v1", IMAGES, direction="INITIAL", expected_current=None, supersede=True)
+        p = ledger.append_promotion(
+            "dev", "v1", IMAGES, direction="INITIAL", expected_current=None, supersede=True
+        )
         assert p.supersede and ledger.apply_superseded(seq)
     finally:
         child.kill()
@@ -68,13 +70,22 @@ def test_rollout_in_flight_is_declined_unless_supersede(ledger):
 
 def test_gates_append_only_idempotent_and_ordered(ledger):
     """Gates: idempotent on (promotion, check, run id); promote-time first, then later ones oldest first."""
-    p = ledger.append_promotion("dev", "v1", IMAGES, direction="INITIAL", expected_current=None,
-                                gates=[Gate(name="unit", status="passed", run_id="1.1")])
+    p = ledger.append_promotion(
+        "dev",
+        "v1",
+        IMAGES,
+        direction="INITIAL",
+        expected_current=None,
+        gates=[Gate(name="unit", status="passed", run_id="1.1")],
+    )
     assert ledger.record_gate("dev", p.id, Gate(name="smoke", status="failed", run_id="1.1"))
     assert not ledger.record_gate("dev", p.id, Gate(name="smoke", status="passed", run_id="1.1"))
     assert ledger.record_gate("dev", p.id, Gate(name="smoke", status="passed", run_id="1.2"))
     assert [(g.name, g.status, g.run_id, g.at_promote) for g in ledger.gates(p.id)] == [
-        ("unit", "passed", "1.1", True), ("smoke", "failed", "1.1", False), ("smoke", "passed", "1.2", False)]
+        ("unit", "passed", "1.1", True),
+        ("smoke", "failed", "1.1", False),
+        ("smoke", "passed", "1.2", False),
+    ]
 
 
 def test_unreadable_ledger_is_a_clear_error(tmp_path, monkeypatch):
@@ -124,8 +135,13 @@ def test_ledger_show_where_export_import_roundtrip(demo, tmp_path):
     assert rows[0]["gates"][0]["name"] == "smoke"
     # import into a fresh ledger
     fresh = dict(demo.env, FRAMEWORK_LEDGER_HOME=str(tmp_path / "fresh"))
-    run = lambda *a: subprocess.run([str(Path(sys.executable).parent / "framework"), *a, "--json"],  # noqa: E731
-                                    cwd=demo.root, env=fresh, capture_output=True, text=True)
+    run = lambda *a: subprocess.run(
+        [str(Path(sys.executable).parent / "framework"), *a, "--json"],  # noqa: E731
+        cwd=demo.root,
+        env=fresh,
+        capture_output=True,
+        text=True,
+    )
     dry = run("ledger", "import", "--from-file-ledger", str(out))
     assert dry.returncode == 0 and json.loads(dry.stdout)["environments"][0]["imported"] == 1
     assert json.loads(run("ledger", "show", "dev").stdout)["promotions"] == []
@@ -148,7 +164,13 @@ def test_import_from_git_reads_committed_history_not_the_working_tree(demo):
     the legacy files are never read by deploy or status."""
     legacy = demo.root / ".framework" / "promotions"
     legacy.mkdir(parents=True)
-    line = {"id": "legacy-1", "release": "v0", "images": {}, "who": "ci", "created_at": "2024-01-02T03:04:05Z"}
+    line = {
+        "id": "legacy-1",
+        "release": "v0",
+        "images": {},
+        "who": "ci",
+        "created_at": "2024-01-02T03:04:05Z",
+    }
     (legacy / "dev.jsonl").write_text(json.dumps(line) + "\n")
     demo.commit("legacy ledger")
     (legacy / "dev.jsonl").write_text(json.dumps({**line, "id": "uncommitted"}) + "\n")
@@ -191,21 +213,30 @@ def test_sigkill_never_leaves_a_half_written_promotion(tmp_path):
             assert all(len(p.images) == 50 for p in history)
             assert led.current_id("dev") == (history[0].id if history else None)
             ids = [p.id for p in history]
-            assert all(p.previous_id == (ids[i + 1] if i + 1 < len(ids) else None) for i, p in enumerate(history))
+            assert all(
+                p.previous_id == (ids[i + 1] if i + 1 < len(ids) else None) for i, p in enumerate(history)
+            )
 
 
 def test_sigkill_during_cut_never_leaves_a_half_written_release(demo):
     """Crash safety: a release file is either absent or whole after the cut is killed."""
     for i, delay in enumerate((0.3, 0.6, 0.9)):
-        proc = subprocess.Popen([str(Path(sys.executable).parent / "framework"), "env", "build", "dev", "--release",
-                                 f"k{i}"], cwd=demo.root, env=demo.env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [str(Path(sys.executable).parent / "framework"), "env", "build", "dev", "--release", f"k{i}"],
+            cwd=demo.root,
+            env=demo.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         path = demo.root / ".framework" / "releases" / f"k{i}.json"
         if path.exists():
             assert json.loads(path.read_text())["version"] == f"k{i}"
-    leftovers = [p for p in (demo.root / ".framework" / "releases").glob("*")
-                 if not p.name.endswith(".json")] if (demo.root / ".framework" / "releases").exists() else []
+    leftovers = (
+        [p for p in (demo.root / ".framework" / "releases").glob("*") if not p.name.endswith(".json")]
+        if (demo.root / ".framework" / "releases").exists()
+        else []
+    )
     assert all(p.name.startswith(".") for p in leftovers)  # only temp files, never a half release

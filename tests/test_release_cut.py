@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import demo, git  # noqa: E402,F401
+from deploy_fixtures import demo_fixture, git  # noqa: E402,F401
 
 
 def release_doc(demo, version: str) -> dict:
@@ -25,7 +25,9 @@ def test_cut_records_artifacts_digests_and_git_provenance(demo):
     assert coords == {"services/api/main.py", "services/web/main.py"}
     for a in rel["artifacts"]:
         assert a["kind"] == "file"
-        assert a["digest"] == "sha256:" + hashlib.sha256((demo.root / a["coordinate"]).read_bytes()).hexdigest()
+        assert (
+            a["digest"] == "sha256:" + hashlib.sha256((demo.root / a["coordinate"]).read_bytes()).hexdigest()
+        )
     prov = rel["provenance"]
     assert prov["commit"] == git(demo.root, "rev-parse", "HEAD")
     assert prov["branch"] == "main" and prov["dirty"] is False
@@ -56,10 +58,16 @@ def test_recut_same_artifacts_is_noop_and_different_is_refused(demo):
 def test_missing_declared_artifact_fails_the_cut(demo):
     """A cut fails if any declared artifact is missing."""
     dev = demo.root / "deploy" / "kcl" / "dev" / "main.k"
-    dev.write_text(dev.read_text().replace('command = "python3 -m py_compile services/api/main.py"}',
-                                           'command = "true", artifacts = ["dist/api.bin"]}'))
+    dev.write_text(
+        dev.read_text().replace(
+            'command = "python3 -m py_compile services/api/main.py"}',
+            'command = "true", artifacts = ["dist/api.bin"]}',
+        )
+    )
     code, doc = demo.json("env", "build", "dev", "--release", "v1")
-    assert code == 1 and doc["error"]["code"] == "artifact_missing" and "dist/api.bin" in doc["error"]["message"]
+    assert (
+        code == 1 and doc["error"]["code"] == "artifact_missing" and "dist/api.bin" in doc["error"]["message"]
+    )
     assert not (demo.root / ".framework" / "releases" / "v1.json").exists()
     code, plan = demo.json("env", "build", "dev", "--release", "v1", "--plan")
     assert code == 1 and plan["plan"]["missing"] == ["api: dist/api.bin"]

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo  # noqa: E402,F401
+from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: E402,F401
 
 FAST = ("--stability-window", "0.3")
 
@@ -30,7 +30,7 @@ def test_status_reports_release_images_phases_health_provenance(demo):
     assert {i["name"]: i["state"] for i in st["images"]} == {"api": "match", "web": "match"}
     assert {w["name"]: w["phase"] for w in st["workloads"]} == {"api": "ready", "web": "ready"}
     assert st["health"] == "healthy" and st["convergence"] == "converged"
-    assert st["ledger"]["backend"] == "machine" and st["ledger"]["promotions"] == 1
+    assert st["ledger"]["backend"] == "machine" and st["ledger"]["newest_id"] == dep["promotion"]["id"]
     assert st["provenance"]["branch"] == "main" and len(st["provenance"]["commit"]) == 40
     human = demo.run("env", "status", "dev")
     assert "match" in human.stdout and dep["target"]["release"] in human.stdout
@@ -42,8 +42,11 @@ def test_missing_process_is_missing_exit_1(demo):
     pid = next(r for r in dep["rollout"]["resources"] if r["name"] == "web")["instances"][0]["pid"]
     os.killpg(pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and Path(f"/proc/{pid}").exists() and \
-            Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+    while (
+        time.monotonic() < deadline
+        and Path(f"/proc/{pid}").exists()
+        and Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    ):
         time.sleep(0.05)
     code, doc = demo.json("env", "status", "dev")
     assert code == 1
@@ -60,10 +63,12 @@ def test_drift_when_running_digest_differs_from_frozen(demo):
     demo.run("env", "build", "dev", "--release", "v2", check=True)
     assert demo.json("env", "deploy", "dev", "v1", "--yes", *FAST)[0] == 0
     # an out-of-band promotion (no apply): the ledger now expects v2 while v1 runs
-    code = ("from engine.ledger.store import Ledger\nfrom engine.project import find_project\n"
-            "from engine.releases.store import load_release\np = find_project()\nr = load_release(p, 'v2')\n"
-            "l = Ledger.open('demo')\nl.append_promotion('dev', 'v2', r.images, direction='AHEAD', "
-            "expected_current=l.current_id('dev'))\n")
+    code = (
+        "from engine.ledger.store import Ledger\nfrom engine.project import find_project\n"
+        "from engine.releases.store import load_release\np = find_project()\nr = load_release(p, 'v2')\n"
+        "l = Ledger.open('demo')\nl.append_promotion('dev', 'v2', r.images, direction='AHEAD', "
+        "expected_current=l.current_id('dev'))\n"
+    )
     subprocess.run([sys.executable, "-c", code], cwd=demo.root, env=demo.env, check=True)
     code, doc = demo.json("env", "status", "dev")
     assert code == 1
@@ -81,7 +86,9 @@ def test_history_paging_with_before_cursor(demo):
     code, page1 = demo.json("env", "status", "dev", "--history", "--limit", "2")
     h1 = page1["environments"][0]["history"]
     assert [p["release"] for p in h1["items"]] == ["v3", "v2"] and h1["next_before"]
-    code, page2 = demo.json("env", "status", "dev", "--history", "--limit", "2", "--before", h1["next_before"])
+    code, page2 = demo.json(
+        "env", "status", "dev", "--history", "--limit", "2", "--before", h1["next_before"]
+    )
     h2 = page2["environments"][0]["history"]
     assert [p["release"] for p in h2["items"]] == ["v1"] and h2["next_before"] == ""
 
@@ -110,8 +117,14 @@ def test_wait_superseded_exits_6(demo):
     gate, _ = add_gated_env(demo, "gated")
     demo.run("env", "build", "gated", "--release", "v1", check=True)
     assert demo.json("env", "deploy", "gated", "v1", "--yes", "--no-wait")[0] == 0
-    waiter = subprocess.Popen([FRAMEWORK_BIN, "env", "status", "gated", "--wait", "--timeout", "120", "--json"],
-                              cwd=demo.root, env=demo.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    waiter = subprocess.Popen(
+        [FRAMEWORK_BIN, "env", "status", "gated", "--wait", "--timeout", "120", "--json"],
+        cwd=demo.root,
+        env=demo.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     svc = demo.root / "services" / "gated" / "main.py"
     svc.write_text(svc.read_text() + "\n# v2\n")
     demo.commit("v2")
@@ -132,10 +145,12 @@ def test_hosted_and_k8s_status_are_undetermined_exit_2(demo):
 
 def test_local_sessions_shown_and_discarded_after_24h(demo):
     """Local sessions appear in status; rows unrefreshed for 24 h are discarded."""
-    code = ("import time\nfrom engine.ledger.store import Ledger\nl = Ledger.open('demo')\n"
-            "l.upsert_session('/wt/a', 'dev', 'feature', True)\nl.upsert_session('/wt/b', 'dev', 'old', False)\n"
-            "l.conn.execute(\"UPDATE sessions SET refreshed_at=? WHERE worktree='/wt/b'\", (time.time()-25*3600,))\n"
-            "l.upsert_session('/wt/c', 'dev', 'gone', False)\nl.mark_stopped('/wt/c')\n")
+    code = (
+        "import time\nfrom engine.ledger.store import Ledger\nl = Ledger.open('demo')\n"
+        "l.upsert_session('/wt/a', 'dev', 'feature', True)\nl.upsert_session('/wt/b', 'dev', 'old', False)\n"
+        "l.conn.execute(\"UPDATE sessions SET refreshed_at=? WHERE worktree='/wt/b'\", (time.time()-25*3600,))\n"
+        "l.upsert_session('/wt/c', 'dev', 'gone', False)\nl.mark_stopped('/wt/c')\n"
+    )
     subprocess.run([sys.executable, "-c", code], cwd=demo.root, env=demo.env, check=True)
     code, doc = demo.json("env", "status", "dev")
     sessions = {s["worktree"]: s for s in doc["environments"][0]["sessions"]}

@@ -23,8 +23,11 @@ GATE_STATUSES = ("passed", "failed", "skipped", "error", "pending")
 
 def default_run_id() -> str:
     """The CI run id including the attempt number (spec 2, gate: run id), else `local`."""
-    for run, attempt in (("GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT"), ("CI_PIPELINE_ID", "CI_JOB_ID"),
-                         ("BUILDKITE_BUILD_ID", "BUILDKITE_RETRY_COUNT")):
+    for run, attempt in (
+        ("GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT"),
+        ("CI_PIPELINE_ID", "CI_JOB_ID"),
+        ("BUILDKITE_BUILD_ID", "BUILDKITE_RETRY_COUNT"),
+    ):
         if os.environ.get(run):
             return f"{os.environ[run]}.{os.environ.get(attempt, '1')}"
     return "local"
@@ -35,8 +38,12 @@ def _gate(doc: dict[str, Any], run_id: str | None) -> Gate:
     status = doc.get("status")
     if not name or not status:
         raise InvalidInput("gate evidence needs `name` and `status`")
-    return Gate(name=str(name), status=str(status).lower(), summary=str(doc.get("summary") or ""),
-                run_id=str(doc.get("run_id") or run_id or default_run_id()))
+    return Gate(
+        name=str(name),
+        status=str(status).lower(),
+        summary=str(doc.get("summary") or ""),
+        run_id=str(doc.get("run_id") or run_id or default_run_id()),
+    )
 
 
 def gates_from_document(doc: Any, *, name: str | None = None, run_id: str | None = None) -> list[Gate]:
@@ -52,12 +59,20 @@ def gates_from_document(doc: Any, *, name: str | None = None, run_id: str | None
         return [_gate({**doc, "name": name or doc.get("name")}, run_id)]
     if "ok" in doc and "exit_code" in doc:
         error = doc.get("error") or {}
-        summary = f"exit {doc['exit_code']}" + (f": {error.get('message')}" if isinstance(error, dict) and
-                                               error.get("message") else "")
-        return [Gate(name=name or str(doc.get("check") or doc.get("command") or "framework"),
-                     status="passed" if doc["ok"] else "failed", summary=summary,
-                     run_id=run_id or default_run_id())]
-    raise InvalidInput("not gate-shaped JSON (name, status[, summary, run_id]) nor a `--json` document of ours")
+        summary = f"exit {doc['exit_code']}" + (
+            f": {error.get('message')}" if isinstance(error, dict) and error.get("message") else ""
+        )
+        return [
+            Gate(
+                name=name or str(doc.get("check") or doc.get("command") or "framework"),
+                status="passed" if doc["ok"] else "failed",
+                summary=summary,
+                run_id=run_id or default_run_id(),
+            )
+        ]
+    raise InvalidInput(
+        "not gate-shaped JSON (name, status[, summary, run_id]) nor a `--json` document of ours"
+    )
 
 
 class GateRecordResult(BaseModel):
@@ -71,18 +86,32 @@ class GateRecordResult(BaseModel):
 def _resolve_promotion(ledger: Ledger, env: str, promotion: str | None, release: str | None) -> Any:
     current = ledger.current(env)
     if current is None:
-        raise EngineError(f"environment {env!r} has no promotion to record a gate against",
-                          hint=f"deploy first: framework env deploy {env}", code="no_promotion")
+        raise EngineError(
+            f"environment {env!r} has no promotion to record a gate against",
+            hint=f"deploy first: framework env deploy {env}",
+            code="no_promotion",
+        )
     if promotion is not None and promotion != current.id:
-        raise PromotionConflict(f"environment {env!r} moved on: current promotion is {current.id}, not {promotion}")
+        raise PromotionConflict(
+            f"environment {env!r} moved on: current promotion is {current.id}, not {promotion}"
+        )
     if release is not None and release != current.release:
         raise PromotionConflict(f"environment {env!r} moved on: it runs {current.release}, not {release}")
     return current
 
 
-def record(project: Project, env: str, *, from_file: str | None = None, name: str | None = None,
-           status: str | None = None, summary: str | None = None, run_id: str | None = None,
-           promotion: str | None = None, release: str | None = None) -> GateRecordResult:
+def record(
+    project: Project,
+    env: str,
+    *,
+    from_file: str | None = None,
+    name: str | None = None,
+    status: str | None = None,
+    summary: str | None = None,
+    run_id: str | None = None,
+    promotion: str | None = None,
+    release: str | None = None,
+) -> GateRecordResult:
     from engine.environments import env_file
 
     env_file(project, env)
@@ -102,11 +131,13 @@ def record(project: Project, env: str, *, from_file: str | None = None, name: st
             raise InvalidInput(f"gate status {g.status!r} is not one of {', '.join(GATE_STATUSES)}")
     with Ledger.open(project.key) as ledger:
         current = _resolve_promotion(ledger, env, promotion, release)
-        added, kept = [], []
+        added: list[Gate] = []
+        kept: list[Gate] = []
         for g in gates:
             (added if ledger.record_gate(env, current.id, g) else kept).append(g)
-    return GateRecordResult(env=env, promotion_id=current.id, release=current.release, recorded=added,
-                            already_recorded=kept)
+    return GateRecordResult(
+        env=env, promotion_id=current.id, release=current.release, recorded=added, already_recorded=kept
+    )
 
 
 class GateList(BaseModel):
