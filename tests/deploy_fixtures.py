@@ -152,7 +152,7 @@ ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
 """
 
 
-def add_gated_env(demo: Demo, name: str = "gated", crash: bool = False) -> tuple[Path, int]:
+def add_gated_env(demo: Demo, name: str = "gated", crash: bool = False, health: str = "") -> tuple[Path, int]:
     """A Process environment whose one workload is healthy only while its gate file exists."""
     port = free_port()
     gate_file = demo.root.parent / f"{name}.healthy"
@@ -174,6 +174,7 @@ environment = framework.Environment {{
             run = ["python3", "services/gated/main.py"]
             env = {{GATE_FILE = "{gate_file}"{extra}}}
             ports = [framework.Port {{port = {port}}}]
+            {health}
         }}
     ]
 }}
