@@ -108,6 +108,8 @@ def test_gate_record_forms_and_exit_codes(demo, tmp_path):
     assert code == 3
     code, doc = demo.json("gate", "record", "dev", "--name", "x", "--status", "weird")
     assert code == 1
+    code, doc = demo.json("gate", "record", "prod", "--name", "x", "--status", "passed")
+    assert code == 2 and doc["error"]["code"] == "control_plane_unreachable"  # hosted: gates live there
     code, listed = demo.json("gate", "list", "dev")
     assert [g["name"] for g in listed["gates"]] == ["e2e", "status", "lint"]
     assert listed["promotion_id"] == pid

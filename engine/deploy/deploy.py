@@ -182,7 +182,7 @@ def deploy(
     from engine.environments import evaluate_environment
 
     say = progress or (lambda _m: None)
-    mode = "explain" if opts.explain else ("dry_run" if (opts.dry_run or opts.plan) else "apply")
+    mode = "explain" if opts.explain else ("dry_run" if (opts.dry_run or opts.plan or opts.plan_only) else "apply")
     result = DeployResult(
         mode=mode,
         env=env,
@@ -290,7 +290,7 @@ def _deploy(
     if result.mode == "explain":
         result.explain = _explain(env, release, plan, current, needs_cut, opts)
         return result
-    if result.mode == "dry_run":
+    if result.mode == "dry_run" and not opts.plan_only:
         return result
     if opts.plan_only:
         if needs_cut:

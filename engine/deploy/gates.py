@@ -75,6 +75,16 @@ def gates_from_document(doc: Any, *, name: str | None = None, run_id: str | None
     )
 
 
+def _machine_ledger_only(project: Project, env: str) -> None:
+    """Gates of an environment on a control plane live there (and need deploy:write): exit 2 here."""
+    from engine.deploy.deploy import check_control_plane
+    from engine.environments import evaluate_environment
+
+    doc = evaluate_environment(project, env)
+    if doc.get("control_plane"):
+        check_control_plane(doc)
+
+
 class GateRecordResult(BaseModel):
     env: str
     promotion_id: str
@@ -112,9 +122,7 @@ def record(
     promotion: str | None = None,
     release: str | None = None,
 ) -> GateRecordResult:
-    from engine.environments import env_file
-
-    env_file(project, env)
+    _machine_ledger_only(project, env)
     if from_file is not None:
         try:
             text = Path(from_file).read_text() if from_file != "-" else __import__("sys").stdin.read()
@@ -148,9 +156,7 @@ class GateList(BaseModel):
 
 
 def list_gates(project: Project, env: str, promotion: str | None = None) -> GateList:
-    from engine.environments import env_file
-
-    env_file(project, env)
+    _machine_ledger_only(project, env)
     with Ledger.open(project.key) as ledger:
         p = ledger.get(promotion) if promotion else ledger.current(env)
         if promotion and p is None:
