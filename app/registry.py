@@ -30,12 +30,32 @@ FRAMEWORK = Program(
             help="Environments declared in deploy/kcl/<env>/main.k.",
             commands={
                 "list": "List the environments declared under deploy/kcl/ (kind, target, workloads).",
+                "options": "List an environment's render options (name, type, default, help).",
+                "render": "Render an environment: YAML stream with # cluster: comments, or the object list.",
+                "shape": "Print an environment's declared shape: objects and hashes, no secret values.",
+                "diff": "Compare rendered object hashes against the last recorded bundle (read-only).",
+                "config": "Show each workload's resolved environment variables (secret values never shown).",
+                "new": "Create deploy/kcl/<name>/main.k (--from, --bind), or --check one for placeholders.",
                 "build": "Build an environment's workloads; --push stores artifacts; --release cuts a release.",
                 "deploy": "Promote a release to an environment, apply it and wait for health.",
                 "status": "Bound release, verify state per image, rollout phase, health, gates, sessions.",
             },
-            examples=("framework env list", "framework env list --json", "framework env deploy dev --yes",
-                      "framework env status dev --json"),
+            examples=("framework env list", "framework env render staging --list", "framework env shape prod --json",
+                      "framework env deploy dev --yes", "framework env status dev --json"),
+        ),
+        "kcl": Group(
+            help="Evaluate KCL files with the framework package.",
+            commands={
+                "eval": "Evaluate a KCL file; -S selects dotted paths, -D sets options.",
+            },
+            examples=("framework kcl eval deploy/kcl/dev/main.k -S environment.name --format raw",),
+        ),
+        "ci": Group(
+            help="Checks for CI pipelines.",
+            commands={
+                "validate-kcl": "Check that every environment renders deployable manifests.",
+            },
+            examples=("framework ci validate-kcl --json",),
         ),
         "release": Group(
             help="Immutable releases recorded in .framework/releases/<version>.json.",

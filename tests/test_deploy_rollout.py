@@ -159,11 +159,11 @@ def test_removed_workload_needs_acknowledge_destructive(demo):
 
 def test_health_check_kinds_tcp_and_command(demo):
     """Health checks by default: http on the first port; a workload may declare tcp or command instead."""
-    gate, _ = add_gated_env(demo, "tcpcheck", health='health = framework.Health {type = "tcp"}')
+    gate, _ = add_gated_env(demo, "tcpcheck", health='health = framework.HealthCheck {type = "tcp"}')
     code, doc = demo.json("env", "deploy", "tcpcheck", "--yes", "--stability-window", "0.2", "--timeout", "60")
     assert code == 0, doc  # /healthz answers 503 (no gate file) but the port is open
     assert doc["rollout"]["resources"][0]["message"].startswith("tcp ")
-    gate2, _ = add_gated_env(demo, "cmdcheck", health=f'health = framework.Health {{type = "command", '
+    gate2, _ = add_gated_env(demo, "cmdcheck", health=f'health = framework.HealthCheck {{type = "command", '
                                                       f'command = "test -f {demo.root.parent}/cmd.flag"}}')
     (demo.root.parent / "cmd.flag").write_text("ok")
     code, doc = demo.json("env", "deploy", "cmdcheck", "--yes", "--stability-window", "0.2", "--timeout", "60")

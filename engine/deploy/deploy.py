@@ -147,12 +147,26 @@ def workload_specs(project: Project, release: Release, workloads: list[dict[str,
                 env={str(k): str(v) for k, v in (w.get("env") or {}).items()},
                 ports=[int(p["port"]) for p in w.get("ports") or []],
                 replicas=int(w.get("replicas", 1)),
-                health=w.get("health"),
+                health=_health(w),
                 digest=(image or {}).get("digest", ""),
                 workdir=str(workdir),
             )
         )
     return specs
+
+
+def _health(workload: dict[str, Any]) -> dict[str, Any] | None:
+    """HealthCheck with its port name resolved to a number (the first port's instances use their own)."""
+    health = dict(workload.get("health") or {})
+    ports = workload.get("ports") or []
+    name = health.get("port")
+    if isinstance(name, str):
+        match = [p for p in ports if p.get("name") == name]
+        if not match or match[0] is ports[0]:
+            health.pop("port")
+        else:
+            health["port"] = int(match[0]["port"])
+    return health or None
 
 
 def shape_of(env_doc: dict[str, Any]) -> dict[str, Any]:
@@ -168,6 +182,16 @@ def shape_of(env_doc: dict[str, Any]) -> dict[str, Any]:
         "secret_names": sorted({s for w in workloads for s in w.get("secrets") or []}),
         "objects": {f"workload/{w['name']}": h(w) for w in workloads},
     }
+
+
+def declared_shape(project: Project, env: str, env_doc: dict[str, Any]) -> dict[str, Any]:
+    """The shape `env diff` compares against (engine.shape), or a minimal one if it cannot render."""
+    from engine.shape import compute_shape
+
+    try:
+        return compute_shape(project, env).model_dump(mode="json")
+    except EngineError:
+        return shape_of(env_doc)
 
 
 def deploy(
@@ -454,7 +478,7 @@ def _apply(
         apply_seq, phase=phase, outcome=outcome, resources=result.rollout["resources"], finished=True
     )
     if phase in ("ready", "not_waited"):
-        record_bundle(project.key, env, shape_of(env_doc))
+        record_bundle(project.key, env, declared_shape(project, env, env_doc))
         return result
     if phase == "DEGRADED":
         failed = [r for r in resources if r.phase == "DEGRADED"]

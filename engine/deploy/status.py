@@ -57,6 +57,7 @@ def _verify_state(expected: str, alive: list[dict[str, Any]]) -> str:
 
 def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Ledger) -> EnvStatus:
     from engine.releases.store import find_release
+    from engine.deploy.deploy import _health
     from engine.runtime.process import Instance, WorkloadSpec, check_health, observe
 
     target = (env_doc.get("target") or {}).get("type") or (
@@ -129,7 +130,7 @@ def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Led
         )
         wrong |= state != "match"
         w = declared.get(name, {})
-        spec = WorkloadSpec(name=name, run=[], health=w.get("health"))
+        spec = WorkloadSpec(name=name, run=[], health=_health(w))
         checks = [
             check_health(spec, i.get("port"), Instance(i, __import__("pathlib").Path(i["record"])))
             for i in alive

@@ -1,0 +1,105 @@
+"""The Textual dashboard. Imported only when it opens (no arguments on a terminal)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from app.settings import DashboardSettings
+from engine.paths import assets_dir
+from screens.catalog import BY_NAME, SCREENS
+
+
+def _screen_factory(name: str) -> Any:
+    info = BY_NAME[name]
+
+    def make() -> Screen[Any]:
+        return getattr(importlib.import_module(info.module), info.cls)()
+
+    return make
+
+
+class Dashboard(App[int]):
+    """Environments, rollouts, plans, dev stacks, daemon, webhooks, runs and debugging, by keyboard."""
+
+    TITLE = "framework"
+    CSS_PATH = str(assets_dir() / "app.tcss")
+    MODES: ClassVar[dict[str, Any]] = {s.name: _screen_factory(s.name) for s in SCREENS}
+    DEFAULT_MODE = "environments"
+    BINDINGS: ClassVar[list[Binding]] = [
+        *[Binding(s.key, f"switch_mode('{s.name}')", s.title, id=f"screen.{s.name}", show=False) for s in SCREENS],
+        Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("colon", "command_line", "Command", id="app.command_line"),
+        Binding("escape", "back", "Back", id="app.back", show=False),
+        Binding("q", "quit", "Quit", id="app.quit"),
+    ]
+
+    def __init__(self, project_dir: Path | None = None, settings: DashboardSettings | None = None,
+                 program: str = "framework") -> None:
+        self.settings = settings or DashboardSettings()
+        self.project_dir = (project_dir or Path.cwd()).resolve()
+        self.program = program
+        super().__init__()
+        self.animation_level = "full" if self.settings.animations else "none"
+        self.last_command: Any = None
+        if self.settings.keymap:
+            self.set_keymap(self.settings.keymap)
+
+    def on_mount(self) -> None:
+        self.sub_title = self.project_dir.name
+        if self.settings.theme in self.available_themes:
+            self.theme = self.settings.theme
+        else:
+            self.notify(f"unknown theme {self.settings.theme!r} in settings; using {self.theme}", severity="warning")
+
+    # -- actions ---------------------------------------------------------------------------
+    def action_help(self) -> None:
+        from screens.help import HelpScreen, binding_rows
+
+        rows = binding_rows(self, self.screen, display=self.get_key_display)
+        rows.append(("ctrl+p", "Command palette", "app.command_palette"))
+        self.push_screen(HelpScreen(rows))
+
+    def action_command_line(self) -> None:
+        from screens.command_line import CommandLineScreen
+
+        self.push_screen(CommandLineScreen(), self.run_command_line)
+
+    def run_command_line(self, line: str | None) -> None:
+        from screens.command_line import SCREEN_ALIASES, CommandOutputScreen, to_argv
+
+        if not line:
+            return
+        if line in SCREEN_ALIASES:
+            self.switch_mode(SCREEN_ALIASES[line])
+            return
+        try:
+            argv = to_argv(line)
+        except ValueError as exc:
+            self.notify(f"cannot parse command: {exc}", severity="error")
+            return
+        screen = CommandOutputScreen(argv, self.project_dir)
+        self.last_command = screen
+        self.push_screen(screen)
+
+    async def action_back(self) -> None:
+        if len(self.screen_stack) > 1:
+            self.pop_screen()
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for info in SCREENS:
+            yield SystemCommand(f"Go to {info.title}", f"Show the {info.title} screen (key {info.key})",
+                                lambda name=info.name: self.switch_mode(name))
+        yield SystemCommand("Run a command", "Open the : command line", self.action_command_line)
+
+
+def run_dashboard(program: str = "framework") -> int:
+    result = Dashboard(program=program).run()
+    return int(result or 0)

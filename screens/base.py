@@ -1,0 +1,49 @@
+"""The frame every dashboard screen shares: header, sidebar, body, footer."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from screens.catalog import BY_NAME
+from screens.widgets.empty_state import EmptyState
+from screens.widgets.sidebar import Sidebar
+
+
+class DashboardScreen(Screen[None]):
+    """Base of the eight navigable screens. Subclasses fill `compose_body`."""
+
+    NAME: ClassVar[str] = ""
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=getattr(self.app, "settings", None) is not None and self.app.settings.show_clock)
+        yield Sidebar(self.NAME)
+        with Vertical(id="body"):
+            yield Static(BY_NAME[self.NAME].title, classes="title")
+            yield from self.compose_body()
+        yield Footer()
+
+    def compose_body(self) -> ComposeResult:
+        yield from ()
+
+
+class NotBuiltScreen(DashboardScreen):
+    """A view whose engine part does not exist yet: says so and names the commands that will fill it."""
+
+    BINDINGS: ClassVar[list[Binding]] = []
+    WHAT: ClassVar[str] = ""
+    COMMANDS: ClassVar[tuple[str, ...]] = ()
+
+    def compose_body(self) -> ComposeResult:
+        commands = "\n".join(f"  {c}" for c in self.COMMANDS)
+        yield EmptyState(
+            f"Nothing to show: {self.WHAT} are not part of this build yet.",
+            "This view fills from these commands once they land:\n"
+            f"{commands}\n\nNo data is invented here. Press : to run any available command.",
+            id="empty",
+        )

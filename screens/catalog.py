@@ -1,0 +1,27 @@
+"""The dashboard's screens in navigation order, with their number keys. No Textual imports here."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class ScreenInfo(NamedTuple):
+    name: str
+    title: str
+    key: str
+    module: str
+    cls: str
+
+
+SCREENS: tuple[ScreenInfo, ...] = (
+    ScreenInfo("environments", "Environments", "1", "screens.environments", "EnvironmentsScreen"),
+    ScreenInfo("rollouts", "Rollouts", "2", "screens.rollouts", "RolloutsScreen"),
+    ScreenInfo("plans", "Plans", "3", "screens.plans", "PlansScreen"),
+    ScreenInfo("devstacks", "Dev stacks", "4", "screens.devstacks", "DevStacksScreen"),
+    ScreenInfo("daemon", "Daemon", "5", "screens.daemon", "DaemonScreen"),
+    ScreenInfo("webhooks", "Webhooks", "6", "screens.webhooks", "WebhooksScreen"),
+    ScreenInfo("runs", "Runs", "7", "screens.runs", "RunsScreen"),
+    ScreenInfo("debug", "Debug", "8", "screens.debug", "DebugScreen"),
+)
+
+BY_NAME = {s.name: s for s in SCREENS}

@@ -1,0 +1,253 @@
+"""The dashboard shell driven by keyboard through Textual's Pilot; behaviour asserted on state."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from app.dashboard import Dashboard
+from app.settings import deterministic_settings
+from screens.catalog import SCREENS
+
+SIZE = (120, 36)
+
+
+async def _until(pilot: object, predicate: object, timeout: float = 20.0) -> None:
+    """Poll the app (not sleep-and-hope) until `predicate()` holds, failing after `timeout` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():  # type: ignore[operator]
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.02)  # type: ignore[attr-defined]
+
+
+async def _loaded(app: Dashboard, pilot: object) -> None:
+    await _until(pilot, lambda: getattr(app.screen, "loads", 0) >= 1)
+
+
+def test_visits_every_screen_by_number_key_and_sidebar(demo_project: Path) -> None:
+    """Issue 2 item 6: navigation between the eight screens by keyboard (number keys and the sidebar)."""
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
+        async with app.run_test(size=SIZE) as pilot:
+            await _loaded(app, pilot)
+            for info in SCREENS:
+                await pilot.press(info.key)
+                await _until(pilot, lambda info=info: getattr(app.screen, "NAME", None) == info.name)
+                assert app.current_mode == info.name
+            # Sidebar: focus it, move down, select -> the next screen.
+            await pilot.press("1")
+            await _until(pilot, lambda: app.current_mode == "environments")
+            app.screen.query_one("#sidebar").focus()
+            await pilot.press("down", "enter")
+            await _until(pilot, lambda: app.current_mode == "rollouts")
+
+    asyncio.run(scenario())
+
+
+def test_not_built_screens_name_the_command_that_fills_them(demo_project: Path) -> None:
+    """Issue 2 item 6: a screen whose engine part does not exist shows an honest empty state naming the command."""
+    from screens.widgets.empty_state import EmptyState
+
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
+        async with app.run_test(size=SIZE) as pilot:
+            for info in SCREENS[1:]:
+                await pilot.press(info.key)
+                await _until(pilot, lambda info=info: app.current_mode == info.name)
+                empty = app.screen.query_one(EmptyState)
+                text = str(empty.query("Static").last().render())
+                assert any(cmd in text for cmd in app.screen.COMMANDS)  # type: ignore[attr-defined]
+                assert "not part of this build yet" in str(empty.query("Static").first().render())
+
+    asyncio.run(scenario())
+
+
+def test_environments_screen_shows_the_same_list_as_the_command(demo_project: Path) -> None:
+    """Issue 2 item 7: the Environments screen shows the same list as `framework env list`."""
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
+        async with app.run_test(size=SIZE) as pilot:
+            await _loaded(app, pilot)
+            table = app.screen.query_one("#env-table")
+            assert [k.value for k in table.rows] == ["dev", "prod", "staging"]
+            assert table.get_row("staging")[1:3] == ["self_managed", "k8s"]
+
+    asyncio.run(scenario())
+
+
+def test_filter_with_slash_and_clear_with_escape(demo_project: Path) -> None:
+    """Issue 2 item 6: `/` filters the table; esc clears the filter and keeps every row."""
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
+        async with app.run_test(size=SIZE) as pilot:
+            await _loaded(app, pilot)
+            table = app.screen.query_one("#env-table")
+            await pilot.press("slash", *"k8s")
+            await _until(pilot, lambda: [k.value for k in table.rows] == ["staging"])
+            await pilot.press("enter")  # back to the table, filter kept
+            assert [k.value for k in table.rows] == ["staging"]
+            await pilot.press("escape")
+            await _until(pilot, lambda: len(table.rows) == 3)
+
+    asyncio.run(scenario())
+
+
+def test_details_and_escape_back(demo_project: Path) -> None:
+    """Issue 2 item 6: enter opens an environment's evaluated declaration; esc goes back."""
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
+        async with app.run_test(size=SIZE) as pilot:
+            await _loaded(app, pilot)
+            await pilot.press("j", "enter")  # second row: prod
+            await _until(pilot, lambda: getattr(app.screen, "document", None) is not None)
+            assert app.screen.env_name == "prod" and app.screen.document["kind"] == "hosted"  # type: ignore[attr-defined]
+            await pilot.press("escape")
+            await _until(pilot, lambda: app.current_mode == "environments" and len(app.screen_stack) == 1)
+
+    asyncio.run(scenario())
+
+
+def test_help_lists_every_binding(demo_project: Path) -> None:
+    """Issue 2 item 6: `?` lists every binding (app and screen), each with an id and a description."""
+    from screens.environments import EnvironmentsScreen
+    from screens.help import HelpScreen
+
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
+        async with app.run_test(size=SIZE) as pilot:
+            await _loaded(app, pilot)
+            await pilot.press("question_mark")
+            await _until(pilot, lambda: isinstance(app.screen, HelpScreen))
+            ids = {row[2] for row in app.screen.rows}  # type: ignore[attr-defined]
+            declared = {b.id for b in Dashboard.BINDINGS} | {b.id for b in EnvironmentsScreen.BINDINGS}
+            assert declared <= ids and "app.command_palette" in ids
+            assert all(row[1] for row in app.screen.rows)  # type: ignore[attr-defined]
+            await pilot.press("escape")
+            await _until(pilot, lambda: not isinstance(app.screen, HelpScreen))
+
+    asyncio.run(scenario())
+
+
+def test_command_line_runs_the_cli_and_jumps_to_screens(demo_project: Path) -> None:
+    """Issue 2 item 6: `:` runs the same commands as the CLI (exit code and output) and screen names switch."""
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
+        async with app.run_test(size=SIZE) as pilot:
+            await _loaded(app, pilot)
+            await pilot.press("colon", *"env list --json", "enter")
+            await _until(pilot, lambda: app.last_command is not None and app.last_command.result is not None)
+            result = app.last_command.result
+            assert result.argv == ["framework", "env", "list", "--json"] and result.exit_code == 0
+            assert '"name": "staging"' in result.stdout
+            await pilot.press("escape")
+            await pilot.press("colon", *"env list --bogus", "enter")
+            await _until(pilot, lambda: app.last_command.result is not None and "bogus" in app.last_command.argv[-1])
+            assert app.last_command.result.exit_code == 2
+            await pilot.press("escape", "colon", *"webhooks", "enter")
+            await _until(pilot, lambda: app.current_mode == "webhooks")
+
+    asyncio.run(scenario())
+
+
+def test_command_palette_opens_and_q_quits(demo_project: Path) -> None:
+    """Issue 2 item 6: ctrl+p opens the command palette; q quits."""
+    from textual.command import CommandPalette
+
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
+        async with app.run_test(size=SIZE) as pilot:
+            await _loaded(app, pilot)
+            await pilot.press("ctrl+p")
+            await _until(pilot, lambda: isinstance(app.screen, CommandPalette))
+            await pilot.press(*"Go to Runs")
+            await pilot.press("enter")
+            await _until(pilot, lambda: app.current_mode == "runs")
+            await pilot.press("q")
+            await _until(pilot, lambda: not app.is_running)
+
+    asyncio.run(scenario())
+
+
+def test_environments_refresh_when_a_kcl_file_changes(demo_project: Path) -> None:
+    """Issue 2 item 7: the Environments screen refreshes when a file under deploy/kcl changes (watchdog)."""
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo_project, settings=deterministic_settings(watch=True, debounce_seconds=0.05))
+        async with app.run_test(size=SIZE) as pilot:
+            await _loaded(app, pilot)
+            table = app.screen.query_one("#env-table")
+            table.move_cursor(row=2)
+            new = demo_project / "deploy" / "kcl" / "qa"
+            new.mkdir()
+            (new / "main.k").write_text((demo_project / "deploy/kcl/dev/main.k").read_text()
+                                        .replace('name = "dev"', 'name = "qa"'))
+            await _until(pilot, lambda: "qa" in {k.value for k in table.rows})
+            assert table.cursor_row == 2  # the cursor stayed put
+            (new / "main.k").unlink()
+            await _until(pilot, lambda: "qa" not in {k.value for k in table.rows})
+
+    asyncio.run(scenario())
+
+
+def test_outside_a_project_the_screen_says_so(tmp_path: Path) -> None:
+    """Issue 2 item 7: outside a project, a clear error (here: in the Environments empty state)."""
+    from screens.widgets.empty_state import EmptyState
+
+    async def scenario() -> None:
+        app = Dashboard(project_dir=tmp_path, settings=deterministic_settings())
+        async with app.run_test(size=SIZE) as pilot:
+            await _loaded(app, pilot)
+            empty = app.screen.query_one("#env-empty", EmptyState)
+            assert empty.display and "not inside a framework project" in str(empty.query("Static").last().render())
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("value", ["1", "0"])
+def test_settings_come_from_env_prefix(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """STYLE settings: one pydantic-settings class with the FRAMEWORK_UI_ env prefix."""
+    from app.settings import DashboardSettings
+
+    monkeypatch.setenv("FRAMEWORK_UI_WATCH", value)
+    assert DashboardSettings().watch is (value == "1")
+
+
+def test_settings_file_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """STYLE settings: a TOML file source, overridden by the environment."""
+    from app.settings import DashboardSettings
+
+    path = tmp_path / "dashboard.toml"
+    path.write_text("watch = false\ndebounce_seconds = 1.5\n")
+    monkeypatch.setenv("FRAMEWORK_UI_CONFIG", str(path))
+    settings = DashboardSettings()
+    assert settings.watch is False and settings.debounce_seconds == 1.5
+    monkeypatch.setenv("FRAMEWORK_UI_DEBOUNCE_SECONDS", "0.5")
+    assert DashboardSettings().debounce_seconds == 0.5
+
+
+def test_keymap_in_settings_remaps_a_binding_by_id(demo_project: Path) -> None:
+    """Issue 2 item 6 / STYLE: every binding has an id, so settings can remap it (here: Runs on F7)."""
+    async def scenario() -> None:
+        settings = deterministic_settings(keymap={"screen.runs": "f7"})
+        app = Dashboard(project_dir=demo_project, settings=settings)
+        async with app.run_test(size=SIZE) as pilot:
+            await _loaded(app, pilot)
+            await pilot.press("f7")
+            await _until(pilot, lambda: app.current_mode == "runs")
+
+    asyncio.run(scenario())
+
+
+def test_unknown_theme_falls_back_with_a_warning(demo_project: Path) -> None:
+    """Settings: a bad theme name is reported, not a crash."""
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo_project, settings=deterministic_settings(theme="no-such-theme"))
+        async with app.run_test(size=SIZE) as pilot:
+            await _loaded(app, pilot)
+            assert app.theme != "no-such-theme"
+            assert any("unknown theme" in str(n.message) for n in app._notifications)
+
+    asyncio.run(scenario())

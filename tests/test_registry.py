@@ -1,0 +1,36 @@
+"""app/registry.py and the Typer apps describe the same command tree (no placeholder commands)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.cli import build
+from app.registry import PROGRAMS
+
+
+def _tree(command: Any) -> dict[str, set[str]]:
+    groups = getattr(command, "commands", {})
+    return {name: set(getattr(group, "commands", {})) for name, group in groups.items()}
+
+
+def test_registry_matches_the_typer_apps() -> None:
+    """Issue 2 item 3: only commands that exist are listed; help comes from one table."""
+    for program, spec in PROGRAMS.items():
+        tree = _tree(build(program))
+        expected = {name: set(group.commands) for name, group in spec.groups.items()}
+        if program == "platform":
+            # `platform framework` is the whole framework program.
+            assert tree.pop("framework") == set(PROGRAMS["framework"].groups)
+            expected.pop("framework")
+        assert tree == expected, program
+
+
+def test_every_command_has_help_and_examples() -> None:
+    """Issue 2 / DEVELOPERS: help text with examples on every command."""
+    root = build("framework")
+    for group_name, group in root.commands.items():
+        assert group.help, group_name
+        for name, command in group.commands.items():
+            assert command.help, f"{group_name} {name}"
+            assert "Examples" in (command.epilog or ""), f"{group_name} {name}"
+            assert any(p.name == "json_output" for p in command.params), f"{group_name} {name} lacks --json"
