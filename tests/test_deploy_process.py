@@ -42,7 +42,10 @@ def test_deploy_dev_starts_both_waits_healthy_and_records(demo):
     bundle = json.loads(
         (Path(demo.env["FRAMEWORK_LEDGER_HOME"]) / "demo" / "bundles" / "dev.json").read_text()
     )
-    assert bundle["workloads"] == ["api", "web"]
+    assert sorted(w["name"] for w in bundle["shape"]["workloads"]) == ["api", "web"]
+    code, diff = demo.json("env", "diff", "dev")  # the recorded bundle is what `env diff` compares against
+    assert code == 0 and diff["environments"][0]["baseline"] == "bundle"
+    assert {c["change"] for c in diff["environments"][0]["changes"]} == {"unchanged"}
 
 
 def test_redeploying_the_running_release_appends_nothing(demo):

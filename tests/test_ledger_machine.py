@@ -135,8 +135,8 @@ def test_ledger_show_where_export_import_roundtrip(demo, tmp_path):
     assert rows[0]["gates"][0]["name"] == "smoke"
     # import into a fresh ledger
     fresh = dict(demo.env, FRAMEWORK_LEDGER_HOME=str(tmp_path / "fresh"))
-    run = lambda *a: subprocess.run(
-        [str(Path(sys.executable).parent / "framework"), *a, "--json"],  # noqa: E731
+    run = lambda *a: subprocess.run(  # noqa: E731
+        [str(Path(sys.executable).parent / "framework"), *a, "--json"],
         cwd=demo.root,
         env=fresh,
         capture_output=True,

@@ -129,7 +129,8 @@ def _render_import(r: Any) -> None:
     "import",
     help=HELP["import"],
     epilog=(
-        "Examples:\n\n  framework ledger import --from-git\n\n  framework ledger import --from-git --rev main --apply\n\n"
+        "Examples:\n\n  framework ledger import --from-git\n\n"
+        "  framework ledger import --from-git --rev main --apply\n\n"
         "  framework ledger import --from-file-ledger /tmp/ledger --apply"
     ),
 )

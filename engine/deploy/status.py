@@ -56,8 +56,8 @@ def _verify_state(expected: str, alive: list[dict[str, Any]]) -> str:
 
 
 def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Ledger) -> EnvStatus:
-    from engine.releases.store import find_release
     from engine.deploy.deploy import _health
+    from engine.releases.store import find_release
     from engine.runtime.process import Instance, WorkloadSpec, check_health, observe
 
     target = (env_doc.get("target") or {}).get("type") or (
