@@ -177,6 +177,10 @@ def test_k8s_environment_fails_clearly_when_its_context_is_missing(demo):
     assert proc.returncode == 1
     assert "k3d-demo" in proc.stderr or "kubectl" in proc.stderr
     assert "Traceback" not in proc.stderr
+    for flags in (("--dry-run",), ("--yes", "--skip-preflight"), ("v1", "--yes", "--skip-preflight")):
+        code, doc = demo.json("env", "deploy", "staging", *flags)
+        assert code == 1 and "Traceback" not in json.dumps(doc), (flags, doc)
+    assert promotions(demo) == [] and demo.json("ledger", "show", "staging")[1]["promotions"] == []
 
 
 def test_events_stream_one_json_line_per_phase_change(demo):
@@ -187,7 +191,7 @@ def test_events_stream_one_json_line_per_phase_change(demo):
     phases = [(e["workload"], e["phase"]) for e in events]
     for w in ("api", "web"):
         seq = [p for n, p in phases if n == w]
-        assert seq == ["progressing", "stabilizing", "ready"]
+        assert seq == ["pending", "progressing", "stabilizing", "ready"]
 
 
 def test_plan_only_cuts_but_promotes_nothing(demo):

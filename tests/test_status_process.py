@@ -157,3 +157,30 @@ def test_local_sessions_shown_and_discarded_after_24h(demo):
     assert set(sessions) == {"/wt/a", "/wt/c"}
     assert sessions["/wt/a"]["dirty"] and sessions["/wt/a"]["branch"] == "feature"
     assert sessions["/wt/c"]["stopped"] is True
+
+
+def test_untagged_when_a_live_owned_process_carries_no_digest(demo):
+    """Verify state `untagged`: a live process carrying our markers but no digest marker."""
+    import uuid
+
+    from engine.paths import atomic_write_bytes
+    from engine.runtime.process import instances, runtime_dir
+
+    assert demo.json("env", "deploy", "dev", "--yes", "--no-wait")[0] == 0
+    for inst in instances("demo", "dev", "web"):
+        inst.stop()
+    instance = uuid.uuid4().hex
+    env = {**demo.env, "FRAMEWORK_OWNED_BY": "framework", "FRAMEWORK_INSTANCE": instance,
+           "PORT": str(demo.ports["web"])}
+    proc = subprocess.Popen([sys.executable, str(demo.root / "services/web/main.py")], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    record = {"instance": instance, "pid": proc.pid, "workload": "web", "replica": 0, "port": demo.ports["web"],
+              "digest": "", "release": "", "promotion_id": "", "run": [], "started_at": time.time()}
+    atomic_write_bytes(runtime_dir("demo", "dev") / "instances" / "web.0.manual.json", json.dumps(record).encode())
+    try:
+        code, doc = demo.json("env", "status", "dev")
+        assert code == 1
+        assert {i["name"]: i["state"] for i in doc["environments"][0]["images"]} == {"api": "match", "web": "untagged"}
+    finally:
+        proc.kill()
+        proc.wait()

@@ -230,9 +230,12 @@ def deploy(
         )
     if version is not None and opts.from_env is not None:
         return _refuse(result, "invalid_input", "give a version or --from <env>, not both", 1)
-    if opts.frontends_only:
-        return _refuse(result, "invalid_input", "--frontends-only: this environment declares no frontends", 1)
     env_doc = evaluate_environment(project, env)
+    if opts.frontends_only:
+        if not env_doc.get("frontends"):
+            return _refuse(result, "invalid_input", "--frontends-only: this environment declares no frontends", 1)
+        return _refuse(result, "invalid_input", "--frontends-only: frontends are served by `env up` dev servers; "
+                       "the process runtime deploys workloads only", 1)
     if env_doc.get("kind") == "hosted" or env_doc.get("control_plane"):
         check_control_plane(env_doc)  # exit 2: the ledger and convergence live on the control plane
     target = env_doc.get("target") or {}
@@ -241,10 +244,13 @@ def deploy(
         unknown = sorted(set(opts.targets) - {w["name"] for w in workloads})
         if unknown:
             return _refuse(result, "invalid_input", f"unknown workload {unknown[0]!r} for --target", 1)
-    if target.get("type") != "process" and not opts.skip_preflight and mode != "explain":
+    # rule 8: preflight (remote targets) runs under --dry-run unless --skip-preflight; rule 9: an apply
+    # always needs the declared context, so a real apply checks it whatever the flags say
+    needs_check = mode == "apply" or (mode == "dry_run" and not opts.skip_preflight)
+    if target.get("type") != "process" and needs_check:
         from engine.runtime.external import check_target
 
-        check_target(target)  # rule 8/9: preflight and the declared context, before anything is written
+        check_target(target)
 
     ledger = Ledger.open(project.key)
     try:

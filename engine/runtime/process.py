@@ -376,6 +376,8 @@ class _WorkloadRollout:
             self.new.append((self.rt.start(self.spec, replica, port), port, replica))
 
     def begin(self, on_phase: Callable[[str, str], None] | None) -> None:
+        if on_phase:
+            on_phase(self.spec.name, "pending")
         self.set_phase("progressing", on_phase)
         if self._unchanged():  # already on this release: keep it running, still wait for health
             self.new = [(i, i.record.get("port"), int(i.record.get("replica", 0))) for i in self.old]
