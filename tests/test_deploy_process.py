@@ -219,3 +219,18 @@ def test_from_env_deploys_exactly_what_that_env_runs(demo):
     assert doc["promotion"]["images"] == dev["images"] and doc["promotion"]["release"] == dev["release"]
     code, doc = demo.json("env", "deploy", "dev", "--from", "staging", "--yes")
     assert code == 1  # the source runs nothing
+
+
+def test_nil_plan_when_the_running_release_is_unknown_offers_the_yes_form(demo):
+    """Rule 6: a missing plan (deploy_plan nil) means no plan could be computed; next_step offers --yes."""
+    demo.run("env", "build", "dev", "--release", "v1", check=True)
+    assert demo.json("env", "deploy", "dev", "v1", "--yes", "--no-wait")[0] == 0
+    demo.edit_api("two")
+    demo.commit("two")
+    demo.run("env", "build", "dev", "--release", "v2", check=True)
+    (demo.root / ".framework" / "releases" / "v1.json").unlink()  # the running release is not in this checkout
+    code, doc = demo.json("env", "deploy", "dev", "v2", "--plan")
+    assert code == 0 and doc["deploy_plan"] is None
+    assert doc["next_step"] == "framework env deploy dev v2 --yes"
+    code, doc = demo.json("env", "deploy", "dev", "v2", "--yes", "--no-wait")
+    assert code == 0 and doc["appended"] and doc["promotion"]["direction"] == "UNKNOWN"

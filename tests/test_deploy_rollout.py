@@ -169,3 +169,23 @@ def test_health_check_kinds_tcp_and_command(demo):
     code, doc = demo.json("env", "deploy", "cmdcheck", "--yes", "--stability-window", "0.2", "--timeout", "60")
     assert code == 0, doc
     assert doc["rollout"]["resources"][0]["message"] == "health command exited 0"
+
+
+def test_killed_deploy_leaves_a_whole_promotion_and_no_stuck_rollout(demo):
+    """Crash safety: SIGKILL of a deploy mid-wait leaves its promotion whole and the ledger readable;
+    the dead rollout is abandoned, so the next deploy is not declined as in flight."""
+    import signal
+
+    gate, _ = add_gated_env(demo, "gated")
+    first = popen(demo, "env", "deploy", "gated", "--yes", "--json", "--grace", "300")
+    wait_for(lambda: current_of(demo, "gated"), what="the promotion")
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=30)
+    code, shown = demo.json("ledger", "show", "gated")
+    assert code == 0 and len(shown["promotions"]) == 1 and shown["promotions"][0]["images"]
+    gate.write_text("up")
+    code, doc = demo.json("env", "deploy", "gated", "--yes", "--stability-window", "0.2")
+    assert code == 0, doc
+    assert doc["appended"] is False  # same release: nothing appended, applied and healthy
+    code, shown = demo.json("ledger", "show", "gated")
+    assert [a["outcome"] for a in shown["applies"]] == ["ready", "abandoned"]
