@@ -234,3 +234,18 @@ def test_nil_plan_when_the_running_release_is_unknown_offers_the_yes_form(demo):
     assert doc["next_step"] == "framework env deploy dev v2 --yes"
     code, doc = demo.json("env", "deploy", "dev", "v2", "--yes", "--no-wait")
     assert code == 0 and doc["appended"] and doc["promotion"]["direction"] == "UNKNOWN"
+
+
+def test_compose_target_fails_clearly_without_docker_compose(demo):
+    """The compose runtime calls the real `docker compose`; where it (or its daemon) is missing, the deploy
+    fails with a clear message and writes no promotion."""
+    env_dir = demo.root / "deploy" / "kcl" / "box"
+    env_dir.mkdir()
+    (env_dir / "main.k").write_text(
+        'import framework\n\nenvironment = framework.Environment {\n    name = "box"\n    kind = "self_managed"\n'
+        '    target = framework.Compose {}\n    workloads = [framework.Workload {name = "api", '
+        'run = ["python3", "services/api/main.py"]}]\n}\n')
+    code, doc = demo.json("env", "deploy", "box", "--yes")
+    assert code == 1 and doc["error"]["code"] == "runtime_unavailable"
+    assert "compose" in doc["error"]["message"].lower() or "docker" in doc["error"]["message"].lower()
+    assert demo.json("ledger", "show", "box")[1]["promotions"] == []

@@ -376,8 +376,17 @@ def env_new(
 # -- env build / deploy / status (spec 2: framework env, Deploy, Status) ----------------------
 
 def _progress(message: str) -> None:
+    """Progress of long work on stderr: styled on a terminal, plain lines otherwise (STYLE, Commands)."""
+    import os
     import sys
 
+    if sys.stderr.isatty() and not os.environ.get("NO_COLOR"):
+        from rich.markup import escape
+
+        from app.output import stderr_console
+
+        stderr_console().print(f"[cyan]>[/] {escape(message)}")
+        return
     sys.stderr.write(f"  {message}\n")
     sys.stderr.flush()
 
