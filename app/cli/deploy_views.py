@@ -44,6 +44,9 @@ def render_deploy(result: Any, out: TextIO | None = None) -> None:
     from engine.deploy.plan import DeployPlan, render_plan_markdown
 
     out = out or sys.stdout
+    if result.refusal and result.refusal["code"] == "declined":  # the plan was shown with the question
+        out.write(f"{result.refusal['message']}\n")
+        return
     plan = DeployPlan.model_validate(result.deploy_plan) if result.deploy_plan else None
     if result.mode != "apply" or not result.applied:
         out.write(render_plan_markdown(plan, result.env, result.next_step))

@@ -465,6 +465,9 @@ def env_deploy(
     from app.output import run_command
 
     def confirm(plan_obj: Any, release: str) -> bool:
+        from engine.deploy.plan import render_plan_markdown
+
+        sys.stderr.write(render_plan_markdown(plan_obj, env, None) + "\n")  # the plan is read before the answer
         return typer.confirm(f"Deploy {release} to {env}?", default=False, err=True)
 
     def emit(event: dict[str, Any]) -> None:
