@@ -26,9 +26,18 @@ FRAMEWORK_BIN = str(Path(sys.executable).parent / "framework")
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A free port below the ephemeral range, so no client socket or bind(0) of a parallel suite takes it."""
+    import random
+
+    for _ in range(200):
+        port = random.randrange(20000, 32000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port in 20000-32000")
 
 
 def git(root: Path, *args: str) -> str:

@@ -189,3 +189,17 @@ def test_killed_deploy_leaves_a_whole_promotion_and_no_stuck_rollout(demo):
     assert doc["appended"] is False  # same release: nothing appended, applied and healthy
     code, shown = demo.json("ledger", "show", "gated")
     assert [a["outcome"] for a in shown["applies"]] == ["ready", "abandoned"]
+
+
+def test_declared_port_held_by_a_stranger_fails_fast_and_says_so(demo):
+    """DEGRADED (exit 1) with a clear message when the declared port is taken by a process we do not own."""
+    import socket
+
+    _, port = add_gated_env(demo, "gated")
+    with socket.socket() as squatter:
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        squatter.bind(("127.0.0.1", port))
+        squatter.listen()
+        code, doc = demo.json("env", "deploy", "gated", "--yes", "--timeout", "60")
+    assert code == 1 and doc["rollout"]["phase"] == "DEGRADED", json.dumps(doc["rollout"])
+    assert f"port {port} is in use" in doc["rollout"]["resources"][0]["message"]

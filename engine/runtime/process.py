@@ -102,6 +102,22 @@ def owned(record: dict[str, Any]) -> bool:
     return marks.get("FRAMEWORK_OWNED_BY") == OWNER and marks.get("FRAMEWORK_INSTANCE") == record["instance"]
 
 
+class PortBusy(EngineError):
+    """The declared port is held by a process that is not this environment's: fail fast, say so."""
+
+    code = "port_in_use"
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -239,6 +255,9 @@ class ProcessRuntime:
         self.dir = runtime_dir(project_key, env)
 
     def start(self, spec: WorkloadSpec, replica: int, port: int | None) -> Instance:
+        if port is not None and not port_free(port):
+            raise PortBusy(f"workload {spec.name!r}: port {port} is in use by another process",
+                           hint=f"stop what listens on {port} (e.g. `ss -ltnp 'sport = :{port}'`) or change the port")
         instance = uuid.uuid4().hex
         logs = self.dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
@@ -303,14 +322,26 @@ class ProcessRuntime:
             if inst.record.get("workload") not in declared:
                 inst.stop()
         rollouts = [_WorkloadRollout(self, s, options) for s in specs]
+
+        def guard(r: _WorkloadRollout, fn: Callable[[], None]) -> None:
+            try:
+                fn()
+            except PortBusy as exc:
+                r.resource.outcome = "failed"
+                r.resource.message = exc.message
+                r.set_phase("DEGRADED", on_phase)
+
         if not options.wait:
             for r in rollouts:
-                r.replace_now()
-            return "not_waited", [r.resource for r in rollouts]
+                guard(r, r.replace_now)
+            phase = "DEGRADED" if any(r.resource.phase == "DEGRADED" for r in rollouts) else "not_waited"
+            return phase, [r.resource for r in rollouts]
         deadline = time.monotonic() + options.timeout
         for r in rollouts:
-            r.begin(on_phase)
+            guard(r, lambda r=r: r.begin(on_phase))  # type: ignore[misc]
         while True:
+            if any(r.resource.phase == "DEGRADED" for r in rollouts):
+                return "DEGRADED", [r.resource for r in rollouts]
             active = [r for r in rollouts if r.resource.outcome == "not_waited"]
             if not active:
                 break
@@ -328,7 +359,7 @@ class ProcessRuntime:
                     )
                 return "timed_out", [r.resource for r in rollouts]
             for r in active:
-                r.step(on_phase)
+                guard(r, lambda r=r: r.step(on_phase))  # type: ignore[misc]
             if any(r.resource.phase == "DEGRADED" for r in rollouts):
                 return "DEGRADED", [r.resource for r in rollouts]
             time.sleep(POLL)
