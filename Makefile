@@ -6,15 +6,19 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: run test bench lint venv clean snapshots postgres
+.PHONY: run test bench lint venv clean snapshots system-deps postgres
 
-# System pieces the tests drive for real (tmux for the terminal end-to-end test); installed when absent.
-SYSTEM_TOOLS := tmux
+# System pieces the tests drive for real, as command:Debian-package pairs: tmux (terminal
+# end-to-end test), docker-registry (release verify against a real OCI registry). Installed
+# only when absent, so the check costs nothing on a prepared machine.
+SYSTEM_TOOLS := tmux:tmux docker-registry:docker-registry
+
+system-deps: postgres
+	@missing=""; for pair in $(SYSTEM_TOOLS); do command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair##*:}"; done; \
+	if [ -n "$$missing" ]; then echo "installing system packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing </dev/null >/dev/null; fi
 
 $(STAMP): pyproject.toml
-	@missing=""; for t in $(SYSTEM_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
-	if [ -n "$$missing" ]; then echo "installing system packages:$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
@@ -25,7 +29,7 @@ venv: $(STAMP)
 run: $(STAMP)
 	cd examples/demo && ../../$(BIN)/framework
 
-test: $(STAMP) postgres
+test: $(STAMP) system-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The PostgreSQL tests need server binaries (pg_ctl, initdb); quick when they are present.

@@ -14,7 +14,7 @@ from screens.catalog import SCREENS
 SIZE = (120, 36)
 
 
-async def _until(pilot: object, predicate: object, timeout: float = 20.0) -> None:
+async def _until(pilot: object, predicate: object, timeout: float = 60.0) -> None:
     """Poll the app (not sleep-and-hope) until `predicate()` holds, failing after `timeout` seconds."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

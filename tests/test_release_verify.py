@@ -50,8 +50,8 @@ def test_file_artifacts_are_unverifiable_and_strict_fails(demo):
 @pytest.fixture
 def registry(tmp_path):
     """A real Docker registry (Debian's docker-registry) on 127.0.0.1 with a free port."""
-    if REGISTRY_BIN is None:
-        pytest.skip("docker-registry is not installed (apt-get install docker-registry)")
+    # Installed by `make test` (Makefile SYSTEM_TOOLS); absent means a broken setup, not a pass.
+    assert REGISTRY_BIN is not None, "docker-registry is not installed (apt-get install docker-registry)"
     port = free_port()
     cfg = tmp_path / "registry.yml"
     cfg.write_text(

@@ -37,7 +37,7 @@ def _screen(name: str) -> str:
     return _tmux("capture-pane", "-p", "-t", name)
 
 
-def _wait_for(name: str, text: str, timeout: float = 30.0) -> str:
+def _wait_for(name: str, text: str, timeout: float = 90.0) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         screen = _screen(name)
@@ -61,12 +61,12 @@ def test_dashboard_on_a_real_terminal(session: str) -> None:
     _tmux("send-keys", "-t", session, "?")
     _wait_for(session, "Binding id")
     _tmux("send-keys", "-t", session, "Escape")
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while "Binding id" in _screen(session) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert "Binding id" not in _screen(session)
     _tmux("send-keys", "-t", session, "q")
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 60
     while _alive(session) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(session), "the dashboard did not quit on q"
