@@ -30,8 +30,28 @@ FRAMEWORK = Program(
             help="Environments declared in deploy/kcl/<env>/main.k.",
             commands={
                 "list": "List the environments declared under deploy/kcl/ (kind, target, workloads).",
+                "options": "List an environment's render options (name, type, default, help).",
+                "render": "Render an environment: YAML stream with # cluster: comments, or the object list.",
+                "shape": "Print an environment's declared shape: objects and hashes, no secret values.",
+                "diff": "Compare rendered object hashes against the last recorded bundle (read-only).",
+                "config": "Show each workload's resolved environment variables (secret values never shown).",
+                "new": "Create deploy/kcl/<name>/main.k (--from, --bind), or --check one for placeholders.",
             },
-            examples=("framework env list", "framework env list --json"),
+            examples=("framework env list", "framework env render staging --list", "framework env shape prod --json"),
+        ),
+        "kcl": Group(
+            help="Evaluate KCL files with the framework package.",
+            commands={
+                "eval": "Evaluate a KCL file; -S selects dotted paths, -D sets options.",
+            },
+            examples=("framework kcl eval deploy/kcl/dev/main.k -S environment.name --format raw",),
+        ),
+        "ci": Group(
+            help="Checks for CI pipelines.",
+            commands={
+                "validate-kcl": "Check that every environment renders deployable manifests.",
+            },
+            examples=("framework ci validate-kcl --json",),
         ),
     },
     examples=("framework env list", "framework env list --json", "framework   (on a terminal: the dashboard)"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,20 +54,35 @@ def env_file(project: Project, name: str) -> Path:
 
 
 def evaluate_environment(project: Project, name: str, options: dict[str, str] | None = None) -> dict[str, Any]:
-    """The evaluated `environment` document of one environment."""
-    from engine.kcl.evaluate import evaluate
+    """The evaluated `environment` document of one environment (derived options included)."""
+    return evaluate_environment_tracked(project, name, options)[0]
+
+
+def evaluate_environment_tracked(project: Project, name: str, options: Mapping[str, str] | None = None, *,
+                                 derived: Mapping[str, str] | None = None,
+                                 watch: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """(`environment` document, files the evaluation wrote under the project when `watch`).
+
+    `options` are the user's -D values (already validated); `derived` the tool's own options
+    (spec 2: env, namespace, image_tag, image_digests, worktree, branch), computed when None.
+    """
+    from engine.kcl.evaluate import evaluate_tracked
+    from engine.render.options import derived_options
 
     path = env_file(project, name)
-    doc = evaluate(path, kcl_root=project.kcl_dir, options=options, relative_to=project.root)
-    env = doc.get("environment")
+    merged = dict(derived if derived is not None else derived_options(project, name))
+    merged.update(options or {})
+    result = evaluate_tracked(path, kcl_root=project.kcl_dir, options=merged, relative_to=project.root,
+                              watch=project.root if watch else None)
+    env = result.data.get("environment")
     if not isinstance(env, dict):
         raise KclError(
             f"{path.relative_to(project.root)}: defines no `environment` "
-            f"(top-level names: {', '.join(sorted(doc)) or 'none'})",
+            f"(top-level names: {', '.join(sorted(result.data)) or 'none'})",
             file=str(path.relative_to(project.root)),
             hint="assign a framework.Environment to `environment`",
         )
-    return env
+    return env, result.wrote
 
 
 def _target_of(env: dict[str, Any]) -> str | None:

@@ -27,6 +27,8 @@ def group_app(program: str, name: str) -> Any:
 # Group name -> module defining `app` (a Typer group). Keep in step with app/registry.py.
 FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "env": "app.cli.env",
+    "kcl": "app.cli.kcl",
+    "ci": "app.cli.ci",
 }
 PLATFORM_GROUP_MODULES: dict[str, str] = {
 }

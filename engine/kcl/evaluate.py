@@ -79,13 +79,29 @@ def parse_kcl_error(raw: str, relative_to: Path | None = None) -> KclError:
     return KclError(message, file=file, line=line, column=column)
 
 
-def _exec(file: Path, work_dir: Path, options: Mapping[str, str], relative_to: Path | None) -> dict[str, Any]:
+def kcl_api() -> Any:
+    """`kcl_lib.api`, with its package home redirected into our cache (nothing under $HOME)."""
+    # kcl-lib creates $HOME/.kcl/kpm unless KCL_PKG_PATH names another directory.
+    pkg_home = cache_dir() / "kcl-pkg"
+    if os.environ.get("KCL_PKG_PATH") != str(pkg_home):
+        pkg_home.mkdir(parents=True, exist_ok=True)
+        os.environ["KCL_PKG_PATH"] = str(pkg_home)
     import kcl_lib.api as api
 
+    return api
+
+
+def external_pkgs() -> list[Any]:
+    api = kcl_api()
+    return [api.ExternalPkg(pkg_name=PACKAGE_NAME, pkg_path=str(kcl_package_dir()))]
+
+
+def _exec(file: Path, work_dir: Path, options: Mapping[str, str], relative_to: Path | None) -> dict[str, Any]:
+    api = kcl_api()
     args = api.ExecProgramArgs(
         k_filename_list=[str(file)],
         work_dir=str(work_dir),
-        external_pkgs=[api.ExternalPkg(pkg_name=PACKAGE_NAME, pkg_path=str(kcl_package_dir()))],
+        external_pkgs=external_pkgs(),
         args=[api.Argument(name=k, value=v) for k, v in options.items()],
     )
     # kcl-lib reports syntax and import errors by raising, evaluation errors in err_message.
@@ -101,9 +117,43 @@ def _exec(file: Path, work_dir: Path, options: Mapping[str, str], relative_to: P
     return data if isinstance(data, dict) else {"value": data}
 
 
-def evaluate(file: Path, *, kcl_root: Path, options: Mapping[str, str] | None = None,
-             relative_to: Path | None = None, use_cache: bool = True) -> dict[str, Any]:
-    """Evaluate one KCL file; `kcl_root` is the tree whose files can influence the result."""
+_UNWATCHED = {".git", ".framework", ".venv", "__pycache__"}
+
+
+def tree_snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    """(mtime_ns, size) of every file under `root`, skipping VCS and tool state directories."""
+    snap: dict[str, tuple[int, int]] = {}
+    for base, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _UNWATCHED]
+        for name in files:
+            path = os.path.join(base, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            snap[os.path.relpath(path, root)] = (st.st_mtime_ns, st.st_size)
+    return snap
+
+
+def changed_files(before: Mapping[str, tuple[int, int]], after: Mapping[str, tuple[int, int]]) -> list[str]:
+    return sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+
+
+class Evaluation:
+    """An evaluated document and the files the evaluation wrote under the watched tree."""
+
+    def __init__(self, data: dict[str, Any], wrote: list[str], cached: bool) -> None:
+        self.data, self.wrote, self.cached = data, wrote, cached
+
+
+def evaluate_tracked(file: Path, *, kcl_root: Path, options: Mapping[str, str] | None = None,
+                     relative_to: Path | None = None, use_cache: bool = True,
+                     watch: Path | None = None) -> Evaluation:
+    """Evaluate one KCL file; `kcl_root` is the tree whose files can influence the result.
+
+    With `watch`, a cold evaluation also reports the files it wrote under that tree (KCL's
+    `file.write`); such an impure evaluation is never cached, so every render reports it again.
+    """
     opts = dict(options or {})
     if not file.is_file():
         raise KclError(f"{file}: no such KCL file", file=str(file))
@@ -111,13 +161,22 @@ def evaluate(file: Path, *, kcl_root: Path, options: Mapping[str, str] | None = 
     entry = cache_dir() / "kcl" / f"{key}.json"
     if use_cache:
         try:
-            return json.loads(entry.read_bytes())
+            return Evaluation(json.loads(entry.read_bytes()), [], True)
         except (OSError, ValueError):
             pass
+    before = tree_snapshot(watch) if watch is not None else None
     data = _exec(file, file.parent, opts, relative_to)
-    if use_cache:
+    wrote = changed_files(before, tree_snapshot(watch)) if watch is not None and before is not None else []
+    if use_cache and not wrote:
         try:
             atomic_write_bytes(entry, json.dumps(data, separators=(",", ":")).encode())
         except OSError:
             pass  # a read-only cache only costs speed
-    return data
+    return Evaluation(data, wrote, False)
+
+
+def evaluate(file: Path, *, kcl_root: Path, options: Mapping[str, str] | None = None,
+             relative_to: Path | None = None, use_cache: bool = True) -> dict[str, Any]:
+    """Evaluate one KCL file (see `evaluate_tracked`); the evaluated top-level document."""
+    return evaluate_tracked(file, kcl_root=kcl_root, options=options, relative_to=relative_to,
+                            use_cache=use_cache).data
