@@ -36,8 +36,12 @@ FRAMEWORK = Program(
                 "diff": "Compare rendered object hashes against the last recorded bundle (read-only).",
                 "config": "Show each workload's resolved environment variables (secret values never shown).",
                 "new": "Create deploy/kcl/<name>/main.k (--from, --bind), or --check one for placeholders.",
+                "build": "Build an environment's workloads; --push stores artifacts; --release cuts a release.",
+                "deploy": "Promote a release to an environment, apply it and wait for health.",
+                "status": "Bound release, verify state per image, rollout phase, health, gates, sessions.",
             },
-            examples=("framework env list", "framework env render staging --list", "framework env shape prod --json"),
+            examples=("framework env list", "framework env render staging --list", "framework env shape prod --json",
+                      "framework env deploy dev --yes", "framework env status dev --json"),
         ),
         "kcl": Group(
             help="Evaluate KCL files with the framework package.",
@@ -52,6 +56,33 @@ FRAMEWORK = Program(
                 "validate-kcl": "Check that every environment renders deployable manifests.",
             },
             examples=("framework ci validate-kcl --json",),
+        ),
+        "release": Group(
+            help="Immutable releases recorded in .framework/releases/<version>.json.",
+            commands={
+                "where": "Show the environments a release is bound to (exit 1 when unbound or never cut).",
+                "verify": "Check every artifact of a release against its registry (file: UNVERIFIABLE).",
+            },
+            examples=("framework release where v1.2.0", "framework release verify v1.2.0 --strict --json"),
+        ),
+        "ledger": Group(
+            help="The promotion ledger: machine ledger records, where it lives, export and import.",
+            commands={
+                "show": "Machine ledger records: promotions, applies and local sessions.",
+                "where": "Which backend holds an environment's ledger and the declaration that chose it.",
+                "export": "Write each environment's promotions to <dir>/<env>.jsonl (a verification aid).",
+                "import": "Import promotions from git history or a file ledger (dry run unless --apply).",
+            },
+            examples=("framework ledger show dev", "framework ledger import --from-git --rev origin/main --apply"),
+        ),
+        "gate": Group(
+            help="Check evidence (gates) recorded against promotions.",
+            commands={
+                "record": "Record a gate against an environment's current promotion (append-only, idempotent).",
+                "list": "List a promotion's gates: promote-time gates first, then later ones oldest first.",
+            },
+            examples=("framework gate record dev --name smoke --status passed",
+                      "framework gate list dev --json"),
         ),
     },
     examples=("framework env list", "framework env list --json", "framework   (on a terminal: the dashboard)"),

@@ -29,6 +29,9 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "env": "app.cli.env",
     "kcl": "app.cli.kcl",
     "ci": "app.cli.ci",
+    "release": "app.cli.release",
+    "ledger": "app.cli.ledger",
+    "gate": "app.cli.gate",
 }
 PLATFORM_GROUP_MODULES: dict[str, str] = {
 }

@@ -1,0 +1,109 @@
+"""`framework ledger ...` (spec 2, framework ledger)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import typer
+
+from app.cli import group_app
+from app.registry import FRAMEWORK
+
+app = group_app("framework", "ledger")
+HELP = FRAMEWORK.groups["ledger"].commands
+JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document (ok, exit_code, error, payload).")
+
+
+def _when(ts: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts else "-"
+
+
+def _render_show(r: Any) -> None:
+    out = sys.stdout
+    out.write(f"machine ledger {r.path} (project {r.project})\n\npromotions:\n")
+    for p in r.promotions:
+        out.write(f"  {p['env']:<10} {p['id']}  {p['release']:<28} {p['direction']:<8} {_when(p['created_at'])} "
+                  f"{p['who']}\n")
+    out.write("applies:\n")
+    for a in r.applies:
+        out.write(f"  {a['env']:<10} {a['release']:<28} {a['phase']:<12} {a['outcome'] or 'in flight'}\n")
+    out.write("local sessions:\n")
+    for s in r.sessions:
+        out.write(f"  {s['env']:<10} {s['worktree']} {s['branch']}{' dirty' if s['dirty'] else ''}"
+                  f"{' stopped' if s['stopped'] else ''}\n")
+
+
+@app.command("show", help=HELP["show"], epilog="Examples:\n\n  framework ledger show\n\n  framework ledger show dev --json")
+def ledger_show(env: str | None = typer.Argument(None, help="Only this environment."),
+                limit: int = typer.Option(50, "--limit", help="At most this many rows per table."),
+                json_output: bool = JSON_OPTION) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.ledger.transfer import show
+        from engine.project import find_project
+
+        return show(find_project(), env, limit), 0
+
+    raise typer.Exit(run_command(json_output, action, _render_show))
+
+
+@app.command("where", help=HELP["where"], epilog="Examples:\n\n  framework ledger where dev\n\n  framework ledger where prod --json")
+def ledger_where(env: str = typer.Argument(..., help="Environment name."), json_output: bool = JSON_OPTION) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.ledger.transfer import where
+        from engine.project import find_project
+
+        return where(find_project(), env), 0
+
+    raise typer.Exit(run_command(json_output, action, lambda r: sys.stdout.write(
+        f"{r.env}: {r.backend} ledger at {r.location}\n  chosen by {r.declaration}\n")))
+
+
+@app.command("export", help=HELP["export"], epilog="Examples:\n\n  framework ledger export --dir /tmp/ledger\n\n"
+             "  framework ledger export --dir /tmp/ledger --env dev")
+def ledger_export(directory: str = typer.Option(..., "--dir", help="Directory to write <env>.jsonl files into."),
+                  env: str | None = typer.Option(None, "--env", help="Only this environment."),
+                  json_output: bool = JSON_OPTION) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.ledger.transfer import export
+        from engine.project import find_project
+
+        return export(find_project(), directory, env), 0
+
+    raise typer.Exit(run_command(json_output, action, lambda r: sys.stdout.write(
+        "".join(f"{e}: {n} promotion(s) -> {r.dir}/{e}.jsonl\n" for e, n in r.files.items()) or "nothing to export\n")))
+
+
+def _render_import(r: Any) -> None:
+    sys.stdout.write(f"source {r.source}" + ("" if r.applied else " (dry run: pass --apply to write)") + "\n")
+    for e in r.environments:
+        state = e.refused or (f"{e.imported} imported" if r.applied else f"{e.imported} would be imported")
+        sys.stdout.write(f"  {e.env:<12} {e.found} found, {e.already_present} already present: {state}\n")
+
+
+@app.command("import", help=HELP["import"], epilog=(
+    "Examples:\n\n  framework ledger import --from-git\n\n  framework ledger import --from-git --rev main --apply\n\n"
+    "  framework ledger import --from-file-ledger /tmp/ledger --apply"))
+def ledger_import(from_git: bool = typer.Option(False, "--from-git", help="Read committed .framework/promotions history."),
+                  rev: str = typer.Option("origin/main", "--rev", help="Revision to read with --from-git."),
+                  from_file_ledger: str | None = typer.Option(None, "--from-file-ledger", help="Directory of <env>.jsonl."),
+                  apply: bool = typer.Option(False, "--apply", help="Write (default: dry run)."),
+                  json_output: bool = JSON_OPTION) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.ledger.transfer import import_ledger
+        from engine.project import find_project
+
+        r = import_ledger(find_project(), from_git=from_git, rev=rev, file_ledger=from_file_ledger, apply=apply)
+        return r, (1 if any(e.refused for e in r.environments) else 0)
+
+    raise typer.Exit(run_command(json_output, action, _render_import, partial_error=lambda r: {
+        "code": "import_refused", "message": "; ".join(e.refused for e in r.environments if e.refused)}))

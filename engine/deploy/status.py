@@ -1,0 +1,203 @@
+"""`framework env status [env]` (spec 2, Status, and the status exit codes).
+
+0 everything declared running (or nothing bound); 1 wrong (drift/missing, or DEGRADED under
+--wait); 2 could not determine (unreachable, unobservable); 6 superseded; 8 wait timed out
+while pending, progressing or stabilizing.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import BaseModel
+
+from engine.errors import EngineError
+from engine.ledger.store import Ledger
+from engine.project import Project
+
+EXIT_PRIORITY = (1, 6, 8, 7, 2)
+
+
+class EnvStatus(BaseModel):
+    env: str
+    kind: str | None = None
+    target: str | None = None
+    ledger: dict[str, Any] = {}
+    promotion: dict[str, Any] | None = None
+    release: str | None = None
+    provenance: dict[str, Any] | None = None
+    images: list[dict[str, Any]] = []
+    workloads: list[dict[str, Any]] = []
+    health: str = "unknown"
+    gates: list[dict[str, Any]] = []
+    convergence: str = "unbound"
+    sessions: list[dict[str, Any]] = []
+    history: dict[str, Any] | None = None
+    wait: dict[str, Any] | None = None
+    message: str = ""
+    exit_code: int = 0
+
+
+class StatusResult(BaseModel):
+    project: str
+    environments: list[EnvStatus]
+
+
+def _verify_state(expected: str, alive: list[dict[str, Any]]) -> str:
+    """Image verify state (spec 2): match, drift, missing, untagged, unreachable."""
+    if any(i.get("unreadable") for i in alive):
+        return "unreachable"
+    if not alive:
+        return "missing"
+    if any(not i.get("running_digest") for i in alive):
+        return "untagged"
+    return "match" if all(i["running_digest"] == expected for i in alive) else "drift"
+
+
+def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Ledger) -> EnvStatus:
+    from engine.releases.store import find_release
+    from engine.runtime.process import Instance, WorkloadSpec, check_health, observe
+
+    target = (env_doc.get("target") or {}).get("type") or ("hosted" if env_doc.get("kind") == "hosted" else None)
+    st = EnvStatus(env=env, kind=env_doc.get("kind"), target=target)
+    if env_doc.get("kind") == "hosted" or env_doc.get("control_plane"):
+        from engine.deploy.deploy import check_control_plane
+
+        st.ledger = {"backend": "control_plane", "endpoint": (env_doc.get("control_plane") or {}).get("endpoint")}
+        try:
+            check_control_plane(env_doc)
+        except EngineError as exc:
+            st.message = exc.message
+        st.convergence, st.health, st.exit_code = "unknown", "unknown", 2
+        return st
+    newest = ledger.history(env, limit=1)
+    st.ledger = {"backend": "machine", "path": str(ledger.path), "promotions": ledger.count(env),
+                 "newest_at": newest[0].created_at if newest else None,
+                 "age_seconds": round(time.time() - newest[0].created_at, 3) if newest else None,
+                 "freshness": "fresh"}  # the machine ledger is the source of truth: never stale
+    st.sessions = [s.model_dump() for s in ledger.list_sessions(env)]
+    current = ledger.current(env)
+    if current is None:
+        st.message = "no promotion yet"
+        return st
+    st.promotion = current.model_dump(mode="json", exclude={"gates"})
+    st.release = current.release
+    rel = find_release(project, current.release)
+    st.provenance = rel.provenance.model_dump() if rel else None
+    st.gates = [g.model_dump() for g in current.gates]
+    if target != "process":
+        for name, img in sorted(current.images.items()):
+            st.images.append({"name": name, "expected_digest": img.get("digest"), "running_digest": None,
+                              "state": "unreachable"})
+        st.message = f"the {target} runtime cannot be observed from this machine"
+        st.convergence, st.exit_code = "unknown", 2
+        return st
+    observed = observe(project.key, env)
+    applies = ledger.applies(env, limit=1)
+    last = applies[0] if applies else None
+    phases = {r["name"]: r.get("phase") for r in (last.resources if last else [])}
+    declared = {w["name"]: w for w in env_doc.get("workloads") or [] if isinstance(w, dict)}
+    healthy_all, wrong = True, False
+    for name, img in sorted(current.images.items()):
+        alive = [i for i in observed if i.get("workload") == name and i["alive"]]
+        state = _verify_state(img.get("digest", ""), alive)
+        running = sorted({i["running_digest"] for i in alive if i.get("running_digest")})
+        st.images.append({"name": name, "expected_digest": img.get("digest"),
+                          "running_digest": running[0] if len(running) == 1 else (running or None),
+                          "state": state, "instances": [{"pid": i["pid"], "port": i.get("port")} for i in alive]})
+        wrong |= state != "match"
+        w = declared.get(name, {})
+        spec = WorkloadSpec(name=name, run=[], health=w.get("health"))
+        checks = [check_health(spec, i.get("port"), Instance(i, __import__("pathlib").Path(i["record"])))
+                  for i in alive]
+        healthy = bool(checks) and all(ok for ok, _ in checks)
+        healthy_all &= healthy
+        phase = phases.get(name) if last and last.finished_at is None else None
+        st.workloads.append({"name": name, "phase": phase or ("ready" if healthy else ("DEGRADED" if alive else
+                             "missing")), "healthy": healthy, "checks": [why for _, why in checks]})
+    in_flight = last is not None and last.finished_at is None
+    st.health = "healthy" if healthy_all else "unhealthy"
+    st.convergence = "converging" if in_flight else ("converged" if not wrong and healthy_all else "diverged")
+    st.exit_code = 0 if (not wrong and healthy_all) else 1
+    return st
+
+
+def _history(ledger: Ledger, env: str, limit: int, before: str | None) -> dict[str, Any]:
+    cursor = None
+    if before:
+        try:
+            cursor = int(before)
+        except ValueError as exc:
+            raise EngineError(f"--before {before!r} is not a cursor from a previous page's next_before",
+                              code="invalid_input") from exc
+    items = ledger.history(env, limit=limit + 1, before=cursor)
+    more = len(items) > limit
+    items = items[:limit]
+    return {"items": [p.model_dump(mode="json") for p in items],
+            "next_before": str(items[-1].seq) if more and items else ""}
+
+
+def env_status(project: Project, env: str | None = None, *, wait: bool = False, timeout: float = 300.0,
+               history: bool = False, limit: int = 20, before: str | None = None,
+               stability_window: float = 2.0) -> tuple[StatusResult, int]:
+    from engine.environments import declared_names, env_file, evaluate_environment
+
+    if env is not None:
+        env_file(project, env)
+    names = [env] if env else declared_names(project)
+    if limit < 1:
+        raise EngineError("--limit must be at least 1", code="invalid_input")
+    out = StatusResult(project=project.key, environments=[])
+    with Ledger.open(project.key) as ledger:
+        for name in names:
+            env_doc = evaluate_environment(project, name)
+            if wait:
+                st = _wait(project, name, env_doc, ledger, timeout, stability_window)
+            else:
+                st = observe_env(project, name, env_doc, ledger)
+            if history:
+                st.history = _history(ledger, name, limit, before)
+            out.environments.append(st)
+    codes = {s.exit_code for s in out.environments}
+    code = next((c for c in EXIT_PRIORITY if c in codes), 0)
+    return out, code
+
+
+def _wait(project: Project, env: str, env_doc: dict[str, Any], ledger: Ledger, timeout: float,
+          window: float) -> EnvStatus:
+    """Pinned to the promotion current when the wait starts; reports whether it stayed up past the window."""
+    pinned = ledger.current_id(env)
+    start = time.monotonic()
+    up_since: float | None = None
+    was_up = False
+    while True:
+        st = observe_env(project, env, env_doc, ledger)
+        now = time.monotonic()
+        moved = ledger.current_id(env)
+        info = {"promotion_id": pinned, "stability_window": window, "waited_seconds": round(now - start, 3)}
+        if st.exit_code == 2 or pinned is None:
+            st.wait = {**info, "outcome": "undetermined" if st.exit_code == 2 else "unbound"}
+            return st
+        if moved != pinned:
+            st.wait = {**info, "outcome": "SUPERSEDED", "superseded_by": moved}
+            st.exit_code = 6
+            return st
+        if st.exit_code == 0 and st.convergence == "converged":
+            up_since = up_since if up_since is not None else now
+            was_up = True
+            if now - up_since >= window:
+                st.wait = {**info, "outcome": "stayed_up", "stayed_up": True}
+                return st
+        else:
+            if was_up:  # it was up, then fell over inside the window
+                st.wait = {**info, "outcome": "DEGRADED", "stayed_up": False}
+                st.exit_code = 1
+                return st
+            up_since = None
+        if timeout <= 0 or now - start >= timeout:
+            phase = next((w["phase"] for w in st.workloads if w.get("phase") not in ("ready",)), "stabilizing")
+            st.wait = {**info, "outcome": "timed_out", "phase": phase if up_since is None else "stabilizing"}
+            st.exit_code = 0 if timeout <= 0 and st.exit_code == 0 else (8 if timeout > 0 else st.exit_code)
+            return st
+        time.sleep(0.1)

@@ -1,0 +1,1 @@
+"""The machine ledger (spec 2): promotions, applies, gates, local sessions."""

@@ -1,0 +1,454 @@
+"""The machine ledger (spec 2, Records: promotion, promotion ledger location, local session).
+
+One SQLite file under `$FRAMEWORK_LEDGER_HOME`, keyed by project. Promotions are append-only;
+`current` names each environment's bound promotion and is moved only by compare-and-set inside a
+`BEGIN IMMEDIATE` transaction, so two racing deploys append exactly one promotion. WAL mode and
+one transaction per append keep the file readable after a crash at any point.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from engine.errors import EngineError
+from engine.paths import ledger_home
+
+SESSION_TTL_SECONDS = 24 * 3600  # spec 2 Limits: local session record discarded after 24 h without refresh
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS promotions (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    project TEXT NOT NULL,
+    env TEXT NOT NULL,
+    release TEXT NOT NULL,
+    images TEXT NOT NULL,
+    direction TEXT NOT NULL,
+    previous_id TEXT,
+    plan_digest TEXT,
+    supersede INTEGER NOT NULL DEFAULT 0,
+    source TEXT NOT NULL DEFAULT 'deploy',
+    who TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS promotions_by_env ON promotions (project, env, seq);
+CREATE TABLE IF NOT EXISTS current (
+    project TEXT NOT NULL,
+    env TEXT NOT NULL,
+    promotion_id TEXT NOT NULL,
+    PRIMARY KEY (project, env)
+);
+CREATE TABLE IF NOT EXISTS applies (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    project TEXT NOT NULL,
+    env TEXT NOT NULL,
+    promotion_id TEXT,
+    release TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    phase TEXT NOT NULL,
+    outcome TEXT,
+    resources TEXT NOT NULL DEFAULT '[]',
+    superseded_by_pid INTEGER
+);
+CREATE INDEX IF NOT EXISTS applies_by_env ON applies (project, env, seq);
+CREATE TABLE IF NOT EXISTS gates (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    project TEXT NOT NULL,
+    env TEXT NOT NULL,
+    promotion_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    status TEXT NOT NULL,
+    summary TEXT NOT NULL DEFAULT '',
+    run_id TEXT NOT NULL,
+    at_promote INTEGER NOT NULL DEFAULT 0,
+    recorded_at REAL NOT NULL,
+    UNIQUE (promotion_id, name, run_id)
+);
+CREATE INDEX IF NOT EXISTS gates_by_promotion ON gates (promotion_id, at_promote, seq);
+CREATE TABLE IF NOT EXISTS sessions (
+    project TEXT NOT NULL,
+    machine TEXT NOT NULL,
+    worktree TEXT NOT NULL,
+    env TEXT NOT NULL,
+    branch TEXT NOT NULL DEFAULT '',
+    dirty INTEGER NOT NULL DEFAULT 0,
+    refreshed_at REAL NOT NULL,
+    stopped_at REAL,
+    PRIMARY KEY (project, machine, worktree)
+);
+"""
+
+
+class LedgerUnreadable(EngineError):
+    """The ledger file exists but cannot be opened or read (deploy exit 1, release where exit 2)."""
+
+    code = "ledger_unreadable"
+
+
+class PromotionConflict(EngineError):
+    """compare-and-set refused: the environment moved since the plan read it (exit 3)."""
+
+    exit_code = 3
+    code = "promotion_conflict"
+
+
+class RolloutInFlight(EngineError):
+    """An unfinished rollout holds the environment; declined, nothing lost (exit 4)."""
+
+    exit_code = 4
+    code = "rollout_in_flight"
+
+
+class Gate(BaseModel):
+    """One check result recorded against a promotion (spec 2, Records: gate)."""
+
+    name: str
+    status: str
+    summary: str = ""
+    run_id: str = "local"
+    promotion_id: str = ""
+    env: str = ""
+    at_promote: bool = False
+    recorded_at: float = 0.0
+
+
+class Promotion(BaseModel):
+    """A ledger entry: environment, release, per-image digests frozen at that moment."""
+
+    id: str
+    seq: int
+    project: str
+    env: str
+    release: str
+    images: dict[str, dict[str, Any]]
+    direction: str
+    previous_id: str | None = None
+    plan_digest: str | None = None
+    supersede: bool = False
+    source: str = "deploy"
+    who: str
+    created_at: float
+    gates: list[Gate] = []
+
+
+class Apply(BaseModel):
+    seq: int
+    env: str
+    promotion_id: str | None
+    release: str
+    pid: int
+    host: str
+    started_at: float
+    finished_at: float | None
+    phase: str
+    outcome: str | None
+    resources: list[dict[str, Any]]
+    superseded_by_pid: int | None = None
+
+
+class LocalSession(BaseModel):
+    """Presence row: one per worktree per machine (spec 2, Records: local session)."""
+
+    machine: str
+    worktree: str
+    env: str
+    branch: str
+    dirty: bool
+    refreshed_at: float
+    stopped: bool
+
+
+def who() -> str:
+    import getpass
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return f"{user}@{socket.gethostname()}"
+
+
+def ledger_path() -> Path:
+    return ledger_home() / "ledger.sqlite3"
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie child counts as gone
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+class Ledger:
+    """The machine ledger of one project. Open with `Ledger.open(project.key)`."""
+
+    def __init__(self, conn: sqlite3.Connection, project: str, path: Path) -> None:
+        self.conn = conn
+        self.project = project
+        self.path = path
+        self.last_apply_seq = 0
+
+    @classmethod
+    def open(cls, project: str, path: Path | None = None) -> Ledger:
+        path = path or ledger_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA busy_timeout = 30000")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.executescript(SCHEMA)
+        except (sqlite3.Error, OSError) as exc:
+            raise LedgerUnreadable(f"machine ledger {path} is unreadable: {exc}",
+                                   hint="check the file's permissions, or point FRAMEWORK_LEDGER_HOME elsewhere") from exc
+        return cls(conn, project, path)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _q(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        try:
+            return self.conn.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            raise LedgerUnreadable(f"machine ledger {self.path} is unreadable: {exc}") from exc
+
+    # -- promotions ------------------------------------------------------------------------
+
+    def _promotion(self, row: sqlite3.Row, with_gates: bool = True) -> Promotion:
+        p = Promotion(id=row["id"], seq=row["seq"], project=row["project"], env=row["env"],
+                      release=row["release"], images=json.loads(row["images"]), direction=row["direction"],
+                      previous_id=row["previous_id"], plan_digest=row["plan_digest"],
+                      supersede=bool(row["supersede"]), source=row["source"], who=row["who"],
+                      created_at=row["created_at"])
+        if with_gates:
+            p.gates = self.gates(p.id)
+        return p
+
+    def current_id(self, env: str) -> str | None:
+        rows = self._q("SELECT promotion_id FROM current WHERE project=? AND env=?", (self.project, env))
+        return rows[0]["promotion_id"] if rows else None
+
+    def current(self, env: str) -> Promotion | None:
+        pid = self.current_id(env)
+        return self.get(pid) if pid else None
+
+    def get(self, promotion_id: str) -> Promotion | None:
+        rows = self._q("SELECT * FROM promotions WHERE project=? AND id=?", (self.project, promotion_id))
+        return self._promotion(rows[0]) if rows else None
+
+    def history(self, env: str, limit: int = 20, before: int | None = None) -> list[Promotion]:
+        """Newest first; `before` is a seq cursor (rows strictly older). Uses the (project, env, seq) index."""
+        if before is None:
+            rows = self._q("SELECT * FROM promotions WHERE project=? AND env=? ORDER BY seq DESC LIMIT ?",
+                           (self.project, env, limit))
+        else:
+            rows = self._q("SELECT * FROM promotions WHERE project=? AND env=? AND seq<? ORDER BY seq DESC LIMIT ?",
+                           (self.project, env, before, limit))
+        return [self._promotion(r) for r in rows]
+
+    def count(self, env: str) -> int:
+        return int(self._q("SELECT COUNT(*) AS n FROM promotions WHERE project=? AND env=?",
+                           (self.project, env))[0]["n"])
+
+    def envs(self) -> list[str]:
+        return [r["env"] for r in self._q("SELECT DISTINCT env FROM promotions WHERE project=? ORDER BY env",
+                                          (self.project,))]
+
+    def bound_envs(self, release: str) -> list[Promotion]:
+        rows = self._q("SELECT p.* FROM current c JOIN promotions p ON p.id=c.promotion_id "
+                       "WHERE c.project=? AND p.release=? ORDER BY c.env", (self.project, release))
+        return [self._promotion(r) for r in rows]
+
+    def append_promotion(self, env: str, release: str, images: dict[str, dict[str, Any]], *, direction: str,
+                         expected_current: str | None, plan_digest: str | None = None, supersede: bool = False,
+                         gates: list[Gate] | None = None, check_in_flight: bool = True,
+                         promotion_id: str | None = None, source: str = "deploy", created_at: float | None = None,
+                         actor: str | None = None, open_apply: bool = False) -> Promotion:
+        """Compare-and-set append: refused (exit 3) when `current` is not `expected_current`."""
+        pid = promotion_id or f"prm_{uuid.uuid4().hex[:20]}"
+        conn = self.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute("SELECT promotion_id FROM current WHERE project=? AND env=?",
+                                   (self.project, env)).fetchone()
+                now_current = row["promotion_id"] if row else None
+                if now_current != expected_current:
+                    raise PromotionConflict(
+                        f"environment {env!r} moved since the plan read it: current promotion is "
+                        f"{now_current or 'none'}, the plan read {expected_current or 'none'}",
+                        hint="read the plan again (framework env deploy --plan) and approve the new one")
+                if check_in_flight:
+                    self._check_in_flight(env, supersede, conn)
+                conn.execute(
+                    "INSERT INTO promotions (id, project, env, release, images, direction, previous_id, plan_digest,"
+                    " supersede, source, who, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (pid, self.project, env, release, json.dumps(images, sort_keys=True), direction,
+                     expected_current, plan_digest, int(supersede), source, actor or who(),
+                     created_at if created_at is not None else time.time()))
+                conn.execute("INSERT INTO current (project, env, promotion_id) VALUES (?,?,?) "
+                             "ON CONFLICT(project, env) DO UPDATE SET promotion_id=excluded.promotion_id",
+                             (self.project, env, pid))
+                for gate in gates or []:
+                    self._insert_gate(conn, env, pid, gate, at_promote=True)
+                if open_apply:  # the rollout row is born in the same transaction as its promotion
+                    cur = conn.execute(
+                        "INSERT INTO applies (project, env, promotion_id, release, pid, host, started_at, phase) "
+                        "VALUES (?,?,?,?,?,?,?, 'pending')",
+                        (self.project, env, pid, release, os.getpid(), socket.gethostname(), time.time()))
+                    self.last_apply_seq = int(cur.lastrowid or 0)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise LedgerUnreadable(f"machine ledger {self.path}: append failed: {exc}") from exc
+        result = self.get(pid)
+        assert result is not None
+        return result
+
+    # -- applies (rollouts) ----------------------------------------------------------------
+
+    def _check_in_flight(self, env: str, supersede: bool, conn: sqlite3.Connection) -> None:
+        rows = conn.execute("SELECT * FROM applies WHERE project=? AND env=? AND finished_at IS NULL",
+                            (self.project, env)).fetchall()
+        host = socket.gethostname()
+        for row in rows:
+            alive = row["host"] != host or pid_alive(row["pid"])
+            if not alive or row["pid"] == os.getpid():
+                conn.execute("UPDATE applies SET finished_at=?, outcome='abandoned' WHERE seq=?", (time.time(), row["seq"]))
+                continue
+            if not supersede:
+                raise RolloutInFlight(
+                    f"a rollout of {env!r} is in flight (release {row['release']}, pid {row['pid']})",
+                    hint="wait for it, or pass --supersede to replace it (recorded)")
+            # --supersede: replacing an unfinished rollout is recorded on that rollout
+            conn.execute("UPDATE applies SET superseded_by_pid=? WHERE seq=?", (os.getpid(), row["seq"]))
+
+    def start_apply(self, env: str, promotion_id: str | None, release: str, *, supersede: bool = False) -> int:
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._check_in_flight(env, supersede, conn)
+            cur = conn.execute(
+                "INSERT INTO applies (project, env, promotion_id, release, pid, host, started_at, phase) "
+                "VALUES (?,?,?,?,?,?,?, 'pending')",
+                (self.project, env, promotion_id, release, os.getpid(), socket.gethostname(), time.time()))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return int(cur.lastrowid or 0)
+
+    def update_apply(self, seq: int, *, phase: str | None = None, outcome: str | None = None,
+                     resources: list[dict[str, Any]] | None = None, finished: bool = False) -> None:
+        sets, args = [], []
+        if phase is not None:
+            sets.append("phase=?")
+            args.append(phase)
+        if outcome is not None:
+            sets.append("outcome=?")
+            args.append(outcome)
+        if resources is not None:
+            sets.append("resources=?")
+            args.append(json.dumps(resources))
+        if finished:
+            sets.append("finished_at=?")
+            args.append(time.time())
+        if sets:
+            self.conn.execute(f"UPDATE applies SET {', '.join(sets)} WHERE seq=?", (*args, seq))
+
+    def apply_superseded(self, seq: int) -> bool:
+        rows = self._q("SELECT superseded_by_pid FROM applies WHERE seq=?", (seq,))
+        return bool(rows and rows[0]["superseded_by_pid"])
+
+    def applies(self, env: str | None = None, limit: int = 20) -> list[Apply]:
+        if env:
+            rows = self._q("SELECT * FROM applies WHERE project=? AND env=? ORDER BY seq DESC LIMIT ?",
+                           (self.project, env, limit))
+        else:
+            rows = self._q("SELECT * FROM applies WHERE project=? ORDER BY seq DESC LIMIT ?", (self.project, limit))
+        return [Apply(seq=r["seq"], env=r["env"], promotion_id=r["promotion_id"], release=r["release"],
+                      pid=r["pid"], host=r["host"], started_at=r["started_at"], finished_at=r["finished_at"],
+                      phase=r["phase"], outcome=r["outcome"], resources=json.loads(r["resources"]),
+                      superseded_by_pid=r["superseded_by_pid"]) for r in rows]
+
+    # -- gates -----------------------------------------------------------------------------
+
+    def _insert_gate(self, conn: sqlite3.Connection, env: str, promotion_id: str, gate: Gate,
+                     at_promote: bool) -> bool:
+        cur = conn.execute(
+            "INSERT OR IGNORE INTO gates (project, env, promotion_id, name, status, summary, run_id, at_promote,"
+            " recorded_at) VALUES (?,?,?,?,?,?,?,?,?)",
+            (self.project, env, promotion_id, gate.name, gate.status, gate.summary, gate.run_id,
+             int(at_promote), time.time()))
+        return cur.rowcount == 1
+
+    def record_gate(self, env: str, promotion_id: str, gate: Gate) -> bool:
+        """Append-only and idempotent on (promotion, check, run id); True when a row was added."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            added = self._insert_gate(self.conn, env, promotion_id, gate, at_promote=False)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        return added
+
+    def gates(self, promotion_id: str) -> list[Gate]:
+        """Promote-time gates first, then later ones oldest first (spec 2, gate list)."""
+        rows = self._q("SELECT * FROM gates WHERE promotion_id=? ORDER BY at_promote DESC, seq ASC", (promotion_id,))
+        return [Gate(name=r["name"], status=r["status"], summary=r["summary"], run_id=r["run_id"],
+                     promotion_id=r["promotion_id"], env=r["env"], at_promote=bool(r["at_promote"]),
+                     recorded_at=r["recorded_at"]) for r in rows]
+
+    # -- local sessions (written by dev stacks) -------------------------------------------
+
+    def upsert_session(self, worktree: str, env: str, branch: str, dirty: bool, machine: str | None = None) -> None:
+        self.conn.execute(
+            "INSERT INTO sessions (project, machine, worktree, env, branch, dirty, refreshed_at, stopped_at) "
+            "VALUES (?,?,?,?,?,?,?,NULL) ON CONFLICT(project, machine, worktree) DO UPDATE SET env=excluded.env, "
+            "branch=excluded.branch, dirty=excluded.dirty, refreshed_at=excluded.refreshed_at, stopped_at=NULL",
+            (self.project, machine or socket.gethostname(), worktree, env, branch, int(dirty), time.time()))
+
+    def mark_stopped(self, worktree: str, machine: str | None = None) -> None:
+        """Best effort (spec 2 States: local session, `env down` -> marked stopped)."""
+        self.conn.execute("UPDATE sessions SET stopped_at=? WHERE project=? AND machine=? AND worktree=?",
+                          (time.time(), self.project, machine or socket.gethostname(), worktree))
+
+    def list_sessions(self, env: str | None = None, now: float | None = None) -> list[LocalSession]:
+        """Sessions refreshed within 24 h; older rows are discarded here."""
+        cutoff = (now or time.time()) - SESSION_TTL_SECONDS
+        self.conn.execute("DELETE FROM sessions WHERE refreshed_at < ?", (cutoff,))
+        sql = "SELECT * FROM sessions WHERE project=?" + (" AND env=?" if env else "") + " ORDER BY worktree"
+        rows = self._q(sql, (self.project, env) if env else (self.project,))
+        return [LocalSession(machine=r["machine"], worktree=r["worktree"], env=r["env"], branch=r["branch"],
+                             dirty=bool(r["dirty"]), refreshed_at=r["refreshed_at"],
+                             stopped=r["stopped_at"] is not None) for r in rows]

@@ -1,0 +1,143 @@
+"""`release verify` and `release where` (spec 2, framework release; exit codes in Errors).
+
+verify: anonymous reads; `oci` manifest exists at the digest (registry HTTP API v2), `npm`
+version exists and its integrity equals the recorded one, `gomod` checksum database has the
+version and the hash equals; `file` is always UNVERIFIABLE. Base URLs are configurable:
+FRAMEWORK_NPM_REGISTRY, FRAMEWORK_GOSUMDB_URL, FRAMEWORK_INSECURE_REGISTRIES (plain-HTTP hosts).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pydantic import BaseModel
+
+from engine.project import Project
+from engine.releases.store import Artifact, load_release
+
+MANIFEST_TYPES = ", ".join((
+    "application/vnd.oci.image.index.v1+json", "application/vnd.oci.image.manifest.v1+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+    "application/vnd.docker.distribution.manifest.v2+json"))
+
+
+class ArtifactCheck(BaseModel):
+    workload: str
+    kind: str
+    coordinate: str
+    digest: str
+    outcome: str  # VERIFIED | FAILED | UNVERIFIABLE | UNREACHABLE
+    detail: str = ""
+
+
+class VerifyResult(BaseModel):
+    version: str
+    strict: bool
+    checks: list[ArtifactCheck]
+
+
+def _plain_http(host: str) -> bool:
+    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
+    insecure = {h.strip() for h in os.environ.get("FRAMEWORK_INSECURE_REGISTRIES", "").split(",") if h.strip()}
+    return name in ("localhost", "[::1]") or name.startswith("127.") or host in insecure or name in insecure
+
+
+def _oci(client: Any, art: Artifact) -> tuple[str, str]:
+    ref = art.coordinate.split("@", 1)[0]
+    host, _, name = ref.partition("/")
+    if "." not in host and ":" not in host and host != "localhost":
+        host, name = "registry-1.docker.io", ref if "/" in ref else f"library/{ref}"
+    name = name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
+    url = f"{'http' if _plain_http(host) else 'https'}://{host}/v2/{name}/manifests/{art.digest}"
+    headers = {"Accept": MANIFEST_TYPES}
+    resp = client.head(url, headers=headers)
+    if resp.status_code == 401 and "bearer" in resp.headers.get("www-authenticate", "").lower():
+        params = dict(p.split("=", 1) for p in resp.headers["www-authenticate"][7:].replace('"', "").split(","))
+        tok = client.get(params.pop("realm"), params=params).json()  # anonymous pull token
+        headers["Authorization"] = f"Bearer {tok.get('token') or tok.get('access_token')}"
+        resp = client.head(url, headers=headers)
+    if resp.status_code == 200:
+        return "VERIFIED", f"manifest present at {art.digest}"
+    if resp.status_code == 404:
+        return "FAILED", f"no manifest at {art.digest} in {host}/{name}"
+    return "UNREACHABLE", f"registry answered {resp.status_code}"
+
+
+def _npm(client: Any, art: Artifact) -> tuple[str, str]:
+    base = os.environ.get("FRAMEWORK_NPM_REGISTRY", "https://registry.npmjs.org").rstrip("/")
+    name, _, version = art.coordinate.rpartition("@")
+    resp = client.get(f"{base}/{name.replace('/', '%2f')}/{version}")
+    if resp.status_code == 404:
+        return "FAILED", f"{art.coordinate} does not exist"
+    if resp.status_code != 200:
+        return "UNREACHABLE", f"registry answered {resp.status_code}"
+    integrity = (resp.json().get("dist") or {}).get("integrity")
+    if integrity == art.digest:
+        return "VERIFIED", "integrity matches"
+    return "FAILED", f"integrity differs: registry has {integrity}"
+
+
+def _gomod(client: Any, art: Artifact) -> tuple[str, str]:
+    base = os.environ.get("FRAMEWORK_GOSUMDB_URL", "https://sum.golang.org").rstrip("/")
+    module, _, version = art.coordinate.rpartition("@")
+    resp = client.get(f"{base}/lookup/{module}@{version}")
+    if resp.status_code in (404, 410):
+        return "FAILED", f"{art.coordinate} is not in the checksum database"
+    if resp.status_code != 200:
+        return "UNREACHABLE", f"checksum database answered {resp.status_code}"
+    for line in resp.text.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == module and parts[1] == version:
+            return ("VERIFIED", "hash matches") if parts[2] == art.digest else \
+                ("FAILED", f"hash differs: checksum database has {parts[2]}")
+    return "FAILED", f"{art.coordinate} is not in the checksum database"
+
+
+def verify(project: Project, version: str, *, strict: bool = False, timeout: float = 10.0) -> tuple[VerifyResult, int]:
+    import httpx
+
+    release = load_release(project, version)
+    checks = []
+    with httpx.Client(timeout=timeout, follow_redirects=True) as client:
+        for art in release.artifacts + [Artifact(workload=n, kind=i["kind"], coordinate=i["coordinate"],
+                                                 digest=i["digest"]) for n, i in release.images.items()
+                                        if i.get("kind") != "file"]:
+            if art.kind == "file":
+                outcome, detail = "UNVERIFIABLE", "file artifacts live on this machine; nothing public to read"
+            else:
+                try:
+                    outcome, detail = {"oci": _oci, "npm": _npm, "gomod": _gomod}[art.kind](client, art)
+                except httpx.HTTPError as exc:
+                    outcome, detail = "UNREACHABLE", str(exc) or type(exc).__name__
+                except (ValueError, KeyError) as exc:
+                    outcome, detail = "UNREACHABLE", f"unexpected answer: {exc}"
+            checks.append(ArtifactCheck(**art.model_dump(), outcome=outcome, detail=detail))
+    outcomes = {c.outcome for c in checks}
+    code = 1 if "FAILED" in outcomes or (strict and "UNVERIFIABLE" in outcomes) else (
+        2 if "UNREACHABLE" in outcomes else 0)
+    return VerifyResult(version=version, strict=strict, checks=checks), code
+
+
+class WhereResult(BaseModel):
+    version: str
+    cut: bool
+    environments: list[dict[str, Any]]
+
+
+def where(project: Project, version: str, env: str | None = None) -> tuple[WhereResult, int]:
+    """0 bound somewhere; 1 exists but unbound or never cut; 2 ledger unreadable (LedgerUnreadable)."""
+    from engine.ledger.store import Ledger
+    from engine.releases.store import check_version, find_release
+
+    check_version(version)
+    cut = find_release(project, version) is not None
+    from engine.ledger.store import LedgerUnreadable
+
+    try:
+        with Ledger.open(project.key) as ledger:
+            bound = [p for p in ledger.bound_envs(version) if env is None or p.env == env]
+    except LedgerUnreadable as exc:  # `release where` exits 2 when the ledger is unreadable
+        raise LedgerUnreadable(exc.message, hint=exc.hint, exit_code=2) from exc
+    rows = [{"env": p.env, "promotion_id": p.id, "promoted_at": p.created_at, "who": p.who} for p in bound]
+    return WhereResult(version=version, cut=cut, environments=rows), (0 if rows else 1)

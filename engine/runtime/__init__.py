@@ -1,0 +1,1 @@
+"""Runtimes that apply a deploy: process (here), k8s and compose (real CLIs)."""

@@ -1,0 +1,405 @@
+"""The `process` runtime: workloads as supervised processes on this machine (DESIGN, Processes).
+
+Every instance carries ownership markers in its environment (`FRAMEWORK_OWNED_BY`,
+`FRAMEWORK_INSTANCE`, project, env, workload, release, digest, promotion) and a record file;
+only a process whose /proc environ carries the record's instance id is ever signalled.
+A rollout moves each workload pending -> progressing -> stabilizing -> ready; a crash loop is
+DEGRADED, a newer promotion makes it SUPERSEDED, an expired wait budget is `timed_out`.
+The new version must stay healthy for the stability window before the old one stops.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from engine.errors import EngineError
+from engine.paths import atomic_write_bytes, ledger_home
+
+OWNER = "framework"
+POLL = 0.1
+
+
+class RolloutOptions(BaseModel):
+    wait: bool = True
+    timeout: float = 300.0        # the wait budget (exit 8 when it expires while progressing)
+    stability_window: float = 2.0  # the new version stays healthy this long before the old one stops
+    grace: float = 30.0           # transient health failures tolerated this long
+    crash_limit: int = 3          # restarts inside one rollout before it is DEGRADED
+
+
+class WorkloadSpec(BaseModel):
+    """What the runtime runs for one workload of one release."""
+
+    name: str
+    run: list[str]
+    env: dict[str, str] = {}
+    ports: list[int] = []
+    replicas: int = 1
+    health: dict[str, Any] | None = None
+    digest: str = ""
+    workdir: str = ""
+
+
+class Resource(BaseModel):
+    """Rollout outcome per resource: ready, failed, timed_out or not_waited (spec 2, deploy JSON)."""
+
+    name: str
+    outcome: str = "not_waited"
+    phase: str = "pending"
+    restarts: int = 0
+    message: str = ""
+    instances: list[dict[str, Any]] = []
+
+
+def runtime_dir(project_key: str, env: str) -> Path:
+    return ledger_home() / "projects" / project_key / "runtime" / env
+
+
+def _records(project_key: str, env: str) -> list[tuple[Path, dict[str, Any]]]:
+    out = []
+    for path in sorted((runtime_dir(project_key, env) / "instances").glob("*.json")):
+        try:
+            out.append((path, json.loads(path.read_bytes())))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def read_markers(pid: int) -> dict[str, str] | None:
+    """The FRAMEWORK_* markers of a live process, or None when it is gone or unreadable."""
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+        stat = Path(f"/proc/{pid}/stat").read_text(errors="replace")
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    except PermissionError:
+        return {}
+    if stat.rsplit(")", 1)[1].split()[0] == "Z":
+        return None
+    marks = {}
+    for item in raw.split(b"\0"):
+        key, _, value = item.partition(b"=")
+        if key.startswith(b"FRAMEWORK_"):
+            marks[key.decode()] = value.decode(errors="replace")
+    return marks
+
+
+def owned(record: dict[str, Any]) -> bool:
+    marks = read_markers(int(record["pid"]))
+    return bool(marks) and marks.get("FRAMEWORK_OWNED_BY") == OWNER and \
+        marks.get("FRAMEWORK_INSTANCE") == record["instance"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Instance:
+    def __init__(self, record: dict[str, Any], path: Path, proc: subprocess.Popen[bytes] | None = None) -> None:
+        self.record = record
+        self.path = path
+        self.proc = proc
+
+    @property
+    def pid(self) -> int:
+        return int(self.record["pid"])
+
+    def alive(self) -> bool:
+        if self.proc is not None and self.proc.poll() is not None:
+            return False
+        return owned(self.record)
+
+    def stop(self, grace: float = 5.0) -> None:
+        """SIGTERM the instance's process group, SIGKILL after `grace`; only if it carries our markers."""
+        if self.alive():
+            try:
+                os.killpg(self.pid, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline and self.alive():
+                time.sleep(0.05)
+            if self.alive():
+                try:
+                    os.killpg(self.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                deadline = time.monotonic() + grace
+                while time.monotonic() < deadline and self.alive():
+                    time.sleep(0.05)
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=1)
+            except subprocess.TimeoutExpired:
+                pass
+        self.path.unlink(missing_ok=True)
+
+
+def observe(project_key: str, env: str) -> list[dict[str, Any]]:
+    """Instances on record, each with `alive` and the digest actually running (from its markers)."""
+    out = []
+    for path, rec in _records(project_key, env):
+        marks = read_markers(int(rec["pid"]))
+        alive = bool(marks) and marks.get("FRAMEWORK_INSTANCE") == rec.get("instance")
+        out.append({**rec, "alive": alive, "running_digest": (marks or {}).get("FRAMEWORK_DIGEST") if alive else None,
+                    "unreadable": marks == {}, "record": str(path)})
+    return out
+
+
+def instances(project_key: str, env: str, workload: str | None = None) -> list[Instance]:
+    return [Instance(rec, path) for path, rec in _records(project_key, env)
+            if workload is None or rec.get("workload") == workload]
+
+
+def stop_env(project_key: str, env: str) -> int:
+    """Stop every instance of one environment that carries our markers; returns how many."""
+    items = instances(project_key, env)
+    for inst in items:
+        inst.stop()
+    return len(items)
+
+
+def check_health(spec: WorkloadSpec, port: int | None, inst: Instance, timeout: float = 1.0) -> tuple[bool, str]:
+    """Health checks by default: http GET (declared path, else /healthz), tcp, or a command."""
+    health = spec.health or {}
+    kind = health.get("type") or ("http" if port else "process")
+    if not inst.alive():
+        return False, "process exited"
+    if kind == "command":
+        try:
+            rc = subprocess.run(health.get("command") or ["true"], shell=isinstance(health.get("command"), str),
+                                cwd=spec.workdir or None, capture_output=True, timeout=max(timeout, 5)).returncode
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return False, f"health command failed: {exc}"
+        return rc == 0, f"health command exited {rc}"
+    if kind == "process" or port is None:
+        return True, "process running"
+    port = int(health.get("port") or port)
+    if kind == "tcp":
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=timeout).close()
+        except OSError as exc:
+            return False, f"tcp {port}: {exc.strerror or exc}"
+        return True, f"tcp {port} open"
+    import http.client
+
+    path = health.get("path") or "/healthz"
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        status = conn.getresponse().status
+    except OSError as exc:
+        return False, f"http {port}{path}: {exc.strerror or exc}"
+    finally:
+        conn.close()
+    return 200 <= status < 400, f"http {port}{path}: {status}"
+
+
+class ProcessRuntime:
+    """Applies one release of one environment as processes on this machine."""
+
+    def __init__(self, project_key: str, env: str, release: str, promotion_id: str | None) -> None:
+        self.project_key = project_key
+        self.env = env
+        self.release = release
+        self.promotion_id = promotion_id or ""
+        self.dir = runtime_dir(project_key, env)
+
+    def start(self, spec: WorkloadSpec, replica: int, port: int | None) -> Instance:
+        instance = uuid.uuid4().hex
+        logs = self.dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, **spec.env,
+               "FRAMEWORK_OWNED_BY": OWNER, "FRAMEWORK_INSTANCE": instance, "FRAMEWORK_PROJECT": self.project_key,
+               "FRAMEWORK_ENV": self.env, "FRAMEWORK_WORKLOAD": spec.name, "FRAMEWORK_RELEASE": self.release,
+               "FRAMEWORK_DIGEST": spec.digest, "FRAMEWORK_PROMOTION": self.promotion_id}
+        if port is not None:
+            env["PORT"] = str(port)
+        log = (logs / f"{spec.name}.{replica}.log").open("ab")
+        try:
+            proc = subprocess.Popen(spec.run, cwd=spec.workdir or None, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as exc:
+            raise EngineError(f"workload {spec.name!r}: cannot start {spec.run[0]!r}: {exc.strerror}",
+                              code="start_failed") from exc
+        finally:
+            log.close()
+        record = {"instance": instance, "pid": proc.pid, "workload": spec.name, "replica": replica, "port": port,
+                  "digest": spec.digest, "release": self.release, "promotion_id": self.promotion_id,
+                  "run": spec.run, "started_at": time.time()}
+        path = self.dir / "instances" / f"{spec.name}.{replica}.{instance[:8]}.json"
+        atomic_write_bytes(path, json.dumps(record).encode())
+        return Instance(record, path, proc)
+
+    def rollout(self, specs: list[WorkloadSpec], options: RolloutOptions,
+                on_phase: Callable[[str, str], None] | None = None,
+                superseded: Callable[[], bool] | None = None) -> tuple[str, list[Resource]]:
+        """Apply every workload; returns (overall phase, resources). Overall: ready, DEGRADED,
+        SUPERSEDED, timed_out or not_waited."""
+        declared = {s.name for s in specs}
+        for inst in instances(self.project_key, self.env):  # workloads no longer declared are removed
+            if inst.record.get("workload") not in declared:
+                inst.stop()
+        rollouts = [_WorkloadRollout(self, s, options) for s in specs]
+        if not options.wait:
+            for r in rollouts:
+                r.replace_now()
+            return "not_waited", [r.resource for r in rollouts]
+        deadline = time.monotonic() + options.timeout
+        for r in rollouts:
+            r.begin(on_phase)
+        while True:
+            active = [r for r in rollouts if r.resource.outcome == "not_waited"]
+            if not active:
+                break
+            if superseded is not None and superseded():
+                for r in active:
+                    r.set_phase("SUPERSEDED", on_phase)
+                    r.resource.outcome = "failed"
+                    r.resource.message = "a newer promotion landed during the wait"
+                return "SUPERSEDED", [r.resource for r in rollouts]
+            if time.monotonic() > deadline:
+                for r in active:
+                    r.resource.outcome = "timed_out"
+                    r.resource.message = f"wait budget of {options.timeout:g}s expired while {r.resource.phase}"
+                return "timed_out", [r.resource for r in rollouts]
+            for r in active:
+                r.step(on_phase)
+            if any(r.resource.phase == "DEGRADED" for r in rollouts):
+                return "DEGRADED", [r.resource for r in rollouts]
+            time.sleep(POLL)
+        return "ready", [r.resource for r in rollouts]
+
+
+class _WorkloadRollout:
+    """One workload's rollout: new instances prove themselves healthy, then replace the old ones."""
+
+    def __init__(self, rt: ProcessRuntime, spec: WorkloadSpec, options: RolloutOptions) -> None:
+        self.rt = rt
+        self.spec = spec
+        self.options = options
+        self.resource = Resource(name=spec.name)
+        self.old = instances(rt.project_key, rt.env, spec.name)
+        self.new: list[tuple[Instance, int | None, int]] = []  # (instance, port, replica)
+        self.canary = False
+        self.unhealthy_since: float | None = None
+        self.healthy_since: float | None = None
+
+    def set_phase(self, phase: str, on_phase: Callable[[str, str], None] | None) -> None:
+        if self.resource.phase != phase:
+            self.resource.phase = phase
+            if on_phase:
+                on_phase(self.spec.name, phase)
+
+    def _ports(self) -> list[int | None]:
+        declared = self.spec.ports[0] if self.spec.ports else None
+        return [declared if i == 0 else (free_port() if declared else None) for i in range(self.spec.replicas)]
+
+    def _unchanged(self) -> bool:
+        live = [i for i in self.old if i.alive()]
+        return len(live) == self.spec.replicas and all(
+            i.record.get("digest") == self.spec.digest and i.record.get("run") == self.spec.run for i in live)
+
+    def replace_now(self) -> None:
+        if self._unchanged():
+            return
+        for inst in self.old:
+            inst.stop()
+        for replica, port in enumerate(self._ports()):
+            self.new.append((self.rt.start(self.spec, replica, port), port, replica))
+
+    def begin(self, on_phase: Callable[[str, str], None] | None) -> None:
+        self.set_phase("progressing", on_phase)
+        if self._unchanged():  # already on this release: keep it running, still wait for health
+            self.new = [(i, i.record.get("port"), int(i.record.get("replica", 0))) for i in self.old]
+            self.old = []
+            return
+        live_old = [i for i in self.old if i.alive()]
+        self.canary = bool(live_old) and bool(self.spec.ports)
+        # with an old version holding the declared port, the new one proves itself on a spare port first
+        ports = [free_port() for _ in range(self.spec.replicas)] if self.canary else self._ports()
+        for inst in self.old:
+            if not inst.alive():
+                inst.stop()
+        self.old = live_old
+        for replica, port in enumerate(ports):
+            self.new.append((self.rt.start(self.spec, replica, port), port, replica))
+
+    def _restart(self, idx: int) -> None:
+        inst, port, replica = self.new[idx]
+        inst.stop(grace=1)
+        self.resource.restarts += 1
+        self.new[idx] = (self.rt.start(self.spec, replica, port), port, replica)
+
+    def step(self, on_phase: Callable[[str, str], None] | None) -> None:
+        now = time.monotonic()
+        healthy = True
+        reasons = []
+        for idx, (inst, port, _replica) in enumerate(self.new):
+            if not inst.alive():
+                # crash loop fails fast; a single crash is restarted within the crash limit
+                if self.resource.restarts >= self.options.crash_limit:
+                    self.resource.message = (f"crash loop: exited {self.resource.restarts + 1} times "
+                                             f"(see {self.rt.dir / 'logs'})")
+                    self.resource.outcome = "failed"
+                    self.set_phase("DEGRADED", on_phase)
+                    for i, _p, _r in self.new:
+                        i.stop(grace=1)
+                    return
+                self._restart(idx)
+                healthy = False
+                reasons.append("restarted after exit")
+                continue
+            ok, why = check_health(self.spec, port, inst)
+            healthy &= ok
+            reasons.append(why)
+        self.resource.message = "; ".join(reasons)
+        if not healthy:
+            self.healthy_since = None
+            self.unhealthy_since = self.unhealthy_since or now
+            if self.resource.phase == "stabilizing":
+                self.set_phase("progressing", on_phase)
+            if now - self.unhealthy_since > self.options.grace:
+                self.resource.outcome = "failed"
+                self.resource.message = f"unhealthy for longer than the {self.options.grace:g}s grace: " + \
+                    self.resource.message
+                self.set_phase("DEGRADED", on_phase)
+                for i, _p, _r in self.new:
+                    i.stop(grace=1)
+            return
+        self.unhealthy_since = None
+        if self.healthy_since is None:
+            self.healthy_since = now
+            self.set_phase("stabilizing", on_phase)
+        if now - self.healthy_since < self.options.stability_window:
+            return
+        # stable: now the old version stops; a canary moves onto the declared port
+        for inst in self.old:
+            inst.stop()
+        self.old = []
+        if self.canary:
+            self.canary = False
+            for inst, _p, _r in self.new:
+                inst.stop()
+            self.new = [(self.rt.start(self.spec, r, p), p, r) for r, p in enumerate(self._ports())]
+            self.healthy_since = None
+            self.set_phase("progressing", on_phase)
+            # the proven release gets one more health confirmation on its real port, without a window
+            self.options = self.options.model_copy(update={"stability_window": 0.0})
+            return
+        self.resource.outcome = "ready"
+        self.resource.instances = [{"pid": i.pid, "port": p, "replica": r} for i, p, r in self.new]
+        self.set_phase("ready", on_phase)

@@ -1,0 +1,203 @@
+"""`env deploy` on the process runtime, end to end with the real `framework` script (spec 2, Deploy)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from deploy_fixtures import demo  # noqa: E402,F401
+
+FAST = ("--stability-window", "0.3")
+
+
+def get(port: int, path: str = "/") -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
+        return resp.read().decode()
+
+
+def promotions(demo) -> list[dict]:
+    code, doc = demo.json("ledger", "show", "dev")
+    assert code == 0
+    return doc["promotions"]
+
+
+def test_deploy_dev_starts_both_waits_healthy_and_records(demo):
+    """Deploy form without a version: builds, cuts an auto-named release, promotes, applies, waits healthy."""
+    code, doc = demo.json("env", "deploy", "dev", "--yes", *FAST)
+    assert code == 0, doc
+    assert doc["mode"] == "apply" and doc["applied"] and doc["confirmed"] and doc["refusal"] is None
+    assert doc["queued"] is None
+    release = doc["target"]["release"]
+    assert __import__("re").fullmatch(r"\d{8}\.\d{6}-[0-9a-f]{12}", release)
+    assert (demo.root / ".framework" / "releases" / f"{release}.json").is_file()
+    assert doc["deploy_plan"]["digest"].startswith("sha256:")
+    assert doc["current"]["promotion_id"] is None  # what the plan read
+    assert {r["name"]: r["outcome"] for r in doc["rollout"]["resources"]} == {"api": "ready", "web": "ready"}
+    assert get(demo.ports["api"], "/healthz") == "ok"
+    assert json.loads(get(demo.ports["api"]))["message"] == "hello from dev"
+    assert get(demo.ports["web"], "/healthz") == "ok"
+    bundle = json.loads((Path(demo.env["FRAMEWORK_LEDGER_HOME"]) / "demo" / "bundles" / "dev.json").read_text())
+    assert bundle["workloads"] == ["api", "web"]
+
+
+def test_redeploying_the_running_release_appends_nothing(demo):
+    """Rule 3: re-deploying the release already running appends nothing, is not a conflict, still applies."""
+    code, first = demo.json("env", "deploy", "dev", "--yes", *FAST)
+    assert code == 0
+    code, again = demo.json("env", "deploy", "dev", "--yes", *FAST)
+    assert code == 0, again
+    assert again["target"]["release"] == first["target"]["release"]  # auto name reused: same tree
+    assert again["appended"] is False and again["applied"] is True
+    assert again["deploy_plan"]["direction"] == "SAME"
+    assert all(i["change"] == "unchanged" for i in again["deploy_plan"]["images"])
+    assert len(promotions(demo)) == 1
+    # same processes kept running (nothing to replace)
+    pids = lambda d: sorted(i["pid"] for r in d["rollout"]["resources"] for i in r["instances"])  # noqa: E731
+    assert pids(first) == pids(again)
+
+
+def test_no_terminal_and_no_yes_exits_5_having_written_nothing(demo):
+    """Rule 7: with no terminal and no --yes the command exits 5 having written no promotion (or release)."""
+    proc = demo.run("env", "deploy", "dev", "--json")
+    assert proc.returncode == 5
+    doc = json.loads(proc.stdout)
+    assert doc["error"]["code"] == "plan_unconfirmed" and doc["confirmed"] is False and doc["applied"] is False
+    assert "--yes" in doc["error"]["hint"] or "--approve" in doc["error"]["hint"]
+    assert not (demo.root / ".framework" / "releases").exists()
+    assert promotions(demo) == []
+    assert "Deploy plan" in proc.stderr  # rule 10: human output on stderr with --json
+
+
+def test_plan_writes_nothing_and_approve_applies_only_that_plan(demo):
+    """--plan writes nothing; --approve <digest> applies that plan; a stale digest is refused with exit 3."""
+    demo.run("env", "build", "dev", "--release", "v1", check=True)
+    code, plan = demo.json("env", "deploy", "dev", "v1", "--plan")
+    assert code == 0 and plan["mode"] == "dry_run" and plan["applied"] is False
+    digest = plan["deploy_plan"]["digest"]
+    assert plan["next_step"] == f"framework env deploy dev v1 --approve {digest}"
+    assert promotions(demo) == []
+    code, stale = demo.json("env", "deploy", "dev", "v1", "--approve", "sha256:" + "0" * 64, *FAST)
+    assert code == 3 and stale["error"]["code"] == "promotion_conflict" and promotions(demo) == []
+    code, applied = demo.json("env", "deploy", "dev", "v1", "--approve", digest, *FAST)
+    assert code == 0 and applied["confirmed"] and applied["appended"]
+    # the saved plan no longer matches live state once the environment moved
+    demo.edit_api("v2 greeting")
+    demo.commit("v2")
+    demo.run("env", "build", "dev", "--release", "v2", check=True)
+    code, moved = demo.json("env", "deploy", "dev", "v2", "--approve", digest, *FAST)
+    assert code == 3 and moved["refusal"]["code"] == "promotion_conflict"
+
+
+def test_older_release_deploys_behind_byte_for_byte(demo):
+    """Rule 5: no rollback; deploying an older release is an ordinary deploy labelled BEHIND, and runs its
+    own bytes from the file store (releases redeploy exactly)."""
+    demo.run("env", "build", "dev", "--release", "v1", check=True)
+    demo.edit_api("second")
+    c2 = demo.commit("second greeting")
+    demo.run("env", "build", "dev", "--release", "v2", check=True)
+    assert demo.json("env", "deploy", "dev", "v2", "--yes", *FAST)[0] == 0
+    assert json.loads(get(demo.ports["api"]))["message"] == "hello from dev"  # env var wins over default
+    code, doc = demo.json("env", "deploy", "dev", "v1", "--yes", *FAST)
+    assert code == 0, doc
+    plan = doc["deploy_plan"]
+    assert plan["direction"] == "BEHIND"
+    api = next(i for i in plan["images"] if i["name"] == "api")
+    assert api["change"] == "changed" and api["from_digest"] != api["to_digest"]
+    assert next(i for i in plan["images"] if i["name"] == "web")["change"] == "unchanged"
+    assert [c["commit"] for c in plan["commits"]] == [c2]
+    # the running api is v1's file, byte for byte, even though the checkout holds v2
+    rel = json.loads((demo.root / ".framework" / "releases" / "v1.json").read_text())
+    art = next(a for a in rel["artifacts"] if a["coordinate"] == "services/api/main.py")
+    pid = doc["rollout"]["resources"][0]["instances"][0]["pid"]
+    cwd = Path(f"/proc/{pid}/cwd").resolve()
+    import hashlib
+    assert "sha256:" + hashlib.sha256((cwd / "services/api/main.py").read_bytes()).hexdigest() == art["digest"]
+    assert len(promotions(demo)) == 2
+
+
+def test_unknown_version_and_rule_1_refusals_exit_1(demo):
+    """Unknown version is an error (exit 1); --target/--frontends-only need a version (rule 1) unless
+    --dry-run/--explain."""
+    code, doc = demo.json("env", "deploy", "dev", "nope", "--yes")
+    assert code == 1 and doc["error"]["code"] == "release_not_found"
+    code, doc = demo.json("env", "deploy", "dev", "--target", "api", "--yes")
+    assert code == 1 and doc["refusal"]["code"] == "invalid_input"
+    code, doc = demo.json("env", "deploy", "dev", "--target", "api", "--dry-run")
+    assert code == 0 and doc["mode"] == "dry_run"
+    code, doc = demo.json("env", "deploy", "dev", "--explain")
+    assert code == 0 and doc["mode"] == "explain" and doc["explain"]
+    assert promotions(demo) == []
+
+
+def test_expect_current_and_expect_unbound(demo):
+    """--expect-current <id> / --expect-unbound: compare-and-set preconditions refused with exit 3."""
+    demo.run("env", "build", "dev", "--release", "v1", check=True)
+    code, doc = demo.json("env", "deploy", "dev", "v1", "--yes", "--expect-current", "prm_other", *FAST)
+    assert code == 3
+    code, doc = demo.json("env", "deploy", "dev", "v1", "--yes", "--expect-unbound", *FAST)
+    assert code == 0
+    pid = doc["promotion"]["id"]
+    code, doc = demo.json("env", "deploy", "dev", "v1", "--yes", "--expect-unbound", *FAST)
+    assert code == 3
+    code, doc = demo.json("env", "deploy", "dev", "v1", "--yes", "--expect-current", pid, *FAST)
+    assert code == 0 and doc["current"]["promotion_id"] == pid
+
+
+def test_hosted_environment_without_reachable_control_plane_exits_2(demo):
+    """Exit 2 (undetermined): a hosted environment's control plane is unreachable; nothing written."""
+    code, doc = demo.json("env", "deploy", "prod", "--yes")
+    assert code == 2 and doc["error"]["code"] == "control_plane_unreachable"
+    prod = demo.root / "deploy" / "kcl" / "prod" / "main.k"
+    prod.write_text(prod.read_text().replace("framework.ControlPlane {}",
+                                             'framework.ControlPlane {endpoint = "http://127.0.0.1:9"}'))
+    code, doc = demo.json("env", "deploy", "prod", "--yes")
+    assert code == 2 and "127.0.0.1:9" in doc["error"]["message"]
+    assert not (demo.root / ".framework" / "releases").exists()
+
+
+def test_k8s_environment_fails_clearly_when_its_context_is_missing(demo):
+    """Rule 9: applies target exactly the declared context; fails if it is missing locally (no override)."""
+    proc = demo.run("env", "deploy", "staging", "--yes")
+    assert proc.returncode == 1
+    assert "k3d-demo" in proc.stderr or "kubectl" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_events_stream_one_json_line_per_phase_change(demo):
+    """--events streams one JSON line per rollout phase change (beyond the spec, for CI)."""
+    proc = demo.run("env", "deploy", "dev", "--yes", "--events", *FAST)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    phases = [(e["workload"], e["phase"]) for e in events]
+    for w in ("api", "web"):
+        seq = [p for n, p in phases if n == w]
+        assert seq == ["progressing", "stabilizing", "ready"]
+
+
+def test_plan_only_cuts_but_promotes_nothing(demo):
+    """--plan-only: stage one of a two-stage pipeline; cuts, writes no promotion."""
+    code, doc = demo.json("env", "deploy", "dev", "--plan-only")
+    assert code == 0 and doc["release_created"] and not doc["appended"]
+    assert (demo.root / ".framework" / "releases" / f"{doc['target']['release']}.json").is_file()
+    assert promotions(demo) == []
+
+
+def test_from_env_deploys_exactly_what_that_env_runs(demo):
+    """--from <env> deploys exactly what that environment runs (its frozen digests)."""
+    gated = demo.root / "deploy" / "kcl" / "dev2"
+    gated.mkdir()
+    text = (demo.root / "deploy" / "kcl" / "dev" / "main.k").read_text().replace('"dev"', '"dev2"')
+    from deploy_fixtures import free_port
+    text = text.replace(f"port = {demo.ports['api']}", f"port = {free_port()}")
+    text = text.replace(f"port = {demo.ports['web']}", f"port = {free_port()}")
+    (gated / "main.k").write_text(text)
+    assert demo.json("env", "deploy", "dev", "--yes", *FAST)[0] == 0
+    code, doc = demo.json("env", "deploy", "dev2", "--from", "dev", "--yes", *FAST)
+    assert code == 0, doc
+    dev = demo.json("ledger", "show", "dev")[1]["promotions"][0]
+    assert doc["promotion"]["images"] == dev["images"] and doc["promotion"]["release"] == dev["release"]
+    code, doc = demo.json("env", "deploy", "dev", "--from", "staging", "--yes")
+    assert code == 1  # the source runs nothing
