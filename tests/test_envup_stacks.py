@@ -10,18 +10,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from devstack_fixtures import (  # noqa: E402,F401
-    BIN,
-    add_worktree,
-    demo_repo,
-    framework,
-    framework_json,
-    get,
-    healthz,
-    pid_alive,
-    poll,
-    stacks_cleanup,
-)
+import devstack_fixtures as fx  # noqa: E402
+from devstack_fixtures import BIN, add_worktree, framework, framework_json, get, healthz, pid_alive, poll  # noqa: E402
+
+demo_repo, stacks_cleanup = fx.demo_repo, fx.stacks_cleanup  # fixtures
 
 
 def _pids(doc: dict) -> dict[str, int]:

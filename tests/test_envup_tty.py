@@ -14,7 +14,10 @@ import threading
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from devstack_fixtures import BIN, demo_repo, framework_json, healthz, pid_alive, poll, stacks_cleanup  # noqa: E402,F401
+import devstack_fixtures as fx  # noqa: E402
+from devstack_fixtures import BIN, framework_json, healthz, pid_alive, poll  # noqa: E402
+
+demo_repo, stacks_cleanup = fx.demo_repo, fx.stacks_cleanup  # fixtures
 
 
 def test_terminal_holds_the_foreground_and_sigint_tears_the_stack_down(demo_repo, stacks_cleanup):

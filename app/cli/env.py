@@ -561,7 +561,8 @@ def _devstack_app() -> Any:
         "Examples:\n\n  framework env devstack port 8080\n\n  framework env devstack port 5432 --key tools\n\n"
         "Exit codes: 0 printed; 1 no free block (dev_stack.max_stacks) or unreadable registry; 2 bad base."))
     def devstack_port(ctx: typer.Context, base: int = typer.Argument(..., help="Base port (the primary checkout's)."),
-                      key: str | None = typer.Option(None, "--key", help="A standalone key instead of this worktree's."),
+                      key: str | None = typer.Option(None, "--key",
+                                                     help="A standalone key instead of this worktree's."),
                       json_output: bool = JSON_OPTION) -> None:
         from app.output import run_command, stdout_console
 

@@ -168,9 +168,10 @@ class Launcher:
             for name in list(pending):
                 spec, inst = self.specs[name], self.instances[name]
                 port = spec.ports[0] if spec.ports else None
-                if not inst.alive():
-                    code = inst.proc.poll() if inst.proc is not None else None
-                    raise StartFailed(f"{name} exited during start" + (f" (exit {code})" if code is not None else ""),
+                # our own child: its exit status is the truth (its /proc environ may still be mid-exec)
+                code = inst.proc.poll() if inst.proc is not None else (None if inst.alive() else -1)
+                if code is not None:
+                    raise StartFailed(f"{name} exited during start (exit {code})",
                                       hint=_log_tail(self.runtime.dir / "logs" / f"{name}.0.log"))
                 ok, why = check_health(spec, port, inst, timeout=0.5)
                 if ok:
@@ -180,7 +181,7 @@ class Launcher:
                 raise StartFailed(f"not healthy within {timeout:g}s: {', '.join(pending)}",
                                   hint=_log_tail(self.runtime.dir / "logs" / f"{pending[0]}.0.log"))
             if pending:
-                time.sleep(0.05)
+                time.sleep(0.01)
 
 
 def _log_tail(path: Path, lines: int = 5) -> str:
