@@ -124,7 +124,7 @@ def test_a_recorded_pid_without_our_markers_is_left_alone(demo_repo, stacks_clea
         record.write_text(json.dumps(doc))
         down = framework_json("env", "down", "dev", cwd=repo)
         outcomes = {p["name"]: p["outcome"] for p in down["stacks"][0]["processes"]}
-        assert outcomes == {"api": "left_alone", "web": "stopped"}
+        assert outcomes == {"api": "left_alone", "web": "stopped", "keeper": "stopped"}
         assert stranger.poll() is None
     finally:
         stranger.kill()
@@ -233,3 +233,29 @@ def test_watch_restarts_a_service_after_its_file_changes(demo_repo, stacks_clean
     for pid in after.values():
         poll(lambda pid=pid: not pid_alive(pid), what="teardown")
     assert framework_json("env", "ps", cwd=repo)["stacks"] == []
+
+
+def test_background_stack_keeps_its_local_session_fresh(demo_repo, stacks_cleanup, monkeypatch):
+    """Spec 2 Records: local session refreshed while a stack runs (a background stack's keeper
+    refreshes it); `env down` marks it stopped and stops the keeper too."""
+    from engine.devstack.keeper import REFRESH_ENV
+    from engine.ledger.store import Ledger
+
+    repo, _ = demo_repo
+    monkeypatch.setenv(REFRESH_ENV, "0.1")
+    up = framework_json("env", "up", "dev", "--no-build", cwd=repo)
+    assert up["ok"]
+
+    def refreshed_at() -> float:
+        with Ledger.open("demo") as ledger:
+            return ledger.list_sessions("dev")[0].refreshed_at
+
+    first = refreshed_at()
+    poll(lambda: refreshed_at() > first, what="the keeper to refresh the session")
+    stack = framework_json("env", "ps", cwd=repo)["stacks"][0]
+    keeper = next(p for p in stack["processes"] if p["kind"] == "keeper")
+    down = framework_json("env", "down", "dev", cwd=repo)
+    assert {p["name"]: p["outcome"] for p in down["stacks"][0]["processes"]}["keeper"] == "stopped"
+    assert not pid_alive(keeper["pid"])
+    with Ledger.open("demo") as ledger:
+        assert ledger.list_sessions("dev")[0].stopped

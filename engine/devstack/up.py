@@ -159,6 +159,17 @@ class Launcher:
         registry.save(self.stack)  # recorded before waiting: a crash here still leaves `env down` able to stop it
         return proc
 
+    def start_keeper(self, checkout: Checkout) -> None:
+        import sys
+
+        from engine.runtime.process import WorkloadSpec
+
+        spec = WorkloadSpec(name="keeper", run=[sys.executable, "-m", "engine.devstack.keeper", self.stack.id,
+                                                 checkout.root],
+                            env={registry.MARK_STACK: self.stack.marker, registry.MARK_STACK_ID: self.stack.token},
+                            health={"type": "process"}, workdir=checkout.root)
+        self.start(spec, "keeper", [])
+
     def wait_healthy(self, names: list[str], timeout: float) -> None:
         from engine.runtime.process import check_health
 
@@ -291,7 +302,10 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
         registry.stop_stack(stack)  # a failed or interrupted start leaves nothing running
         raise
     _refresh_session(project, checkout, env)
-    result.processes = [p.model_dump(include={"name", "kind", "pid", "ports", "log"}) for p in stack.processes]
+    if not opts.hold:  # nobody holds a background stack: the keeper refreshes its session
+        launcher.start_keeper(checkout)
+    result.processes = [p.model_dump(include={"name", "kind", "pid", "ports", "log"}) for p in stack.processes
+                        if p.kind != "keeper"]
     if opts.hold:
         from engine.devstack.hold import hold
 
