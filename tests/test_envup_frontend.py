@@ -43,7 +43,9 @@ environment = framework.Environment {{
         ports = [framework.Port {{port = {base + 10}}}]
         health = framework.HealthCheck {{path = "/healthz"}}
     }}]
-    frontends = [framework.Frontend {{name = "console", dir = "web-ui", dev = ["python3", "dev.py"], port = {base + 11}}}]
+    frontends = [framework.Frontend {{
+        name = "console", dir = "web-ui", dev = ["python3", "dev.py"], port = {base + 11}
+    }}]
 }}
 ''')
     git(repo, "add", ".")
