@@ -37,8 +37,9 @@ class EnvConfig(BaseModel):
     workloads: list[WorkloadConfig]
 
 
-def env_config(project: Project, env: str, options: Mapping[str, str] | None = None,
-               workload: str | None = None) -> EnvConfig:
+def env_config(
+    project: Project, env: str, options: Mapping[str, str] | None = None, workload: str | None = None
+) -> EnvConfig:
     from engine.render.k8s import secret_name
     from engine.render.pipeline import render_environment
 
@@ -46,18 +47,31 @@ def env_config(project: Project, env: str, options: Mapping[str, str] | None = N
     spec = rendered.environment
     names = [w.name for w in spec.workloads]
     if workload is not None and workload not in names:
-        raise UsageError(f"--workload {workload}: not a workload of {env!r} (declared: {', '.join(names) or 'none'})")
-    secret_source = {"k8s": "Secret {name}", "hosted": "Secret {name}", "compose": "the compose environment",
-                     "process": "the process environment"}[rendered.runtime]
+        raise UsageError(
+            f"--workload {workload}: not a workload of {env!r} (declared: {', '.join(names) or 'none'})"
+        )
+    secret_source = {
+        "k8s": "Secret {name}",
+        "hosted": "Secret {name}",
+        "compose": "the compose environment",
+        "process": "the process environment",
+    }[rendered.runtime]
     out = []
     for w in spec.workloads:
         if workload is not None and w.name != workload:
             continue
-        resolved: dict[str, ConfigVar] = {k: ConfigVar(name=k, value=v, source="declared") for k, v in w.env.items()}
+        resolved: dict[str, ConfigVar] = {
+            k: ConfigVar(name=k, value=v, source="declared") for k, v in w.env.items()
+        }
         if w.ports:
             resolved["PORT"] = ConfigVar(name="PORT", value=str(w.ports[0].port), source="port")
         for s in w.secrets:
-            resolved[s] = ConfigVar(name=s, value=None, source="secret", secret=True,
-                                    origin=secret_source.format(name=secret_name(w)))
+            resolved[s] = ConfigVar(
+                name=s,
+                value=None,
+                source="secret",
+                secret=True,
+                origin=secret_source.format(name=secret_name(w)),
+            )
         out.append(WorkloadConfig(workload=w.name, vars=[resolved[k] for k in sorted(resolved)]))
     return EnvConfig(project=project.name, env=env, runtime=rendered.runtime, workloads=out)

@@ -74,31 +74,64 @@ def diff_environment(project: Project, env: str, *, charts: bool = False) -> Env
     bundle = last_bundle(project.key, env)
     changes: list[ObjectChange] = []
     if bundle is None:
-        changes = [ObjectChange(key=k, cluster=o.cluster, kind=o.kind, name=o.name, namespace=o.namespace,
-                                change="declared", current=o.hash) for k, o in current.items()]
-        return EnvDiff(env=env, status="ok", baseline="declared", changes=changes,
-                       counts={"declared": len(changes)})
+        changes = [
+            ObjectChange(
+                key=k,
+                cluster=o.cluster,
+                kind=o.kind,
+                name=o.name,
+                namespace=o.namespace,
+                change="declared",
+                current=o.hash,
+            )
+            for k, o in current.items()
+        ]
+        return EnvDiff(
+            env=env, status="ok", baseline="declared", changes=changes, counts={"declared": len(changes)}
+        )
     recorded = _recorded_objects(bundle, charts)
     for key, obj in current.items():
         old = recorded.get(key)
-        change: Change = "added" if old is None else ("unchanged" if old.get("hash") == obj.hash else "changed")
-        changes.append(ObjectChange(key=key, cluster=obj.cluster, kind=obj.kind, name=obj.name,
-                                    namespace=obj.namespace, change=change,
-                                    recorded=None if old is None else old.get("hash"), current=obj.hash))
+        change: Change = (
+            "added" if old is None else ("unchanged" if old.get("hash") == obj.hash else "changed")
+        )
+        changes.append(
+            ObjectChange(
+                key=key,
+                cluster=obj.cluster,
+                kind=obj.kind,
+                name=obj.name,
+                namespace=obj.namespace,
+                change=change,
+                recorded=None if old is None else old.get("hash"),
+                current=obj.hash,
+            )
+        )
     for key, old in recorded.items():
         if key not in current:
-            changes.append(ObjectChange(key=key, cluster=str(old.get("cluster")), kind=str(old.get("kind")),
-                                        name=str(old.get("name")), namespace=old.get("namespace"),
-                                        change="removed", recorded=old.get("hash")))
+            changes.append(
+                ObjectChange(
+                    key=key,
+                    cluster=str(old.get("cluster")),
+                    kind=str(old.get("kind")),
+                    name=str(old.get("name")),
+                    namespace=old.get("namespace"),
+                    change="removed",
+                    recorded=old.get("hash"),
+                )
+            )
     counts: dict[str, int] = {}
     for c in changes:
         counts[c.change] = counts.get(c.change, 0) + 1
     stale = any(c.change != "unchanged" for c in changes)
-    return EnvDiff(env=env, status="stale" if stale else "ok", baseline="bundle", changes=changes, counts=counts)
+    return EnvDiff(
+        env=env, status="stale" if stale else "ok", baseline="bundle", changes=changes, counts=counts
+    )
 
 
-def diff_environments(project: Project, env: str | None = None, *, all_envs: bool = False,
-                      charts: bool = False) -> DiffReport:
+def diff_environments(
+    project: Project, env: str | None = None, *, all_envs: bool = False, charts: bool = False
+) -> DiffReport:
     from engine.environments import declared_names, env_file
 
     if env is not None and all_envs:
@@ -108,4 +141,6 @@ def diff_environments(project: Project, env: str | None = None, *, all_envs: boo
         names = [env]
     else:
         names = declared_names(project)
-    return DiffReport(project=project.name, environments=[diff_environment(project, n, charts=charts) for n in names])
+    return DiffReport(
+        project=project.name, environments=[diff_environment(project, n, charts=charts) for n in names]
+    )

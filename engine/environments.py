@@ -53,14 +53,21 @@ def env_file(project: Project, name: str) -> Path:
     return path
 
 
-def evaluate_environment(project: Project, name: str, options: dict[str, str] | None = None) -> dict[str, Any]:
+def evaluate_environment(
+    project: Project, name: str, options: dict[str, str] | None = None
+) -> dict[str, Any]:
     """The evaluated `environment` document of one environment (derived options included)."""
     return evaluate_environment_tracked(project, name, options)[0]
 
 
-def evaluate_environment_tracked(project: Project, name: str, options: Mapping[str, str] | None = None, *,
-                                 derived: Mapping[str, str] | None = None,
-                                 watch: bool = False) -> tuple[dict[str, Any], list[str]]:
+def evaluate_environment_tracked(
+    project: Project,
+    name: str,
+    options: Mapping[str, str] | None = None,
+    *,
+    derived: Mapping[str, str] | None = None,
+    watch: bool = False,
+) -> tuple[dict[str, Any], list[str]]:
     """(`environment` document, files the evaluation wrote under the project when `watch`).
 
     `options` are the user's -D values (already validated); `derived` the tool's own options
@@ -72,8 +79,13 @@ def evaluate_environment_tracked(project: Project, name: str, options: Mapping[s
     path = env_file(project, name)
     merged = dict(derived if derived is not None else derived_options(project, name))
     merged.update(options or {})
-    result = evaluate_tracked(path, kcl_root=project.kcl_dir, options=merged, relative_to=project.root,
-                              watch=project.root if watch else None)
+    result = evaluate_tracked(
+        path,
+        kcl_root=project.kcl_dir,
+        options=merged,
+        relative_to=project.root,
+        watch=project.root if watch else None,
+    )
     env = result.data.get("environment")
     if not isinstance(env, dict):
         raise KclError(
@@ -102,15 +114,20 @@ def list_environments(project: Project) -> EnvironmentList:
             rows.append(EnvironmentSummary(name=name, file=rel, error=exc.to_dict()))
             continue
         if env.get("name") != name:
-            mismatch = KclError(f"{rel}: declares name {env.get('name')!r} but lives in deploy/kcl/{name}/",
-                                file=rel, hint=f"set name = \"{name}\" or rename the directory")
+            mismatch = KclError(
+                f"{rel}: declares name {env.get('name')!r} but lives in deploy/kcl/{name}/",
+                file=rel,
+                hint=f'set name = "{name}" or rename the directory',
+            )
             rows.append(EnvironmentSummary(name=name, file=rel, error=mismatch.to_dict()))
             continue
-        rows.append(EnvironmentSummary(
-            name=name,
-            kind=env.get("kind"),
-            target=_target_of(env),
-            workloads=[str(w.get("name")) for w in env.get("workloads") or [] if isinstance(w, dict)],
-            file=rel,
-        ))
+        rows.append(
+            EnvironmentSummary(
+                name=name,
+                kind=env.get("kind"),
+                target=_target_of(env),
+                workloads=[str(w.get("name")) for w in env.get("workloads") or [] if isinstance(w, dict)],
+                file=rel,
+            )
+        )
     return EnvironmentList(project=project.name, root=str(project.root), environments=rows)

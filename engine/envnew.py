@@ -73,7 +73,9 @@ def parse_bindings(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         name, sep, binder = pair.partition("=")
         if not sep or not name or binder not in BINDERS:
-            raise UsageError(f"--bind {pair!r}: expected <name>=<binder> with binder one of {', '.join(BINDERS)}")
+            raise UsageError(
+                f"--bind {pair!r}: expected <name>=<binder> with binder one of {', '.join(BINDERS)}"
+            )
         out[name] = binder
     return out
 
@@ -86,8 +88,15 @@ def _workload_from(w: Any, hosts: dict[str, str]) -> Schema:
     if w.build:
         build = Schema("Build", **{k: v for k, v in w.build.model_dump().items()})
     return Schema(
-        "Workload", name=w.name, image=w.image, artifact=w.artifact, build=build, run=w.run, cwd=w.cwd,
-        env=dict(w.env), secrets=list(w.secrets),
+        "Workload",
+        name=w.name,
+        image=w.image,
+        artifact=w.artifact,
+        build=build,
+        run=w.run,
+        cwd=w.cwd,
+        env=dict(w.env),
+        secrets=list(w.secrets),
         ports=[Schema("Port", name=p.name, port=p.port) for p in w.ports],
         health=Schema("HealthCheck", **w.health.model_dump()) if w.health else None,
         replicas=w.replicas,
@@ -100,24 +109,51 @@ def _from_env(spec: EnvironmentSpec, name: str) -> dict[str, Any]:
     target = None
     if spec.target is not None:
         if spec.target.type == "k8s":
-            target = Schema("K8sCluster", context="REPLACE_ME_CONTEXT", ingress_class=spec.target.ingress_class)
+            target = Schema(
+                "K8sCluster", context="REPLACE_ME_CONTEXT", ingress_class=spec.target.ingress_class
+            )
         elif spec.target.type == "compose":
             target = Schema("Compose")
         else:
             target = Schema("Process")
     cp = None
     if spec.control_plane is not None:
-        cp = Schema("ControlPlane",
-                    endpoint="REPLACE_ME_ENDPOINT" if spec.control_plane.endpoint else None,
-                    token_env=spec.control_plane.token_env,
-                    registry_host="REPLACE_ME_REGISTRY_HOST" if spec.control_plane.registry_host else None)
-    frontends = [Schema("Frontend", name=f.name, dir=f.dir, build=f.build, dev=f.dev, output=f.output, port=f.port,
-                        routes=[Schema("Route", host=hosts.setdefault(r.host, f"REPLACE_ME_HOST_{len(hosts) + 1}"),
-                                       path=r.path, port=r.port) for r in f.routes])
-                 for f in spec.frontends]
-    return {"name": name, "kind": spec.kind, "target": target, "control_plane": cp,
-            "workloads": [_workload_from(w, hosts) for w in spec.workloads], "frontends": frontends,
-            "bindings": {k: b.binder for k, b in spec.bindings.items()}}
+        cp = Schema(
+            "ControlPlane",
+            endpoint="REPLACE_ME_ENDPOINT" if spec.control_plane.endpoint else None,
+            token_env=spec.control_plane.token_env,
+            registry_host="REPLACE_ME_REGISTRY_HOST" if spec.control_plane.registry_host else None,
+        )
+    frontends = [
+        Schema(
+            "Frontend",
+            name=f.name,
+            dir=f.dir,
+            build=f.build,
+            dev=f.dev,
+            output=f.output,
+            port=f.port,
+            routes=[
+                Schema(
+                    "Route",
+                    host=hosts.setdefault(r.host, f"REPLACE_ME_HOST_{len(hosts) + 1}"),
+                    path=r.path,
+                    port=r.port,
+                )
+                for r in f.routes
+            ],
+        )
+        for f in spec.frontends
+    ]
+    return {
+        "name": name,
+        "kind": spec.kind,
+        "target": target,
+        "control_plane": cp,
+        "workloads": [_workload_from(w, hosts) for w in spec.workloads],
+        "frontends": frontends,
+        "bindings": {k: b.binder for k, b in spec.bindings.items()},
+    }
 
 
 def _from_services(project: Project, name: str, bindings: dict[str, str]) -> dict[str, Any]:
@@ -127,36 +163,58 @@ def _from_services(project: Project, name: str, bindings: dict[str, str]) -> dic
         if not isinstance(svc, dict) or not svc.get("name"):
             continue
         svc_name = str(svc["name"])
-        workloads.append(Schema(
-            "Workload", name=svc_name, image=f"REPLACE_ME_REGISTRY/{project.key}/{svc_name}",
-            build=Schema("Build", type="docker", context=str(svc.get("path") or f"services/{svc_name}")),
-            ports=[Schema("Port", port=int(svc.get("port") or 8080))],
-            health=Schema("HealthCheck")))
-    return {"name": name, "kind": "hosted" if hosted else "self_managed",
-            "target": None if hosted else Schema("K8sCluster", context="REPLACE_ME_CONTEXT"),
-            "control_plane": Schema("ControlPlane") if hosted else None,
-            "workloads": workloads, "frontends": [], "bindings": {}}
+        workloads.append(
+            Schema(
+                "Workload",
+                name=svc_name,
+                image=f"REPLACE_ME_REGISTRY/{project.key}/{svc_name}",
+                build=Schema("Build", type="docker", context=str(svc.get("path") or f"services/{svc_name}")),
+                ports=[Schema("Port", port=int(svc.get("port") or 8080))],
+                health=Schema("HealthCheck"),
+            )
+        )
+    return {
+        "name": name,
+        "kind": "hosted" if hosted else "self_managed",
+        "target": None if hosted else Schema("K8sCluster", context="REPLACE_ME_CONTEXT"),
+        "control_plane": Schema("ControlPlane") if hosted else None,
+        "workloads": workloads,
+        "frontends": [],
+        "bindings": {},
+    }
 
 
 def environment_source(fields: dict[str, Any], bindings: dict[str, str], note: str) -> str:
     merged = dict(fields.pop("bindings") or {})
     merged.update(bindings)
-    bind = {k: Schema("Binding", binder=v, bucket="REPLACE_ME_BUCKET" if v == "bucket" else None)
-            for k, v in merged.items()}
+    bind = {
+        k: Schema("Binding", binder=v, bucket="REPLACE_ME_BUCKET" if v == "bucket" else None)
+        for k, v in merged.items()
+    }
     env = Schema("Environment", **fields, bindings=bind)
-    return f"import framework\n\n# {note}\n# Replace every REPLACE_ME_* value, then run `framework env new " \
-           f"{fields['name']} --check`.\nenvironment = {_kcl(env, 0)}\n"
+    return (
+        f"import framework\n\n# {note}\n# Replace every REPLACE_ME_* value, then run `framework env new "
+        f"{fields['name']} --check`.\nenvironment = {_kcl(env, 0)}\n"
+    )
 
 
-def new_environment(project: Project, name: str, *, from_env: str | None = None, binds: list[str] | None = None,
-                    check: bool = False) -> NewEnvironment:
+def new_environment(
+    project: Project,
+    name: str,
+    *,
+    from_env: str | None = None,
+    binds: list[str] | None = None,
+    check: bool = False,
+) -> NewEnvironment:
     from engine.environments import env_file, evaluate_environment
     from engine.paths import atomic_write_bytes
     from engine.render.pipeline import PlaceholderLeft, find_placeholders
 
     if not _ENV_NAME.match(name):
-        raise UsageError(f"{name!r} is not a valid environment name (lowercase letters, digits and -, "
-                         "starting with a letter, at most 31 characters)")
+        raise UsageError(
+            f"{name!r} is not a valid environment name (lowercase letters, digits and -, "
+            "starting with a letter, at most 31 characters)"
+        )
     path = project.kcl_dir / name / "main.k"
     rel = str(path.relative_to(project.root))
     if check:
@@ -165,12 +223,16 @@ def new_environment(project: Project, name: str, *, from_env: str | None = None,
         env_file(project, name)
         left = find_placeholders(evaluate_environment(project, name))
         if left:
-            raise PlaceholderLeft(f"{rel}: placeholders left in: {'; '.join(left)}",
-                                  hint="replace every REPLACE_ME_* value")
+            raise PlaceholderLeft(
+                f"{rel}: placeholders left in: {'; '.join(left)}", hint="replace every REPLACE_ME_* value"
+            )
         return NewEnvironment(project=project.name, env=name, file=rel, created=False, placeholders=[])
     if path.exists():
-        raise EngineError(f"{rel} already exists", hint=f"edit it, or check it with `framework env new {name} --check`",
-                          code="environment_exists")
+        raise EngineError(
+            f"{rel} already exists",
+            hint=f"edit it, or check it with `framework env new {name} --check`",
+            code="environment_exists",
+        )
     bindings = parse_bindings(binds or [])
     if from_env is not None:
         env_file(project, from_env)
@@ -182,8 +244,10 @@ def new_environment(project: Project, name: str, *, from_env: str | None = None,
     known = {w.fields["name"] for w in fields["workloads"]} | {f.fields["name"] for f in fields["frontends"]}
     unknown = sorted(set(bindings) - known)
     if unknown:
-        raise UsageError(f"--bind {', '.join(unknown)}: not a workload or frontend "
-                         f"(known: {', '.join(sorted(known)) or 'none'})")
+        raise UsageError(
+            f"--bind {', '.join(unknown)}: not a workload or frontend "
+            f"(known: {', '.join(sorted(known)) or 'none'})"
+        )
     source = environment_source(fields, bindings, note)
     atomic_write_bytes(path, source.encode())
     try:  # never leave a file that does not evaluate
@@ -193,5 +257,6 @@ def new_environment(project: Project, name: str, *, from_env: str | None = None,
         if not any(path.parent.iterdir()):
             path.parent.rmdir()
         raise
-    return NewEnvironment(project=project.name, env=name, file=rel, created=True, placeholders=left,
-                          from_env=from_env)
+    return NewEnvironment(
+        project=project.name, env=name, file=rel, created=True, placeholders=left, from_env=from_env
+    )

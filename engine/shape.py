@@ -85,8 +85,9 @@ def object_hash(document: Any) -> str:
 
 def _git(root: Path, *args: str) -> str | None:
     try:
-        proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False,
-                              timeout=10)
+        proc = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, check=False, timeout=10
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return proc.stdout.strip() if proc.returncode == 0 else None
@@ -103,34 +104,80 @@ def _package_hash() -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def compute_shape(project: Project, env: str, options: Mapping[str, str] | None = None, *,
-                  image_tag: str | None = None, image_digests: Mapping[str, str] | None = None,
-                  charts: bool = True) -> Shape:
+def compute_shape(
+    project: Project,
+    env: str,
+    options: Mapping[str, str] | None = None,
+    *,
+    image_tag: str | None = None,
+    image_digests: Mapping[str, str] | None = None,
+    charts: bool = True,
+) -> Shape:
     """Render `env` and project it; fails (RenderWroteFiles, exit 1) if the render wrote files."""
     from engine.kcl.evaluate import KCL_LIB_VERSION
     from engine.render.k8s import image_reference
     from engine.render.pipeline import render_environment
 
-    rendered = render_environment(project, env, options, image_tag=image_tag, image_digests=image_digests,
-                                  charts=charts, fail_on_write=True)
+    rendered = render_environment(
+        project,
+        env,
+        options,
+        image_tag=image_tag,
+        image_digests=image_digests,
+        charts=charts,
+        fail_on_write=True,
+    )
     spec = rendered.environment
     digests = dict(image_digests or {})
-    workloads = [ShapeWorkload(name=w.name, image=image_reference(w, rendered.derived["image_tag"], digests),
-                               replicas=w.replicas, ports=[p.port for p in w.ports], secrets=sorted(w.secrets),
-                               routes=[f"{r.host}{r.path}" for r in w.routes]) for w in spec.workloads]
-    domains = sorted({r.host for w in spec.workloads for r in w.routes}
-                     | {r.host for f in spec.frontends for r in f.routes})
-    objects = [ShapeObject(cluster=o.cluster, kind=o.kind, name=o.name, namespace=o.namespace, workload=o.workload,
-                           chart=o.chart, hash=object_hash(o.document)) for o in rendered.objects]
-    body = ShapeBody(kind=spec.kind, runtime=spec.runtime, clusters=rendered.clusters, workloads=workloads,
-                     frontends=[f.name for f in spec.frontends],
-                     secret_names=sorted({s for w in spec.workloads for s in w.secrets}),
-                     domains=domains, objects=objects)
+    workloads = [
+        ShapeWorkload(
+            name=w.name,
+            image=image_reference(w, rendered.derived["image_tag"], digests),
+            replicas=w.replicas,
+            ports=[p.port for p in w.ports],
+            secrets=sorted(w.secrets),
+            routes=[f"{r.host}{r.path}" for r in w.routes],
+        )
+        for w in spec.workloads
+    ]
+    domains = sorted(
+        {r.host for w in spec.workloads for r in w.routes}
+        | {r.host for f in spec.frontends for r in f.routes}
+    )
+    objects = [
+        ShapeObject(
+            cluster=o.cluster,
+            kind=o.kind,
+            name=o.name,
+            namespace=o.namespace,
+            workload=o.workload,
+            chart=o.chart,
+            hash=object_hash(o.document),
+        )
+        for o in rendered.objects
+    ]
+    body = ShapeBody(
+        kind=spec.kind,
+        runtime=spec.runtime,
+        clusters=rendered.clusters,
+        workloads=workloads,
+        frontends=[f.name for f in spec.frontends],
+        secret_names=sorted({s for w in spec.workloads for s in w.secrets}),
+        domains=domains,
+        objects=objects,
+    )
     root = project.root
     status = _git(root, "status", "--porcelain", "--untracked-files=no")
     provenance = Provenance(
-        tree=_git(root, "rev-parse", "HEAD^{tree}"), commit=_git(root, "rev-parse", "HEAD"),
-        branch=rendered.derived["branch"] or None, dirty=None if status is None else bool(status),
-        worktree=rendered.derived["worktree"], file=f"deploy/kcl/{env}/main.k", kcl_lib=KCL_LIB_VERSION,
-        package_hash=_package_hash(), options=rendered.options, image_tag=rendered.derived["image_tag"])
+        tree=_git(root, "rev-parse", "HEAD^{tree}"),
+        commit=_git(root, "rev-parse", "HEAD"),
+        branch=rendered.derived["branch"] or None,
+        dirty=None if status is None else bool(status),
+        worktree=rendered.derived["worktree"],
+        file=f"deploy/kcl/{env}/main.k",
+        kcl_lib=KCL_LIB_VERSION,
+        package_hash=_package_hash(),
+        options=rendered.options,
+        image_tag=rendered.derived["image_tag"],
+    )
     return Shape(project=project.name, env=env, kind=spec.kind, shape=body, provenance=provenance)

@@ -25,7 +25,7 @@ def fw_json(project: Path, *args: str) -> tuple[Result, dict[str, Any]]:
     return result, json.loads(result.stdout)
 
 
-COMPOSE_ENV = '''import framework
+COMPOSE_ENV = """import framework
 
 environment = framework.Environment {
     name = "box"
@@ -49,17 +49,17 @@ environment = framework.Environment {
         }
     ]
 }
-'''
+"""
 
-SYNTAX_ERROR_ENV = '''import framework
+SYNTAX_ERROR_ENV = """import framework
 
 environment = framework.Environment {
     name = "bad"
     kind = "local
 }
-'''
+"""
 
-FAILED_CHECK_ENV = '''import framework
+FAILED_CHECK_ENV = """import framework
 
 environment = framework.Environment {
     name = "bad"
@@ -67,9 +67,9 @@ environment = framework.Environment {
     target = framework.K8sCluster {context = "k3d-demo"}
     workloads = [framework.Workload {name = "api", image = "x/api", ports = [framework.Port {port = 70000}]}]
 }
-'''
+"""
 
-PLACEHOLDER_ENV = '''import framework
+PLACEHOLDER_ENV = """import framework
 
 environment = framework.Environment {
     name = "bad"
@@ -77,9 +77,9 @@ environment = framework.Environment {
     target = framework.K8sCluster {context = "REPLACE_ME_CONTEXT"}
     workloads = [framework.Workload {name = "api", image = "x/api"}]
 }
-'''
+"""
 
-WRITING_ENV = '''import framework
+WRITING_ENV = """import framework
 import file
 
 _w = file.write("leak.txt", "written during render")
@@ -89,4 +89,4 @@ environment = framework.Environment {
     target = framework.Process {}
     workloads = [framework.Workload {name = "api", run = ["python3", "-c", "pass"]}]
 }
-'''
+"""

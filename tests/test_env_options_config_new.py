@@ -12,10 +12,20 @@ def test_options_lists_name_type_default_help(demo_project: Path) -> None:
     result, doc = fw_json(demo_project, "env", "options", "staging")
     assert result.exit_code == 0
     assert doc["options"] == [
-        {"name": "api_replicas", "type": "int", "default": "2", "required": False,
-         "help": "Replicas of the api Deployment"},
-        {"name": "host", "type": "str", "default": "staging.demo.example.test", "required": False,
-         "help": "Hostname the ingress routes"},
+        {
+            "name": "api_replicas",
+            "type": "int",
+            "default": "2",
+            "required": False,
+            "help": "Replicas of the api Deployment",
+        },
+        {
+            "name": "host",
+            "type": "str",
+            "default": "staging.demo.example.test",
+            "required": False,
+            "help": "Hostname the ingress routes",
+        },
     ]
     assert doc["derived"] == ["env", "namespace", "image_tag", "image_digests", "worktree", "branch"]
     human = fw(demo_project, "env", "options", "staging")
@@ -26,8 +36,9 @@ def test_options_lists_name_type_default_help(demo_project: Path) -> None:
 def test_config_resolves_variables_and_hides_secret_values(demo_project: Path) -> None:
     """Spec 2 env config: resolved variables per workload; --workload; secret values never shown."""
     secret = "postgres://u:very-secret@db/app"
-    result = fw(demo_project, "env", "config", "staging", "--workload", "api", "--json",
-                env={"DATABASE_URL": secret})
+    result = fw(
+        demo_project, "env", "config", "staging", "--workload", "api", "--json", env={"DATABASE_URL": secret}
+    )
     assert result.exit_code == 0 and "very-secret" not in result.stdout
     import json
 
@@ -44,7 +55,7 @@ def test_config_resolves_variables_and_hides_secret_values(demo_project: Path) -
 
 
 def test_new_from_env_turns_danger_knobs_into_placeholders(demo_project: Path) -> None:
-    """Spec 2 env new --from: copies the environment; danger knobs become REPLACE_ME_*; renders refuse them."""
+    """Spec 2 env new --from: copies it; danger knobs become REPLACE_ME_*; renders refuse them."""
     result, doc = fw_json(demo_project, "env", "new", "qa", "--from", "staging")
     assert result.exit_code == 0, result.stderr
     text = (demo_project / "deploy" / "kcl" / "qa" / "main.k").read_text()
@@ -66,8 +77,9 @@ def test_new_from_env_turns_danger_knobs_into_placeholders(demo_project: Path) -
 
 def test_new_with_bindings(demo_project: Path) -> None:
     """Spec 2 env new --bind <name>=hosted|cluster|bucket; a bucket binding leaves a bucket placeholder."""
-    result, doc = fw_json(demo_project, "env", "new", "edge", "--from", "dev", "--bind", "web=bucket",
-                          "--bind", "api=cluster")
+    result, doc = fw_json(
+        demo_project, "env", "new", "edge", "--from", "dev", "--bind", "web=bucket", "--bind", "api=cluster"
+    )
     assert result.exit_code == 0, result.stderr
     assert doc["placeholders"] == ["environment.bindings.web.bucket = 'REPLACE_ME_BUCKET'"]
     hosted, doc = fw_json(demo_project, "env", "new", "cloud", "--bind", "api=hosted", "--bind", "web=hosted")

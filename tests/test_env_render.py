@@ -24,7 +24,7 @@ def _documents(stream: str) -> list[tuple[str, dict]]:
 
 
 def test_k8s_render_is_valid_kubernetes(demo_project: Path) -> None:
-    """Issue 3 item 4: a K8sCluster environment renders manifests that validate against the Kubernetes schemas."""
+    """Issue 3 item 4: a K8sCluster environment renders manifests valid against the Kubernetes schemas."""
     import kubernetes_validate
 
     result = fw(demo_project, "env", "render", "staging")
@@ -32,8 +32,17 @@ def test_k8s_render_is_valid_kubernetes(demo_project: Path) -> None:
     docs = _documents(result.stdout)
     assert {c for c, _ in docs} == {"k3d-demo"}
     kinds = sorted(d["kind"] for _, d in docs)
-    assert kinds == ["ConfigMap", "ConfigMap", "Deployment", "Deployment", "Ingress", "Ingress", "Namespace",
-                     "Service", "Service"]
+    assert kinds == [
+        "ConfigMap",
+        "ConfigMap",
+        "Deployment",
+        "Deployment",
+        "Ingress",
+        "Ingress",
+        "Namespace",
+        "Service",
+        "Service",
+    ]
     version = kubernetes_validate.utils.latest_version()
     for _, doc in docs:
         kubernetes_validate.validate(doc, version, strict=True)
@@ -63,7 +72,7 @@ def test_compose_render_matches_the_compose_specification(demo_project: Path) ->
     write_env(demo_project, "box", COMPOSE_ENV)
     result = fw(demo_project, "env", "render", "box")
     assert result.exit_code == 0, result.stderr
-    (cluster, doc), = _documents(result.stdout)
+    ((cluster, doc),) = _documents(result.stdout)
     assert cluster == "demo-box"
     schema_file = resources.files("check_jsonschema") / "builtin_schemas" / "vendor" / "compose-spec.json"
     jsonschema.validate(doc, json.loads(schema_file.read_text()))
@@ -75,7 +84,7 @@ def test_compose_render_matches_the_compose_specification(demo_project: Path) ->
 
 
 def test_process_render_is_the_process_plan(demo_project: Path) -> None:
-    """Issue 3 item 4: a process environment renders the plan the process runtime runs (command, cwd, env, ports)."""
+    """Issue 3 item 4: a process environment renders the process runtime's plan (command, cwd, env, ports)."""
     plan = process_plan(find_project(demo_project), "dev")
     api = plan.process("api")
     assert api.command == ["python3", "services/api/main.py"]
@@ -86,13 +95,26 @@ def test_process_render_is_the_process_plan(demo_project: Path) -> None:
     result = fw(demo_project, "env", "render", "dev")
     docs = _documents(result.stdout)
     assert [(c, d["name"], d["command"]) for c, d in docs] == [
-        ("local", "api", ["python3", "services/api/main.py"]), ("local", "web", ["python3", "services/web/main.py"])]
+        ("local", "api", ["python3", "services/api/main.py"]),
+        ("local", "web", ["python3", "services/web/main.py"]),
+    ]
 
 
 def test_list_cluster_kind_and_target_filters(demo_project: Path) -> None:
     """Spec 2 env render: --list, --cluster, --kind k1,k2 and --target <app> select objects."""
-    result, doc = fw_json(demo_project, "env", "render", "staging", "--list", "--kind", "Deployment,service",
-                          "--target", "api", "--cluster", "k3d-demo")
+    result, doc = fw_json(
+        demo_project,
+        "env",
+        "render",
+        "staging",
+        "--list",
+        "--kind",
+        "Deployment,service",
+        "--target",
+        "api",
+        "--cluster",
+        "k3d-demo",
+    )
     assert result.exit_code == 0
     assert [(o["kind"], o["name"]) for o in doc["objects"]] == [("Deployment", "api"), ("Service", "api")]
     assert "document" not in doc["objects"][0] and "yaml" not in doc
@@ -106,8 +128,20 @@ def test_list_cluster_kind_and_target_filters(demo_project: Path) -> None:
 
 def test_declared_option_changes_the_render(demo_project: Path) -> None:
     """Issue 3 item 3: -D sets an option the environment declares."""
-    result = fw(demo_project, "env", "render", "staging", "-D", "api_replicas=4", "-D", "host=qa.example.test",
-                "--kind", "Deployment,Ingress", "--target", "api")
+    result = fw(
+        demo_project,
+        "env",
+        "render",
+        "staging",
+        "-D",
+        "api_replicas=4",
+        "-D",
+        "host=qa.example.test",
+        "--kind",
+        "Deployment,Ingress",
+        "--target",
+        "api",
+    )
     docs = [d for _, d in _documents(result.stdout)]
     assert docs[0]["spec"]["replicas"] == 4
     assert docs[1]["spec"]["rules"][0]["host"] == "qa.example.test"
@@ -116,7 +150,11 @@ def test_declared_option_changes_the_render(demo_project: Path) -> None:
 def test_undeclared_and_derived_options_are_usage_errors(demo_project: Path) -> None:
     """Issue 3 item 3: undeclared names are refused; derived names are refused saying they are derived."""
     undeclared = fw(demo_project, "env", "render", "staging", "-D", "nope=1")
-    assert undeclared.exit_code == 2 and "not declared" in undeclared.stderr and "api_replicas" in undeclared.stderr
+    assert (
+        undeclared.exit_code == 2
+        and "not declared" in undeclared.stderr
+        and "api_replicas" in undeclared.stderr
+    )
     for name in ("env", "namespace", "image_tag", "image_digests", "worktree", "branch"):
         derived = fw(demo_project, "env", "render", "staging", "-D", f"{name}=x")
         assert derived.exit_code == 2 and "derived" in derived.stderr, name
@@ -150,14 +188,58 @@ def test_fail_on_write(demo_project: Path) -> None:
 
 
 def test_no_charts(demo_project: Path) -> None:
-    """Spec 2 env render --no-charts: declared Helm charts are skipped (else rendered with helm, or a clear error)."""
+    """Spec 2 env render --no-charts: declared Helm charts are skipped (else helm, or a clear error)."""
     main = demo_project / "deploy" / "kcl" / "staging" / "main.k"
-    main.write_text(main.read_text().replace(
-        '    workloads = [', '    charts = [framework.Chart {name = "redis", chart = "redis", repo = '
-                            '"https://charts.example.test"}]\n    workloads = [', 1))
+    main.write_text(
+        main.read_text().replace(
+            "    workloads = [",
+            '    charts = [framework.Chart {name = "redis", chart = "redis", repo = '
+            '"https://charts.example.test"}]\n    workloads = [',
+            1,
+        )
+    )
     skipped = fw(demo_project, "env", "render", "staging", "--no-charts", "--list", "--json")
     assert skipped.exit_code == 0
     assert all(o["chart"] is None for o in json.loads(skipped.stdout)["objects"])
     with_charts = fw(demo_project, "env", "render", "staging", "--list")
     if with_charts.exit_code != 0:  # no helm on this machine: the error says what to do
         assert "helm" in with_charts.stderr and "--no-charts" in with_charts.stderr
+
+
+def test_process_plan_runs_the_demo_service(demo_project: Path) -> None:
+    """Issue 3 item 4: the process plan is runnable as is: the demo api answers its health check on $PORT."""
+    import os
+    import socket
+    import subprocess
+    import time
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        free = sock.getsockname()[1]
+    plan = process_plan(find_project(demo_project), "dev", port_offset=free - 8080)
+    api = plan.process("api")
+    assert api.env["PORT"] == str(free) and api.health is not None and api.health.port == free
+    proc = subprocess.Popen(
+        api.command,
+        cwd=api.cwd,
+        env={**os.environ, **api.env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        body = b""
+        while time.monotonic() < deadline:
+            try:
+                url = f"http://127.0.0.1:{api.health.port}{api.health.path}"
+                with urllib.request.urlopen(url, timeout=1) as resp:
+                    body = resp.read()
+                break
+            except OSError:
+                assert proc.poll() is None, "the planned process exited"
+                time.sleep(0.05)  # poll with a deadline, not a fixed wait
+        assert body == b"ok"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

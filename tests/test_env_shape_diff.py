@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from engine.bundles import record_bundle
@@ -73,8 +72,10 @@ def test_diff_against_recorded_bundle(demo_project: Path, isolated_home: Path) -
     env = doc["environments"][0]
     assert env["status"] == "stale" and env["baseline"] == "bundle"
     changes = {c["key"]: c["change"] for c in env["changes"] if c["change"] != "unchanged"}
-    assert changes == {"k3d-demo/Deployment/demo-staging/api": "changed",
-                       "k3d-demo/ConfigMap/demo-staging/api-env": "removed"}
+    assert changes == {
+        "k3d-demo/Deployment/demo-staging/api": "changed",
+        "k3d-demo/ConfigMap/demo-staging/api-env": "removed",
+    }
     human = fw(demo_project, "env", "diff", "staging")
     assert "~ k3d-demo/Deployment/demo-staging/api" in human.stdout
     assert "- k3d-demo/ConfigMap/demo-staging/api-env" in human.stdout
@@ -96,8 +97,16 @@ def test_diff_charts_flag_includes_chart_objects(demo_project: Path) -> None:
     """Spec 2 env diff --charts: chart objects of the recorded bundle are compared only with --charts."""
     project = find_project(demo_project)
     shape = compute_shape(project, "staging").model_dump(mode="json")
-    shape["shape"]["objects"].append({"cluster": "k3d-demo", "kind": "StatefulSet", "name": "redis",
-                                      "namespace": "demo-staging", "chart": "redis", "hash": "sha256:" + "0" * 64})
+    shape["shape"]["objects"].append(
+        {
+            "cluster": "k3d-demo",
+            "kind": "StatefulSet",
+            "name": "redis",
+            "namespace": "demo-staging",
+            "chart": "redis",
+            "hash": "sha256:" + "0" * 64,
+        }
+    )
     record_bundle(project.key, "staging", shape)
     plain, doc = fw_json(demo_project, "env", "diff", "staging")
     assert plain.exit_code == 0 and doc["environments"][0]["status"] == "ok"

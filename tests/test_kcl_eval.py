@@ -21,8 +21,18 @@ def test_eval_prints_the_document_as_yaml(demo_project: Path) -> None:
 
 def test_select_with_numeric_list_index(demo_project: Path) -> None:
     """Spec 3 kcl eval -S: dotted paths, repeatable; a numeric segment indexes a list."""
-    result = fw(demo_project, "kcl", "eval", DEV, "-S", "environment.workloads.1.ports.0.port", "-S",
-                "environment.workloads.0.name", "--format", "raw")
+    result = fw(
+        demo_project,
+        "kcl",
+        "eval",
+        DEV,
+        "-S",
+        "environment.workloads.1.ports.0.port",
+        "-S",
+        "environment.workloads.0.name",
+        "--format",
+        "raw",
+    )
     assert result.exit_code == 0 and result.stdout == "8081\napi\n"
     one, doc = fw_json(demo_project, "kcl", "eval", DEV, "-S", "environment.workloads.0.env")
     assert doc["value"] == {"GREETING": "hello from dev"}
@@ -34,7 +44,9 @@ def test_missing_path_names_what_the_document_has(demo_project: Path) -> None:
     """Spec 3 Errors 8: a path that does not exist is an error naming what the document has."""
     missing = fw(demo_project, "kcl", "eval", DEV, "-S", "environment.nope")
     assert missing.exit_code == 1
-    assert "has no key 'nope'" in missing.stderr and "workloads" in missing.stderr and "kind" in missing.stderr
+    assert (
+        "has no key 'nope'" in missing.stderr and "workloads" in missing.stderr and "kind" in missing.stderr
+    )
     out_of_range = fw(demo_project, "kcl", "eval", DEV, "-S", "environment.workloads.9")
     assert out_of_range.exit_code == 1 and "list of 2 items" in out_of_range.stderr
 
@@ -47,7 +59,9 @@ def test_raw_is_for_scalars_only(demo_project: Path) -> None:
 
 def test_define_sets_an_option(tmp_path: Path) -> None:
     """Spec 3 kcl eval -D name=value: sets option(name); works outside a project too."""
-    (tmp_path / "c.k").write_text('region = option("region", default="us")\nn = option("n", type="int", default=1)\n')
+    (tmp_path / "c.k").write_text(
+        'region = option("region", default="us")\nn = option("n", type="int", default=1)\n'
+    )
     result = fw(tmp_path, "kcl", "eval", "c.k", "-D", "region=eu", "-D", "n=3", "--format", "json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout) == {"region": "eu", "n": 3}

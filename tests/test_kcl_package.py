@@ -22,10 +22,13 @@ def test_nothing_is_written_under_home(demo_project: Path, tmp_path: Path) -> No
     cache = tmp_path / "cache"
     env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(cache)}
     env.pop("KCL_PKG_PATH", None)
-    code = ("from engine.project import find_project; from engine.environments import evaluate_environment; "
-            "print(evaluate_environment(find_project(), 'staging')['name'])")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=demo_project, env=env, capture_output=True, text=True,
-                          check=False)
+    code = (
+        "from engine.project import find_project; from engine.environments import evaluate_environment; "
+        "print(evaluate_environment(find_project(), 'staging')['name'])"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=demo_project, env=env, capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "staging"
     assert list(home.iterdir()) == []
@@ -42,7 +45,7 @@ def test_syntax_error_names_file_and_line_without_ansi(demo_project: Path) -> No
 
 
 def test_failed_check_is_reported_from_err_message(demo_project: Path) -> None:
-    """Issue 3 item 5: a failed `check:` (reported in err_message) fails with file, line and the check's message."""
+    """Issue 3 item 5: a failed `check:` (in err_message) fails with file, line and the check's message."""
     write_env(demo_project, "bad", FAILED_CHECK_ENV)
     result, doc = fw_json(demo_project, "env", "render", "bad")
     assert result.exit_code == 1 and doc["ok"] is False
@@ -52,22 +55,39 @@ def test_failed_check_is_reported_from_err_message(demo_project: Path) -> None:
     assert "\x1b[" not in result.stderr
 
 
-@pytest.mark.parametrize(("fragment", "message"), [
-    ('kind = "hosted"\n    workloads = []', "a hosted environment declares framework.ControlPlane"),
-    ('kind = "local"\n    workloads = []', "declares a target"),
-    ('kind = "local"\n    target = framework.Process {}\n    workloads = [framework.Workload {name = "a"}, '
-     'framework.Workload {name = "a"}]', "workload names must be unique"),
-    ('kind = "local"\n    target = framework.Process {}\n    bindings = {ghost = framework.Binding {binder = "cluster"}}',
-     "bindings name declared workloads or frontends"),
-    ('kind = "local"\n    target = framework.Process {}\n    workloads = [framework.Workload {name = "a", '
-     'build = framework.Build {type = "shell"}}]', "a shell build declares its command"),
-    ('kind = "local"\n    target = framework.Process {}\n    workloads = [framework.Workload {name = "Bad_Name"}]',
-     "lowercase DNS label"),
-])
+LOCAL = 'kind = "local"\n    target = framework.Process {}\n    '
+
+
+@pytest.mark.parametrize(
+    ("fragment", "message"),
+    [
+        ('kind = "hosted"\n    workloads = []', "a hosted environment declares framework.ControlPlane"),
+        ('kind = "local"\n    workloads = []', "declares a target"),
+        (
+            LOCAL + 'workloads = [framework.Workload {name = "a"}, framework.Workload {name = "a"}]',
+            "workload names must be unique",
+        ),
+        (
+            LOCAL + 'bindings = {ghost = framework.Binding {binder = "cluster"}}',
+            "bindings name declared workloads or frontends",
+        ),
+        (
+            LOCAL + 'workloads = [framework.Workload {name = "a", build = framework.Build {type = "shell"}}]',
+            "a shell build declares its command",
+        ),
+        (
+            LOCAL + 'workloads = [framework.Workload {name = "Bad_Name"}]',
+            "lowercase DNS label",
+        ),
+    ],
+)
 def test_schema_checks(demo_project: Path, fragment: str, message: str) -> None:
     """Issue 3 item 1: the schemas' `check:` blocks reject invalid environments with their message."""
-    write_env(demo_project, "bad", f'import framework\n\nenvironment = framework.Environment {{\n    name = "bad"\n'
-                                   f'    {fragment}\n}}\n')
+    write_env(
+        demo_project,
+        "bad",
+        f'import framework\n\nenvironment = framework.Environment {{\n    name = "bad"\n    {fragment}\n}}\n',
+    )
     with pytest.raises(KclError) as err:
         evaluate_environment(find_project(demo_project), "bad")
     assert message in err.value.message

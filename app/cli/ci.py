@@ -26,12 +26,18 @@ def _render_validation(result: Any) -> None:
 
 def _validation_error(result: Any) -> dict[str, Any]:
     failed = result.failed
-    return {"code": "kcl_invalid", "message": f"{len(failed)} of {len(result.environments)} environments do not "
-                                              f"render deployable manifests: {', '.join(e.env for e in failed)}"}
+    return {
+        "code": "kcl_invalid",
+        "message": f"{len(failed)} of {len(result.environments)} environments do not "
+        f"render deployable manifests: {', '.join(e.env for e in failed)}",
+    }
 
 
-@app.command("validate-kcl", help=HELP["validate-kcl"], epilog=(
-    "Examples:\n\n  framework ci validate-kcl\n\n  framework ci validate-kcl --json"))
+@app.command(
+    "validate-kcl",
+    help=HELP["validate-kcl"],
+    epilog=("Examples:\n\n  framework ci validate-kcl\n\n  framework ci validate-kcl --json"),
+)
 def validate_kcl(json_output: bool = typer.Option(False, "--json", help="Print one JSON document.")) -> None:
     from app.output import run_command
 

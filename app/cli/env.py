@@ -31,7 +31,9 @@ def _render_env_list(result: Any) -> None:
         if env.error:
             table.add_row(env.name, "[red]error[/]", "-", "-", env.file)
         else:
-            table.add_row(env.name, env.kind or "-", env.target or "-", ", ".join(env.workloads) or "-", env.file)
+            table.add_row(
+                env.name, env.kind or "-", env.target or "-", ", ".join(env.workloads) or "-", env.file
+            )
     console.print(table)
 
 
@@ -41,11 +43,13 @@ def _env_list_error(result: Any) -> dict[str, Any]:
     return {
         "code": "kcl_error",
         "message": f"{len(failed)} of {len(result.environments)} environments failed to evaluate; "
-                   f"{failed[0].name}: {first.get('message')}",
+        f"{failed[0].name}: {first.get('message')}",
     }
 
 
-@app.command("list", help=HELP["list"], epilog="Examples:\n\n  framework env list\n\n  framework env list --json")
+@app.command(
+    "list", help=HELP["list"], epilog="Examples:\n\n  framework env list\n\n  framework env list --json"
+)
 def env_list(json_output: bool = JSON_OPTION) -> None:
     from app.output import run_command
 
@@ -60,8 +64,12 @@ def env_list(json_output: bool = JSON_OPTION) -> None:
 
 
 DEFINE_OPTION = typer.Option(
-    [], "-D", "--define", metavar="NAME=VALUE",
-    help="Set a render option the environment declares (see `env options`). Repeatable.")
+    [],
+    "-D",
+    "--define",
+    metavar="NAME=VALUE",
+    help="Set a render option the environment declares (see `env options`). Repeatable.",
+)
 
 
 def _project() -> Any:
@@ -93,10 +101,15 @@ def _render_options(result: Any) -> None:
     console.print(table)
 
 
-@app.command("options", help=HELP["options"],
-             epilog="Examples:\n\n  framework env options staging\n\n  framework env options staging --json")
-def env_options(env: str = typer.Argument(..., help="Environment name (deploy/kcl/<env>/main.k)."),
-                json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "options",
+    help=HELP["options"],
+    epilog="Examples:\n\n  framework env options staging\n\n  framework env options staging --json",
+)
+def env_options(
+    env: str = typer.Argument(..., help="Environment name (deploy/kcl/<env>/main.k)."),
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
@@ -116,19 +129,32 @@ def _render_list(objects: list[Any]) -> None:
     for column in ("CLUSTER", "KIND", "NAMESPACE", "NAME", "WORKLOAD"):
         table.add_column(column)
     for obj in objects:
-        table.add_row(obj["cluster"], obj["kind"], obj.get("namespace") or "-", obj["name"], obj.get("workload") or "-")
+        table.add_row(
+            obj["cluster"], obj["kind"], obj.get("namespace") or "-", obj["name"], obj.get("workload") or "-"
+        )
     stdout_console().print(table)
 
 
-@app.command("render", help=HELP["render"], epilog=(
-    "Examples:\n\n  framework env render staging\n\n  framework env render staging --kind Deployment,Service\n\n"
-    "  framework env render staging --list --target api\n\n  framework env render dev -D api_replicas=2 --json"))
+@app.command(
+    "render",
+    help=HELP["render"],
+    epilog=(
+        "Examples:\n\n  framework env render staging\n\n"
+        "  framework env render staging --kind Deployment,Service\n\n"
+        "  framework env render staging --list --target api\n\n"
+        "  framework env render staging -D api_replicas=2 --json"
+    ),
+)
 def env_render(
     env: str = typer.Argument(..., help="Environment name (deploy/kcl/<env>/main.k)."),
-    list_only: bool = typer.Option(False, "--list", help="List the rendered objects instead of printing YAML."),
+    list_only: bool = typer.Option(
+        False, "--list", help="List the rendered objects instead of printing YAML."
+    ),
     cluster: str | None = typer.Option(None, "--cluster", help="Only objects for this cluster."),
     kind: str | None = typer.Option(None, "--kind", help="Only these kinds, comma-separated (k1,k2)."),
-    target: list[str] = typer.Option([], "--target", help="Only objects of this workload or frontend. Repeatable."),
+    target: list[str] = typer.Option(
+        [], "--target", help="Only objects of this workload or frontend. Repeatable."
+    ),
     no_charts: bool = typer.Option(False, "--no-charts", help="Skip Helm charts the environment declares."),
     fail_on_write: bool = typer.Option(False, "--fail-on-write", help="Fail if rendering wrote any file."),
     defines: list[str] = DEFINE_OPTION,
@@ -139,13 +165,22 @@ def env_render(
     def action() -> tuple[Any, int]:
         from engine.render.pipeline import render_environment, select, yaml_stream
 
-        rendered = render_environment(_project(), env, _defines(defines), charts=not no_charts,
-                                      fail_on_write=fail_on_write)
+        rendered = render_environment(
+            _project(), env, _defines(defines), charts=not no_charts, fail_on_write=fail_on_write
+        )
         objects = select(rendered, cluster=cluster, kinds=kind.split(",") if kind else None, targets=target)
-        payload = {"project": rendered.project, "env": env, "kind": rendered.kind, "runtime": rendered.runtime,
-                   "clusters": rendered.clusters, "options": rendered.options, "wrote": rendered.wrote,
-                   "objects": [o.model_dump(mode="json", exclude={"document"} if list_only else None)
-                               for o in objects]}
+        payload = {
+            "project": rendered.project,
+            "env": env,
+            "kind": rendered.kind,
+            "runtime": rendered.runtime,
+            "clusters": rendered.clusters,
+            "options": rendered.options,
+            "wrote": rendered.wrote,
+            "objects": [
+                o.model_dump(mode="json", exclude={"document"} if list_only else None) for o in objects
+            ],
+        }
         if not list_only:
             payload["yaml"] = yaml_stream(rendered, objects)
         return payload, 0
@@ -172,21 +207,33 @@ def _render_shape(shape: Any) -> None:
 
     console = stdout_console()
     body = shape.shape
-    console.print(f"{shape.project}/{shape.env}  kind {shape.kind}  runtime {body.runtime}  "
-                  f"clusters {', '.join(body.clusters)}")
-    console.print(f"secrets: {', '.join(body.secret_names) or '-'}   domains: {', '.join(body.domains) or '-'}")
+    console.print(
+        f"{shape.project}/{shape.env}  kind {shape.kind}  runtime {body.runtime}  "
+        f"clusters {', '.join(body.clusters)}"
+    )
+    console.print(
+        f"secrets: {', '.join(body.secret_names) or '-'}   domains: {', '.join(body.domains) or '-'}"
+    )
     table = Table(box=None, pad_edge=False, header_style="bold")
     for column in ("CLUSTER", "KIND", "NAMESPACE", "NAME", "HASH"):
         table.add_column(column)
     for obj in body.objects:
-        table.add_row(obj.cluster, obj.kind, obj.namespace or "-", obj.name, obj.hash.removeprefix("sha256:")[:12])
+        table.add_row(
+            obj.cluster, obj.kind, obj.namespace or "-", obj.name, obj.hash.removeprefix("sha256:")[:12]
+        )
     console.print(table)
 
 
-@app.command("shape", help=HELP["shape"], epilog=(
-    "Examples:\n\n  framework env shape staging\n\n  framework env shape staging --json"))
-def env_shape(env: str = typer.Argument(..., help="Environment name (deploy/kcl/<env>/main.k)."),
-              defines: list[str] = DEFINE_OPTION, json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "shape",
+    help=HELP["shape"],
+    epilog=("Examples:\n\n  framework env shape staging\n\n  framework env shape staging --json"),
+)
+def env_shape(
+    env: str = typer.Argument(..., help="Environment name (deploy/kcl/<env>/main.k)."),
+    defines: list[str] = DEFINE_OPTION,
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
@@ -218,12 +265,17 @@ def _diff_error(report: Any) -> dict[str, Any]:
     return {"code": "diff_guard", "message": "; ".join(f"{e.env}: {e.status}" for e in bad)}
 
 
-@app.command("diff", help=HELP["diff"], epilog=(
-    "Examples:\n\n  framework env diff staging\n\n  framework env diff --all --json"))
-def env_diff(env: str | None = typer.Argument(None, help="Environment name; all environments when omitted."),
-             all_envs: bool = typer.Option(False, "--all", help="Every declared environment."),
-             charts: bool = typer.Option(False, "--charts", help="Include objects rendered from Helm charts."),
-             json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "diff",
+    help=HELP["diff"],
+    epilog=("Examples:\n\n  framework env diff staging\n\n  framework env diff --all --json"),
+)
+def env_diff(
+    env: str | None = typer.Argument(None, help="Environment name; all environments when omitted."),
+    all_envs: bool = typer.Option(False, "--all", help="Every declared environment."),
+    charts: bool = typer.Option(False, "--charts", help="Include objects rendered from Helm charts."),
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
@@ -249,11 +301,19 @@ def _render_config(result: Any) -> None:
     stdout_console().print(table)
 
 
-@app.command("config", help=HELP["config"], epilog=(
-    "Examples:\n\n  framework env config dev\n\n  framework env config staging --workload api --json"))
-def env_config(env: str = typer.Argument(..., help="Environment name (deploy/kcl/<env>/main.k)."),
-               workload: str | None = typer.Option(None, "--workload", help="Only this workload."),
-               defines: list[str] = DEFINE_OPTION, json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "config",
+    help=HELP["config"],
+    epilog=(
+        "Examples:\n\n  framework env config dev\n\n  framework env config staging --workload api --json"
+    ),
+)
+def env_config(
+    env: str = typer.Argument(..., help="Environment name (deploy/kcl/<env>/main.k)."),
+    workload: str | None = typer.Option(None, "--workload", help="Only this workload."),
+    defines: list[str] = DEFINE_OPTION,
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
@@ -275,19 +335,31 @@ def _render_new(result: Any) -> None:
     for left in result.placeholders:
         console.print(f"  replace: {left}", markup=False)
     if result.placeholders:
-        console.print(f"renders refuse it until then; check with: framework env new {result.env} --check",
-                      markup=False)
+        console.print(
+            f"renders refuse it until then; check with: framework env new {result.env} --check", markup=False
+        )
 
 
-@app.command("new", help=HELP["new"], epilog=(
-    "Examples:\n\n  framework env new qa --from staging\n\n  framework env new edge --bind api=hosted\n\n"
-    "  framework env new qa --check"))
-def env_new(name: str = typer.Argument(..., help="Name of the new environment."),
-            from_env: str | None = typer.Option(None, "--from", help="Copy this environment's declaration."),
-            check: bool = typer.Option(False, "--check", help="Check an existing environment has no placeholders."),
-            bind: list[str] = typer.Option([], "--bind", metavar="NAME=BINDER",
-                                           help="Bind a workload or frontend: hosted, cluster or bucket. Repeatable."),
-            json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "new",
+    help=HELP["new"],
+    epilog=(
+        "Examples:\n\n  framework env new qa --from staging\n\n  framework env new edge --bind api=hosted\n\n"
+        "  framework env new qa --check"
+    ),
+)
+def env_new(
+    name: str = typer.Argument(..., help="Name of the new environment."),
+    from_env: str | None = typer.Option(None, "--from", help="Copy this environment's declaration."),
+    check: bool = typer.Option(False, "--check", help="Check an existing environment has no placeholders."),
+    bind: list[str] = typer.Option(
+        [],
+        "--bind",
+        metavar="NAME=BINDER",
+        help="Bind a workload or frontend: hosted, cluster or bucket. Repeatable.",
+    ),
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:

@@ -14,17 +14,31 @@ app = group_app("framework", "kcl")
 HELP = FRAMEWORK.groups["kcl"].commands
 
 
-@app.command("eval", help=HELP["eval"], epilog=(
-    "Examples:\n\n  framework kcl eval deploy/kcl/dev/main.k\n\n"
-    "  framework kcl eval deploy/kcl/dev/main.k -S environment.workloads.0.name --format raw\n\n"
-    "  framework kcl eval config.k -D region=eu --format json"))
+@app.command(
+    "eval",
+    help=HELP["eval"],
+    epilog=(
+        "Examples:\n\n  framework kcl eval deploy/kcl/dev/main.k\n\n"
+        "  framework kcl eval deploy/kcl/dev/main.k -S environment.workloads.0.name --format raw\n\n"
+        "  framework kcl eval config.k -D region=eu --format json"
+    ),
+)
 def kcl_eval(
     file: Path = typer.Argument(..., help="The KCL file to evaluate (`import framework` works)."),
-    select: list[str] = typer.Option([], "-S", "--select", metavar="PATH",
-                                     help="Dotted path to print; numeric segments index lists. Repeatable."),
+    select: list[str] = typer.Option(
+        [],
+        "-S",
+        "--select",
+        metavar="PATH",
+        help="Dotted path to print; numeric segments index lists. Repeatable.",
+    ),
     output_format: str = typer.Option("yaml", "--format", help="yaml, json, or raw (scalars only)."),
-    defines: list[str] = typer.Option([], "-D", "--define", metavar="NAME=VALUE", help="Set option(NAME). Repeatable."),
-    json_output: bool = typer.Option(False, "--json", help="Print one JSON document (ok, exit_code, error, payload)."),
+    defines: list[str] = typer.Option(
+        [], "-D", "--define", metavar="NAME=VALUE", help="Set option(NAME). Repeatable."
+    ),
+    json_output: bool = typer.Option(
+        False, "--json", help="Print one JSON document (ok, exit_code, error, payload)."
+    ),
 ) -> None:
     from app.output import run_command
 
@@ -47,8 +61,11 @@ def kcl_eval(
         from engine.kcl.query import raw_lines
         from engine.render.pipeline import dump_yaml
 
-        values = list(result.values.values()) if result.values is not None and len(result.values) > 1 \
+        values = (
+            list(result.values.values())
+            if result.values is not None and len(result.values) > 1
             else [result.value]
+        )
         if output_format == "raw":
             sys.stdout.write("".join(line + "\n" for line in raw_lines(result)))
         elif output_format == "json":

@@ -146,9 +146,15 @@ class Evaluation:
         self.data, self.wrote, self.cached = data, wrote, cached
 
 
-def evaluate_tracked(file: Path, *, kcl_root: Path, options: Mapping[str, str] | None = None,
-                     relative_to: Path | None = None, use_cache: bool = True,
-                     watch: Path | None = None) -> Evaluation:
+def evaluate_tracked(
+    file: Path,
+    *,
+    kcl_root: Path,
+    options: Mapping[str, str] | None = None,
+    relative_to: Path | None = None,
+    use_cache: bool = True,
+    watch: Path | None = None,
+) -> Evaluation:
     """Evaluate one KCL file; `kcl_root` is the tree whose files can influence the result.
 
     With `watch`, a cold evaluation also reports the files it wrote under that tree (KCL's
@@ -175,8 +181,15 @@ def evaluate_tracked(file: Path, *, kcl_root: Path, options: Mapping[str, str] |
     return Evaluation(data, wrote, False)
 
 
-def evaluate(file: Path, *, kcl_root: Path, options: Mapping[str, str] | None = None,
-             relative_to: Path | None = None, use_cache: bool = True) -> dict[str, Any]:
+def evaluate(
+    file: Path,
+    *,
+    kcl_root: Path,
+    options: Mapping[str, str] | None = None,
+    relative_to: Path | None = None,
+    use_cache: bool = True,
+) -> dict[str, Any]:
     """Evaluate one KCL file (see `evaluate_tracked`); the evaluated top-level document."""
-    return evaluate_tracked(file, kcl_root=kcl_root, options=options, relative_to=relative_to,
-                            use_cache=use_cache).data
+    return evaluate_tracked(
+        file, kcl_root=kcl_root, options=options, relative_to=relative_to, use_cache=use_cache
+    ).data

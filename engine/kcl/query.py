@@ -31,7 +31,8 @@ def _describe(node: Any) -> str:
         return f"a mapping with keys: {keys}"
     if isinstance(node, list):
         return f"a list of {len(node)} item{'s' if len(node) != 1 else ''}" + (
-            f" (indexes 0..{len(node) - 1})" if node else "")
+            f" (indexes 0..{len(node) - 1})" if node else ""
+        )
     return f"the scalar {node!r}"
 
 
@@ -59,7 +60,9 @@ def select_path(doc: Any, path: str) -> Any:
     return node
 
 
-def eval_file(file: Path, selectors: list[str] | None = None, options: Mapping[str, str] | None = None) -> EvalResult:
+def eval_file(
+    file: Path, selectors: list[str] | None = None, options: Mapping[str, str] | None = None
+) -> EvalResult:
     """Evaluate `file` (our `framework` package importable) and select `selectors` from it."""
     from engine.errors import ProjectNotFound
     from engine.kcl.evaluate import evaluate
@@ -90,7 +93,12 @@ def raw_lines(result: EvalResult) -> list[str]:
     lines = []
     for path, value in items:
         if isinstance(value, dict | list):
-            raise EngineError(f"--format raw prints scalars only; {path} is {_describe(value)}",
-                              hint="select a scalar with -S, or use --format yaml/json", code="not_scalar")
-        lines.append("" if value is None else ("true" if value is True else "false" if value is False else str(value)))
+            raise EngineError(
+                f"--format raw prints scalars only; {path} is {_describe(value)}",
+                hint="select a scalar with -S, or use --format yaml/json",
+                code="not_scalar",
+            )
+        lines.append(
+            "" if value is None else ("true" if value is True else "false" if value is False else str(value))
+        )
     return lines

@@ -13,8 +13,9 @@ if TYPE_CHECKING:
     from engine.render.process import ProcessPlan
 
 
-def process_plan(project: Project, env: str, options: Mapping[str, str] | None = None, *,
-                 port_offset: int = 0) -> ProcessPlan:
+def process_plan(
+    project: Project, env: str, options: Mapping[str, str] | None = None, *, port_offset: int = 0
+) -> ProcessPlan:
     """The process plan (workload, command, cwd, env, ports, health) the process runtime runs.
 
     Raises RenderError (exit 1) when `env` does not run as processes (k8s, compose, hosted).
@@ -26,4 +27,6 @@ def process_plan(project: Project, env: str, options: Mapping[str, str] | None =
     rendered = render_environment(project, env, options, port_offset=port_offset)
     if rendered.runtime != "process":
         raise RenderError(f"environment {env!r} runs on {rendered.runtime}, not as processes on this machine")
-    return plan_processes(rendered.environment, project=project.key, root=project.root, port_offset=port_offset)
+    return plan_processes(
+        rendered.environment, project=project.key, root=project.root, port_offset=port_offset
+    )

@@ -29,23 +29,28 @@ def compose_service(w: Workload, image: str) -> dict[str, Any]:
         port = w.port_named(w.health.port)
         if port is not None:
             url = f"http://127.0.0.1:{port.port}{w.health.path}"
-            service["healthcheck"] = {"test": ["CMD-SHELL", f"wget -q -O /dev/null {url} || exit 1"],
-                                      "interval": f"{w.health.period_seconds}s",
-                                      "start_period": f"{w.health.initial_delay_seconds}s"}
+            service["healthcheck"] = {
+                "test": ["CMD-SHELL", f"wget -q -O /dev/null {url} || exit 1"],
+                "interval": f"{w.health.period_seconds}s",
+                "start_period": f"{w.health.initial_delay_seconds}s",
+            }
     if w.replicas != 1:
         service["deploy"] = {"replicas": w.replicas}
     service["restart"] = "unless-stopped"
     return service
 
 
-def render_services(spec: EnvironmentSpec, *, image_tag: str,
-                    digests: dict[str, str]) -> list[tuple[str, dict[str, Any]]]:
+def render_services(
+    spec: EnvironmentSpec, *, image_tag: str, digests: dict[str, str]
+) -> list[tuple[str, dict[str, Any]]]:
     out = []
     for w in spec.workloads:
         image = image_reference(w, image_tag, digests)
         if image is None:
-            raise RenderError(f"workload {w.name!r} declares no image; a compose environment runs images",
-                              hint=f"set image = \"<registry>/<repo>\" on workload {w.name!r}")
+            raise RenderError(
+                f"workload {w.name!r} declares no image; a compose environment runs images",
+                hint=f'set image = "<registry>/<repo>" on workload {w.name!r}',
+            )
         out.append((w.name, compose_service(w, image)))
     return out
 

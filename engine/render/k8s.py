@@ -66,45 +66,87 @@ def _container(w: Workload, image: str) -> dict[str, Any]:
     if w.health:
         port = w.port_named(w.health.port)
         if port is not None:
-            probe = {"httpGet": {"path": w.health.path, "port": port.name},
-                     "initialDelaySeconds": w.health.initial_delay_seconds,
-                     "periodSeconds": w.health.period_seconds}
+            probe = {
+                "httpGet": {"path": w.health.path, "port": port.name},
+                "initialDelaySeconds": w.health.initial_delay_seconds,
+                "periodSeconds": w.health.period_seconds,
+            }
             container["readinessProbe"] = probe
             container["livenessProbe"] = json.loads(json.dumps(probe))
     return container
 
 
-def render_manifests(spec: EnvironmentSpec, *, project: str, namespace: str, image_tag: str,
-                     digests: dict[str, str]) -> list[tuple[str | None, dict[str, Any]]]:
+def render_manifests(
+    spec: EnvironmentSpec, *, project: str, namespace: str, image_tag: str, digests: dict[str, str]
+) -> list[tuple[str | None, dict[str, Any]]]:
     """(owning workload or None, manifest) pairs, in apply order."""
     ns = (spec.target.namespace if spec.target and spec.target.namespace else None) or namespace
     out: list[tuple[str | None, dict[str, Any]]] = [
-        (None, {"apiVersion": "v1", "kind": "Namespace",
-                "metadata": {"name": ns, "labels": {LABEL_PART_OF: project, LABEL_ENV: spec.name}}}),
+        (
+            None,
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": ns, "labels": {LABEL_PART_OF: project, LABEL_ENV: spec.name}},
+            },
+        ),
     ]
     for w in spec.workloads:
         image = image_reference(w, image_tag, digests)
         if image is None:
-            raise RenderError(f"workload {w.name!r} declares no image; a {spec.runtime} environment runs images",
-                              hint=f"set image = \"<registry>/<repo>\" on workload {w.name!r}")
+            raise RenderError(
+                f"workload {w.name!r} declares no image; a {spec.runtime} environment runs images",
+                hint=f'set image = "<registry>/<repo>" on workload {w.name!r}',
+            )
         labels = _labels(project, spec.name, w.name)
         if w.env:
-            out.append((w.name, {"apiVersion": "v1", "kind": "ConfigMap",
-                                 "metadata": _meta(f"{w.name}-env", ns, labels),
-                                 "data": dict(sorted(w.env.items()))}))
-        out.append((w.name, {
-            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(w.name, ns, labels),
-            "spec": {"replicas": w.replicas, "selector": {"matchLabels": {LABEL_NAME: w.name}},
-                     "template": {"metadata": {"labels": labels},
-                                  "spec": {"containers": [_container(w, image)]}}},
-        }))
+            out.append(
+                (
+                    w.name,
+                    {
+                        "apiVersion": "v1",
+                        "kind": "ConfigMap",
+                        "metadata": _meta(f"{w.name}-env", ns, labels),
+                        "data": dict(sorted(w.env.items())),
+                    },
+                )
+            )
+        out.append(
+            (
+                w.name,
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "metadata": _meta(w.name, ns, labels),
+                    "spec": {
+                        "replicas": w.replicas,
+                        "selector": {"matchLabels": {LABEL_NAME: w.name}},
+                        "template": {
+                            "metadata": {"labels": labels},
+                            "spec": {"containers": [_container(w, image)]},
+                        },
+                    },
+                },
+            )
+        )
         if w.ports:
-            out.append((w.name, {
-                "apiVersion": "v1", "kind": "Service", "metadata": _meta(w.name, ns, labels),
-                "spec": {"selector": {LABEL_NAME: w.name},
-                         "ports": [{"name": p.name, "port": p.port, "targetPort": p.name, "protocol": "TCP"}
-                                   for p in w.ports]},
-            }))
+            out.append(
+                (
+                    w.name,
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Service",
+                        "metadata": _meta(w.name, ns, labels),
+                        "spec": {
+                            "selector": {LABEL_NAME: w.name},
+                            "ports": [
+                                {"name": p.name, "port": p.port, "targetPort": p.name, "protocol": "TCP"}
+                                for p in w.ports
+                            ],
+                        },
+                    },
+                )
+            )
         if w.routes:
             out.append((w.name, _ingress(spec, w, ns, labels)))
     return out
@@ -117,13 +159,22 @@ def _ingress(spec: EnvironmentSpec, w: Workload, ns: str, labels: dict[str, str]
     for route in w.routes:
         port = w.port_named(route.port)
         if port is None:
-            raise RenderError(f"workload {w.name!r}: route {route.host}{route.path} names unknown port {route.port!r}")
-        hosts.setdefault(route.host, []).append({
-            "path": route.path, "pathType": "Prefix",
-            "backend": {"service": {"name": w.name, "port": {"name": port.name}}},
-        })
+            raise RenderError(
+                f"workload {w.name!r}: route {route.host}{route.path} names unknown port {route.port!r}"
+            )
+        hosts.setdefault(route.host, []).append(
+            {
+                "path": route.path,
+                "pathType": "Prefix",
+                "backend": {"service": {"name": w.name, "port": {"name": port.name}}},
+            }
+        )
     body: dict[str, Any] = {"rules": [{"host": h, "http": {"paths": paths}} for h, paths in hosts.items()]}
     if spec.target and spec.target.ingress_class:
         body["ingressClassName"] = spec.target.ingress_class
-    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": _meta(w.name, ns, labels),
-            "spec": body}
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": _meta(w.name, ns, labels),
+        "spec": body,
+    }

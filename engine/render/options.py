@@ -77,9 +77,13 @@ def declared_options(file: Path, relative_to: Path | None = None) -> list[Render
     for opt in result.options:
         if opt.name in DERIVED_OPTIONS or opt.name in seen:
             continue
-        seen[opt.name] = RenderOption(name=opt.name, type=opt.type or "str",
-                                      default=_default_text(opt.default_value), required=bool(opt.required),
-                                      help=opt.help or "")
+        seen[opt.name] = RenderOption(
+            name=opt.name,
+            type=opt.type or "str",
+            default=_default_text(opt.default_value),
+            required=bool(opt.required),
+            help=opt.help or "",
+        )
     return sorted(seen.values(), key=lambda o: o.name)
 
 
@@ -87,8 +91,12 @@ def env_options(project: Project, env: str) -> EnvOptions:
     from engine.environments import env_file
 
     path = env_file(project, env)
-    return EnvOptions(project=project.name, env=env, file=str(path.relative_to(project.root)),
-                      options=declared_options(path, project.root))
+    return EnvOptions(
+        project=project.name,
+        env=env,
+        file=str(path.relative_to(project.root)),
+        options=declared_options(path, project.root),
+    )
 
 
 def _check_type(opt: RenderOption, value: str) -> None:
@@ -111,16 +119,19 @@ def validate_options(project: Project, env: str, options: Mapping[str, str]) -> 
     if derived:
         raise UsageError(
             f"-D {', '.join(derived)}: derived option{'s' if len(derived) > 1 else ''} cannot be set; "
-            f"{', '.join(DERIVED_OPTIONS)} are derived by the tool from the environment, release and checkout",
-            hint=f"list the options you can set with: framework env options {env}")
+            f"{', '.join(DERIVED_OPTIONS)} are derived from the environment, release and checkout",
+            hint=f"list the options you can set with: framework env options {env}",
+        )
     from engine.environments import env_file
 
     declared = {o.name: o for o in declared_options(env_file(project, env), project.root)}
     unknown = sorted(set(options) - set(declared))
     if unknown:
         names = ", ".join(sorted(declared)) or "none"
-        raise UsageError(f"-D {', '.join(unknown)}: not declared by environment {env!r} (declared: {names})",
-                         hint=f"declare it in deploy/kcl/{env}/main.k with option(\"{unknown[0]}\", ...)")
+        raise UsageError(
+            f"-D {', '.join(unknown)}: not declared by environment {env!r} (declared: {names})",
+            hint=f'declare it in deploy/kcl/{env}/main.k with option("{unknown[0]}", ...)',
+        )
     for name, value in options.items():
         _check_type(declared[name], value)
     return dict(options)
@@ -158,8 +169,13 @@ def dns_label(text: str) -> str:
     return label[:63].rstrip("-") or "default"
 
 
-def derived_options(project: Project, env: str, *, image_tag: str | None = None,
-                    image_digests: Mapping[str, str] | None = None) -> dict[str, str]:
+def derived_options(
+    project: Project,
+    env: str,
+    *,
+    image_tag: str | None = None,
+    image_digests: Mapping[str, str] | None = None,
+) -> dict[str, str]:
     """The options the tool computes for every render (spec 2: env, namespace, image_tag ...)."""
     worktree, branch = checkout_facts(project.root)
     return {

@@ -93,54 +93,83 @@ def _chart_objects(spec: EnvironmentSpec, cluster: str, namespace: str) -> list[
 
     helm = shutil.which("helm")
     if helm is None:
-        raise EngineError(f"environment {spec.name!r} declares charts ({', '.join(c.name for c in spec.charts)}) "
-                          "but `helm` is not on PATH", hint="install helm, or pass --no-charts", code="helm_missing")
+        raise EngineError(
+            f"environment {spec.name!r} declares charts ({', '.join(c.name for c in spec.charts)}) "
+            "but `helm` is not on PATH",
+            hint="install helm, or pass --no-charts",
+            code="helm_missing",
+        )
     out: list[RenderedObject] = []
     for chart in spec.charts:
-        argv = [helm, "template", chart.name, chart.chart, "--namespace", namespace,
-                "--values", "-"]
+        argv = [helm, "template", chart.name, chart.chart, "--namespace", namespace, "--values", "-"]
         if chart.repo:
             argv += ["--repo", chart.repo]
         if chart.version:
             argv += ["--version", chart.version]
-        proc = subprocess.run(argv, input=json.dumps(chart.values), capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            argv, input=json.dumps(chart.values), capture_output=True, text=True, check=False
+        )
         if proc.returncode != 0:
-            raise EngineError(f"helm template {chart.name}: {proc.stderr.strip().splitlines()[-1:]}",
-                              code="chart_failed")
+            raise EngineError(
+                f"helm template {chart.name}: {proc.stderr.strip().splitlines()[-1:]}", code="chart_failed"
+            )
         for doc in yaml.safe_load_all(proc.stdout):
             if isinstance(doc, dict) and doc.get("kind"):
                 meta = doc.get("metadata") or {}
-                out.append(RenderedObject(cluster=cluster, kind=str(doc["kind"]), name=str(meta.get("name", "")),
-                                          namespace=meta.get("namespace") or namespace, chart=chart.name,
-                                          document=doc))
+                out.append(
+                    RenderedObject(
+                        cluster=cluster,
+                        kind=str(doc["kind"]),
+                        name=str(meta.get("name", "")),
+                        namespace=meta.get("namespace") or namespace,
+                        chart=chart.name,
+                        document=doc,
+                    )
+                )
     return out
 
 
-def render_environment(project: Project, env: str, options: Mapping[str, str] | None = None, *,
-                       image_tag: str | None = None, image_digests: Mapping[str, str] | None = None,
-                       charts: bool = True, fail_on_write: bool = False, port_offset: int = 0) -> Rendered:
+def render_environment(
+    project: Project,
+    env: str,
+    options: Mapping[str, str] | None = None,
+    *,
+    image_tag: str | None = None,
+    image_digests: Mapping[str, str] | None = None,
+    charts: bool = True,
+    fail_on_write: bool = False,
+    port_offset: int = 0,
+) -> Rendered:
     """Evaluate and render `env`. Raises KclError, UsageError, PlaceholderLeft, RenderWroteFiles."""
     from engine.environments import evaluate_environment_tracked
-    from engine.render.options import derived_options, dns_label, validate_options
+    from engine.render.options import derived_options, validate_options
 
     user = validate_options(project, env, options or {})
     derived = derived_options(project, env, image_tag=image_tag, image_digests=image_digests)
     doc, wrote = evaluate_environment_tracked(project, env, user, derived=derived, watch=True)
     rel = f"deploy/kcl/{env}/main.k"
     if fail_on_write and wrote:
-        raise RenderWroteFiles(f"rendering {env!r} wrote files: {', '.join(wrote)}",
-                               hint="a render must be pure: remove file writes from the KCL")
+        raise RenderWroteFiles(
+            f"rendering {env!r} wrote files: {', '.join(wrote)}",
+            hint="a render must be pure: remove file writes from the KCL",
+        )
     placeholders = find_placeholders(doc)
     if placeholders:
-        raise PlaceholderLeft(f"{rel}: placeholders left in: {'; '.join(placeholders)}",
-                              hint="replace every REPLACE_ME_* value, then check with "
-                                   f"`framework env new {env} --check`")
+        raise PlaceholderLeft(
+            f"{rel}: placeholders left in: {'; '.join(placeholders)}",
+            hint=f"replace every REPLACE_ME_* value, then check with `framework env new {env} --check`",
+        )
     spec = EnvironmentSpec.model_validate(doc)
     if spec.name != env:
-        raise KclError(f"{rel}: declares name {spec.name!r} but lives in deploy/kcl/{env}/", file=rel,
-                       hint=f"set name = \"{env}\" or rename the directory")
+        raise KclError(
+            f"{rel}: declares name {spec.name!r} but lives in deploy/kcl/{env}/",
+            file=rel,
+            hint=f'set name = "{env}" or rename the directory',
+        )
     namespace = derived["namespace"]
-    compose_name = (spec.target.project_name if spec.target and spec.target.project_name else None) or namespace
+    compose_name = (
+        spec.target.project_name if spec.target and spec.target.project_name else None
+    ) or namespace
     cluster = cluster_name(spec, compose_name)
     digests = dict(image_digests or {})
     tag = derived["image_tag"]
@@ -148,42 +177,83 @@ def render_environment(project: Project, env: str, options: Mapping[str, str] | 
     if spec.runtime in ("k8s", "hosted"):
         from engine.render.k8s import render_manifests
 
-        for owner, manifest in render_manifests(spec, project=project.key, namespace=namespace,
-                                                image_tag=tag, digests=digests):
+        for owner, manifest in render_manifests(
+            spec, project=project.key, namespace=namespace, image_tag=tag, digests=digests
+        ):
             meta = manifest["metadata"]
-            objects.append(RenderedObject(cluster=cluster, kind=manifest["kind"], name=meta["name"],
-                                          namespace=meta.get("namespace"), workload=owner, document=manifest))
+            objects.append(
+                RenderedObject(
+                    cluster=cluster,
+                    kind=manifest["kind"],
+                    name=meta["name"],
+                    namespace=meta.get("namespace"),
+                    workload=owner,
+                    document=manifest,
+                )
+            )
         if charts and spec.charts:
-            objects += _chart_objects(spec, cluster, (spec.target.namespace if spec.target else None) or namespace)
+            objects += _chart_objects(
+                spec, cluster, (spec.target.namespace if spec.target else None) or namespace
+            )
     elif spec.runtime == "compose":
         from engine.render.compose import render_services
 
         for name, service in render_services(spec, image_tag=tag, digests=digests):
-            objects.append(RenderedObject(cluster=cluster, kind="ComposeService", name=name, workload=name,
-                                          document=service))
+            objects.append(
+                RenderedObject(
+                    cluster=cluster, kind="ComposeService", name=name, workload=name, document=service
+                )
+            )
     else:
         from engine.render.process import plan_processes
 
         plan = plan_processes(spec, project=project.key, root=project.root, port_offset=port_offset)
         for proc in plan.processes:
-            objects.append(RenderedObject(cluster=cluster, kind="Process", name=proc.name, workload=proc.name,
-                                          document=proc.model_dump(mode="json")))
-    return Rendered(project=project.name, env=env, kind=spec.kind, runtime=spec.runtime, clusters=[cluster],
-                    options=user, derived=derived, environment=spec, objects=objects, wrote=wrote,
-                    compose_name=compose_name if spec.runtime == "compose" else None)
+            objects.append(
+                RenderedObject(
+                    cluster=cluster,
+                    kind="Process",
+                    name=proc.name,
+                    workload=proc.name,
+                    document=proc.model_dump(mode="json"),
+                )
+            )
+    return Rendered(
+        project=project.name,
+        env=env,
+        kind=spec.kind,
+        runtime=spec.runtime,
+        clusters=[cluster],
+        options=user,
+        derived=derived,
+        environment=spec,
+        objects=objects,
+        wrote=wrote,
+        compose_name=compose_name if spec.runtime == "compose" else None,
+    )
 
 
-def select(rendered: Rendered, *, cluster: str | None = None, kinds: list[str] | None = None,
-           targets: list[str] | None = None) -> list[RenderedObject]:
+def select(
+    rendered: Rendered,
+    *,
+    cluster: str | None = None,
+    kinds: list[str] | None = None,
+    targets: list[str] | None = None,
+) -> list[RenderedObject]:
     """Objects matching `--cluster`, `--kind k1,k2` (case-insensitive) and `--target <app>`."""
     if cluster is not None and cluster not in rendered.clusters:
-        raise UsageError(f"--cluster {cluster}: environment {rendered.env!r} renders to "
-                         f"{', '.join(rendered.clusters)}")
-    names = {w.name for w in rendered.environment.workloads} | {f.name for f in rendered.environment.frontends}
+        raise UsageError(
+            f"--cluster {cluster}: environment {rendered.env!r} renders to {', '.join(rendered.clusters)}"
+        )
+    names = {w.name for w in rendered.environment.workloads} | {
+        f.name for f in rendered.environment.frontends
+    }
     for target in targets or []:
         if target not in names:
-            raise UsageError(f"--target {target}: not a workload or frontend of {rendered.env!r} "
-                             f"(declared: {', '.join(sorted(names)) or 'none'})")
+            raise UsageError(
+                f"--target {target}: not a workload or frontend of {rendered.env!r} "
+                f"(declared: {', '.join(sorted(names)) or 'none'})"
+            )
     wanted = {k.strip().lower() for k in kinds or [] if k.strip()}
     out = []
     for obj in rendered.objects:
@@ -210,6 +280,7 @@ def dump_yaml(doc: Any) -> str:
 
 def yaml_stream(rendered: Rendered, objects: list[RenderedObject]) -> str:
     """The YAML stream `env render` prints: one document per object, each after `# cluster: <name>`."""
+
     def dump(doc: Any) -> str:
         return dump_yaml(doc)
 

@@ -60,9 +60,11 @@ def plan_processes(spec: EnvironmentSpec, *, project: str, root: Path, port_offs
     for w in spec.workloads:
         command = list(w.run) if w.run else ([w.artifact] if w.artifact else None)
         if not command:
-            raise RenderError(f"workload {w.name!r} declares neither run nor artifact; "
-                              "a process environment needs a command to run",
-                              hint=f"set run = [\"<program>\", ...] on workload {w.name!r}")
+            raise RenderError(
+                f"workload {w.name!r} declares neither run nor artifact; "
+                "a process environment needs a command to run",
+                hint=f'set run = ["<program>", ...] on workload {w.name!r}',
+            )
         ports = [Port(name=p.name, port=p.port + port_offset) for p in w.ports]
         env = dict(sorted(w.env.items()))
         if ports:
@@ -72,14 +74,27 @@ def plan_processes(spec: EnvironmentSpec, *, project: str, root: Path, port_offs
             hp = w.port_named(w.health.port)
             if hp is not None:
                 health = PlannedHealth(path=w.health.path, port=hp.port + port_offset)
-        processes.append(PlannedProcess(name=w.name, kind="workload", command=command, cwd=_cwd(root, w.cwd),
-                                        env=env, secrets=list(w.secrets), ports=ports, health=health,
-                                        replicas=w.replicas))
+        processes.append(
+            PlannedProcess(
+                name=w.name,
+                kind="workload",
+                command=command,
+                cwd=_cwd(root, w.cwd),
+                env=env,
+                secrets=list(w.secrets),
+                ports=ports,
+                health=health,
+                replicas=w.replicas,
+            )
+        )
     for f in spec.frontends:
         if not f.dev:
             continue
         ports = [Port(name="http", port=f.port + port_offset)] if f.port else []
         env = {"PORT": str(ports[0].port)} if ports else {}
-        processes.append(PlannedProcess(name=f.name, kind="frontend", command=list(f.dev), cwd=_cwd(root, f.dir),
-                                        env=env, ports=ports))
+        processes.append(
+            PlannedProcess(
+                name=f.name, kind="frontend", command=list(f.dev), cwd=_cwd(root, f.dir), env=env, ports=ports
+            )
+        )
     return ProcessPlan(project=project, env=spec.name, root=str(root), processes=processes)

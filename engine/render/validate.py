@@ -53,14 +53,28 @@ def validate_kcl(project: Project) -> KclValidation:
         except EngineError as exc:
             rows.append(EnvValidation(env=name, status="error", error=exc.to_dict()))
             continue
-        problem = next((f"{o.kind} {o.name}: {p}" for o in rendered.objects
-                        if (p := _incomplete(rendered.runtime, o.document))), None)
+        problem = next(
+            (
+                f"{o.kind} {o.name}: {p}"
+                for o in rendered.objects
+                if (p := _incomplete(rendered.runtime, o.document))
+            ),
+            None,
+        )
         if not rendered.objects:
             problem = "renders no objects"
         if problem:
-            rows.append(EnvValidation(env=name, status="error", runtime=rendered.runtime,
-                                      objects=len(rendered.objects),
-                                      error={"code": "not_deployable", "message": f"{name}: {problem}"}))
+            rows.append(
+                EnvValidation(
+                    env=name,
+                    status="error",
+                    runtime=rendered.runtime,
+                    objects=len(rendered.objects),
+                    error={"code": "not_deployable", "message": f"{name}: {problem}"},
+                )
+            )
         else:
-            rows.append(EnvValidation(env=name, status="ok", runtime=rendered.runtime, objects=len(rendered.objects)))
+            rows.append(
+                EnvValidation(env=name, status="ok", runtime=rendered.runtime, objects=len(rendered.objects))
+            )
     return KclValidation(project=project.name, environments=rows)
