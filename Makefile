@@ -8,7 +8,13 @@ PYTEST_ARGS ?=
 
 .PHONY: run test bench lint venv clean snapshots
 
+# System pieces the tests drive for real (tmux for the terminal end-to-end test); installed when absent.
+SYSTEM_TOOLS := tmux
+
 $(STAMP): pyproject.toml
+	@missing=""; for t in $(SYSTEM_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then echo "installing system packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'

@@ -48,9 +48,15 @@ class Dashboard(App[int]):
         super().__init__()
         self.animation_level = "full" if self.settings.animations else "none"
         self.last_command: Any = None
+        if self.settings.keymap:
+            self.set_keymap(self.settings.keymap)
 
     def on_mount(self) -> None:
         self.sub_title = self.project_dir.name
+        if self.settings.theme in self.available_themes:
+            self.theme = self.settings.theme
+        else:
+            self.notify(f"unknown theme {self.settings.theme!r} in settings; using {self.theme}", severity="warning")
 
     # -- actions ---------------------------------------------------------------------------
     def action_help(self) -> None:

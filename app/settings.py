@@ -32,6 +32,14 @@ class DashboardSettings(BaseSettings):
     cursor_blink: bool = True
     animations: bool = False
     """Off by default (STYLE.md)."""
+    theme: str = "textual-dark"
+    """Any Textual theme name (ctrl+p -> "Change theme" lists them)."""
+    refresh_seconds: float = 5.0
+    """How often live views poll state that has no file to watch."""
+    protected_environments: list[str] = []
+    """Deploying to these from the dashboard requires typing the environment's name."""
+    keymap: dict[str, str] = {}
+    """Binding id -> keys, e.g. {"app.quit" = "ctrl+q", "screen.runs" = "r,7"} (ids are listed by `?`)."""
 
     @classmethod
     def settings_customise_sources(

@@ -44,12 +44,22 @@ class Demo:
     home: Path
     started_envs: set[str] = field(default_factory=set)
 
-    def run(self, *args: str, input: str | None = None, timeout: float = 120, check: bool = False
-            ) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([FRAMEWORK_BIN, *args], cwd=self.root, env=self.env, input=input,
-                              capture_output=True, text=True, timeout=timeout)
+    def run(
+        self, *args: str, input: str | None = None, timeout: float = 120, check: bool = False
+    ) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            [FRAMEWORK_BIN, *args],
+            cwd=self.root,
+            env=self.env,
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if check and proc.returncode != 0:
-            raise AssertionError(f"framework {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+            raise AssertionError(
+                f"framework {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+            )
         return proc
 
     def json(self, *args: str, **kw: Any) -> tuple[int, dict[str, Any]]:
@@ -57,7 +67,9 @@ class Demo:
         try:
             doc = json.loads(proc.stdout)
         except ValueError as exc:
-            raise AssertionError(f"not one JSON document on stdout:\n{proc.stdout}\n--- stderr\n{proc.stderr}") from exc
+            raise AssertionError(
+                f"not one JSON document on stdout:\n{proc.stdout}\n--- stderr\n{proc.stderr}"
+            ) from exc
         assert doc["exit_code"] == proc.returncode
         assert doc["ok"] == (proc.returncode == 0)
         return proc.returncode, doc
@@ -82,10 +94,18 @@ def make_demo(tmp_path: Path) -> Demo:
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FRAMEWORK_", "GIT_"))}
-    env.update({"HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache"),
-                "FRAMEWORK_LEDGER_HOME": str(tmp_path / "ledger"), "NO_COLOR": "1",
-                "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.test",
-                "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.test"})
+    env.update(
+        {
+            "HOME": str(home),
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
+            "FRAMEWORK_LEDGER_HOME": str(tmp_path / "ledger"),
+            "NO_COLOR": "1",
+            "GIT_AUTHOR_NAME": "Test",
+            "GIT_AUTHOR_EMAIL": "test@example.test",
+            "GIT_COMMITTER_NAME": "Test",
+            "GIT_COMMITTER_EMAIL": "test@example.test",
+        }
+    )
     (root / ".gitignore").write_text("__pycache__/\n.framework/cache/\n")
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True, env=env)
     demo = Demo(root=root, env=env, ports={"api": api, "web": web}, home=home)
@@ -96,9 +116,17 @@ def make_demo(tmp_path: Path) -> Demo:
 
 def stop_all(demo: Demo) -> None:
     """Stop every process a test started: the runtime's own marker-checked stop, per environment."""
-    code = ("import sys\nfrom pathlib import Path\nfrom engine.runtime.process import stop_env\n"
-            "for d in (Path(sys.argv[1]) / 'projects' / 'demo' / 'runtime').glob('*'): stop_env('demo', d.name)\n")
-    subprocess.run([sys.executable, "-c", code, demo.env["FRAMEWORK_LEDGER_HOME"]], env=demo.env, cwd=REPO, check=False, timeout=60)
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom engine.runtime.process import stop_env\n"
+        "for d in (Path(sys.argv[1]) / 'projects' / 'demo' / 'runtime').glob('*'): stop_env('demo', d.name)\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code, demo.env["FRAMEWORK_LEDGER_HOME"]],
+        env=demo.env,
+        cwd=REPO,
+        check=False,
+        timeout=60,
+    )
 
 
 GATED_SERVICE = """
@@ -124,7 +152,7 @@ ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
 """
 
 
-def add_gated_env(demo: Demo, name: str = "gated", crash: bool = False) -> tuple[Path, int]:
+def add_gated_env(demo: Demo, name: str = "gated", crash: bool = False, health: str = "") -> tuple[Path, int]:
     """A Process environment whose one workload is healthy only while its gate file exists."""
     port = free_port()
     gate_file = demo.root.parent / f"{name}.healthy"
@@ -146,6 +174,7 @@ environment = framework.Environment {{
             run = ["python3", "services/gated/main.py"]
             env = {{GATE_FILE = "{gate_file}"{extra}}}
             ports = [framework.Port {{port = {port}}}]
+            {health}
         }}
     ]
 }}
@@ -153,11 +182,18 @@ environment = framework.Environment {{
     return gate_file, port
 
 
-@pytest.fixture
-def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+@pytest.fixture(name="demo")
+def demo_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     d = make_demo(tmp_path)
-    for key in ("HOME", "XDG_CACHE_HOME", "FRAMEWORK_LEDGER_HOME", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
-                "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+    for key in (
+        "HOME",
+        "XDG_CACHE_HOME",
+        "FRAMEWORK_LEDGER_HOME",
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+    ):
         monkeypatch.setenv(key, d.env[key])
     monkeypatch.chdir(d.root)
     try:

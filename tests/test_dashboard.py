@@ -226,3 +226,28 @@ def test_settings_file_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert settings.watch is False and settings.debounce_seconds == 1.5
     monkeypatch.setenv("FRAMEWORK_UI_DEBOUNCE_SECONDS", "0.5")
     assert DashboardSettings().debounce_seconds == 0.5
+
+
+def test_keymap_in_settings_remaps_a_binding_by_id(demo_project: Path) -> None:
+    """Issue 2 item 6 / STYLE: every binding has an id, so settings can remap it (here: Runs on F7)."""
+    async def scenario() -> None:
+        settings = deterministic_settings(keymap={"screen.runs": "f7"})
+        app = Dashboard(project_dir=demo_project, settings=settings)
+        async with app.run_test(size=SIZE) as pilot:
+            await _loaded(app, pilot)
+            await pilot.press("f7")
+            await _until(pilot, lambda: app.current_mode == "runs")
+
+    asyncio.run(scenario())
+
+
+def test_unknown_theme_falls_back_with_a_warning(demo_project: Path) -> None:
+    """Settings: a bad theme name is reported, not a crash."""
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo_project, settings=deterministic_settings(theme="no-such-theme"))
+        async with app.run_test(size=SIZE) as pilot:
+            await _loaded(app, pilot)
+            assert app.theme != "no-such-theme"
+            assert any("unknown theme" in str(n.message) for n in app._notifications)
+
+    asyncio.run(scenario())

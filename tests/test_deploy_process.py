@@ -8,7 +8,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import demo  # noqa: E402,F401
+from deploy_fixtures import demo_fixture  # noqa: E402,F401
 
 FAST = ("--stability-window", "0.3")
 
@@ -39,8 +39,13 @@ def test_deploy_dev_starts_both_waits_healthy_and_records(demo):
     assert get(demo.ports["api"], "/healthz") == "ok"
     assert json.loads(get(demo.ports["api"]))["message"] == "hello from dev"
     assert get(demo.ports["web"], "/healthz") == "ok"
-    bundle = json.loads((Path(demo.env["FRAMEWORK_LEDGER_HOME"]) / "demo" / "bundles" / "dev.json").read_text())
-    assert bundle["workloads"] == ["api", "web"]
+    bundle = json.loads(
+        (Path(demo.env["FRAMEWORK_LEDGER_HOME"]) / "demo" / "bundles" / "dev.json").read_text()
+    )
+    assert sorted(w["name"] for w in bundle["shape"]["workloads"]) == ["api", "web"]
+    code, diff = demo.json("env", "diff", "dev")  # the recorded bundle is what `env diff` compares against
+    assert code == 0 and diff["environments"][0]["baseline"] == "bundle"
+    assert {c["change"] for c in diff["environments"][0]["changes"]} == {"unchanged"}
 
 
 def test_redeploying_the_running_release_appends_nothing(demo):
@@ -64,7 +69,9 @@ def test_no_terminal_and_no_yes_exits_5_having_written_nothing(demo):
     proc = demo.run("env", "deploy", "dev", "--json")
     assert proc.returncode == 5
     doc = json.loads(proc.stdout)
-    assert doc["error"]["code"] == "plan_unconfirmed" and doc["confirmed"] is False and doc["applied"] is False
+    assert (
+        doc["error"]["code"] == "plan_unconfirmed" and doc["confirmed"] is False and doc["applied"] is False
+    )
     assert "--yes" in doc["error"]["hint"] or "--approve" in doc["error"]["hint"]
     assert not (demo.root / ".framework" / "releases").exists()
     assert promotions(demo) == []
@@ -114,7 +121,10 @@ def test_older_release_deploys_behind_byte_for_byte(demo):
     pid = doc["rollout"]["resources"][0]["instances"][0]["pid"]
     cwd = Path(f"/proc/{pid}/cwd").resolve()
     import hashlib
-    assert "sha256:" + hashlib.sha256((cwd / "services/api/main.py").read_bytes()).hexdigest() == art["digest"]
+
+    assert (
+        "sha256:" + hashlib.sha256((cwd / "services/api/main.py").read_bytes()).hexdigest() == art["digest"]
+    )
     assert len(promotions(demo)) == 2
 
 
@@ -151,8 +161,11 @@ def test_hosted_environment_without_reachable_control_plane_exits_2(demo):
     code, doc = demo.json("env", "deploy", "prod", "--yes")
     assert code == 2 and doc["error"]["code"] == "control_plane_unreachable"
     prod = demo.root / "deploy" / "kcl" / "prod" / "main.k"
-    prod.write_text(prod.read_text().replace("framework.ControlPlane {}",
-                                             'framework.ControlPlane {endpoint = "http://127.0.0.1:9"}'))
+    prod.write_text(
+        prod.read_text().replace(
+            "framework.ControlPlane {}", 'framework.ControlPlane {endpoint = "http://127.0.0.1:9"}'
+        )
+    )
     code, doc = demo.json("env", "deploy", "prod", "--yes")
     assert code == 2 and "127.0.0.1:9" in doc["error"]["message"]
     assert not (demo.root / ".framework" / "releases").exists()
@@ -164,6 +177,10 @@ def test_k8s_environment_fails_clearly_when_its_context_is_missing(demo):
     assert proc.returncode == 1
     assert "k3d-demo" in proc.stderr or "kubectl" in proc.stderr
     assert "Traceback" not in proc.stderr
+    for flags in (("--dry-run",), ("--yes", "--skip-preflight"), ("v1", "--yes", "--skip-preflight")):
+        code, doc = demo.json("env", "deploy", "staging", *flags)
+        assert code == 1 and "Traceback" not in json.dumps(doc), (flags, doc)
+    assert promotions(demo) == [] and demo.json("ledger", "show", "staging")[1]["promotions"] == []
 
 
 def test_events_stream_one_json_line_per_phase_change(demo):
@@ -174,7 +191,7 @@ def test_events_stream_one_json_line_per_phase_change(demo):
     phases = [(e["workload"], e["phase"]) for e in events]
     for w in ("api", "web"):
         seq = [p for n, p in phases if n == w]
-        assert seq == ["progressing", "stabilizing", "ready"]
+        assert seq == ["pending", "progressing", "stabilizing", "ready"]
 
 
 def test_plan_only_cuts_but_promotes_nothing(demo):
@@ -191,6 +208,7 @@ def test_from_env_deploys_exactly_what_that_env_runs(demo):
     gated.mkdir()
     text = (demo.root / "deploy" / "kcl" / "dev" / "main.k").read_text().replace('"dev"', '"dev2"')
     from deploy_fixtures import free_port
+
     text = text.replace(f"port = {demo.ports['api']}", f"port = {free_port()}")
     text = text.replace(f"port = {demo.ports['web']}", f"port = {free_port()}")
     (gated / "main.k").write_text(text)
@@ -201,3 +219,33 @@ def test_from_env_deploys_exactly_what_that_env_runs(demo):
     assert doc["promotion"]["images"] == dev["images"] and doc["promotion"]["release"] == dev["release"]
     code, doc = demo.json("env", "deploy", "dev", "--from", "staging", "--yes")
     assert code == 1  # the source runs nothing
+
+
+def test_nil_plan_when_the_running_release_is_unknown_offers_the_yes_form(demo):
+    """Rule 6: a missing plan (deploy_plan nil) means no plan could be computed; next_step offers --yes."""
+    demo.run("env", "build", "dev", "--release", "v1", check=True)
+    assert demo.json("env", "deploy", "dev", "v1", "--yes", "--no-wait")[0] == 0
+    demo.edit_api("two")
+    demo.commit("two")
+    demo.run("env", "build", "dev", "--release", "v2", check=True)
+    (demo.root / ".framework" / "releases" / "v1.json").unlink()  # the running release is not in this checkout
+    code, doc = demo.json("env", "deploy", "dev", "v2", "--plan")
+    assert code == 0 and doc["deploy_plan"] is None
+    assert doc["next_step"] == "framework env deploy dev v2 --yes"
+    code, doc = demo.json("env", "deploy", "dev", "v2", "--yes", "--no-wait")
+    assert code == 0 and doc["appended"] and doc["promotion"]["direction"] == "UNKNOWN"
+
+
+def test_compose_target_fails_clearly_without_docker_compose(demo):
+    """The compose runtime calls the real `docker compose`; where it (or its daemon) is missing, the deploy
+    fails with a clear message and writes no promotion."""
+    env_dir = demo.root / "deploy" / "kcl" / "box"
+    env_dir.mkdir()
+    (env_dir / "main.k").write_text(
+        'import framework\n\nenvironment = framework.Environment {\n    name = "box"\n    kind = "self_managed"\n'
+        '    target = framework.Compose {}\n    workloads = [framework.Workload {name = "api", '
+        'run = ["python3", "services/api/main.py"]}]\n}\n')
+    code, doc = demo.json("env", "deploy", "box", "--yes")
+    assert code == 1 and doc["error"]["code"] == "runtime_unavailable"
+    assert "compose" in doc["error"]["message"].lower() or "docker" in doc["error"]["message"].lower()
+    assert demo.json("ledger", "show", "box")[1]["promotions"] == []

@@ -14,15 +14,22 @@ def _when(ts: float | None) -> str:
 def render_build(result: Any, out: TextIO = sys.stdout) -> None:
     if result.plan is not None:
         plan = result.plan
-        out.write(f"build plan for {result.env}" + (f", release {plan['version']}" if plan["version"] else "") + "\n")
+        out.write(
+            f"build plan for {result.env}"
+            + (f", release {plan['version']}" if plan["version"] else "")
+            + "\n"
+        )
         for b in plan["builds"]:
             out.write(f"  build {b['workload']}: {b['type'] or 'none'}\n")
         out.write(f"  {len(plan['artifacts'])} artifact(s)\n")
         for m in plan["missing"]:
             out.write(f"  MISSING {m}\n")
         if plan["exists"]:
-            out.write("  release exists: " + ("CONFLICT (different artifacts)" if plan["conflict"] else "same artifacts (no-op)")
-                      + "\n")
+            out.write(
+                "  release exists: "
+                + ("CONFLICT (different artifacts)" if plan["conflict"] else "same artifacts (no-op)")
+                + "\n"
+            )
         return
     for b in result.builds:
         out.write(f"{b.workload}: {b.status}" + (f" ({b.type}, {b.seconds:.1f}s)" if b.type else "") + "\n")
@@ -37,14 +44,19 @@ def render_deploy(result: Any, out: TextIO | None = None) -> None:
     from engine.deploy.plan import DeployPlan, render_plan_markdown
 
     out = out or sys.stdout
+    if result.refusal and result.refusal["code"] == "declined":  # the plan was shown with the question
+        out.write(f"{result.refusal['message']}\n")
+        return
     plan = DeployPlan.model_validate(result.deploy_plan) if result.deploy_plan else None
     if result.mode != "apply" or not result.applied:
         out.write(render_plan_markdown(plan, result.env, result.next_step))
     if result.explain:
         out.write("\nWhat would happen:\n" + "".join(f"  - {s}\n" for s in result.explain))
     if result.promotion and result.appended:
-        out.write(f"promoted {result.promotion['release']} to {result.env} as {result.promotion['id']} "
-                  f"({result.promotion['direction']})\n")
+        out.write(
+            f"promoted {result.promotion['release']} to {result.env} as {result.promotion['id']} "
+            f"({result.promotion['direction']})\n"
+        )
     elif result.promotion:
         out.write(f"{result.env} already runs {result.promotion['release']}: nothing appended\n")
     if result.rollout:
@@ -62,30 +74,44 @@ def render_status(result: Any, out: TextIO = sys.stdout) -> None:
             out.write(f"  {st.message}\n")
         if st.promotion:
             prov = st.provenance or {}
-            out.write(f"  release     {st.release}  promotion {st.promotion['id']}  ({st.promotion['direction']}, "
-                      f"{_when(st.promotion['created_at'])} by {st.promotion['who']})\n")
+            out.write(
+                f"  release     {st.release}  promotion {st.promotion['id']}  ({st.promotion['direction']}, "
+                f"{_when(st.promotion['created_at'])} by {st.promotion['who']})\n"
+            )
             if prov:
-                out.write(f"  provenance  commit {str(prov.get('commit') or '-')[:12]} branch {prov.get('branch') or '-'}"
-                          f" tree {str(prov.get('tree') or '-')[:12]}{' dirty' if prov.get('dirty') else ''}\n")
+                out.write(
+                    f"  provenance  commit {str(prov.get('commit') or '-')[:12]} branch {prov.get('branch') or '-'}"
+                    f" tree {str(prov.get('tree') or '-')[:12]}{' dirty' if prov.get('dirty') else ''}\n"
+                )
             out.write(f"  convergence {st.convergence}   health {st.health}\n")
             for img in st.images:
-                out.write(f"  image {img['name']:<12} {img['state']:<11} {str(img.get('expected_digest'))[:19]}\n")
+                out.write(
+                    f"  image {img['name']:<12} {img['state']:<11} {str(img.get('expected_digest'))[:19]}\n"
+                )
             for w in st.workloads:
                 out.write(f"  workload {w['name']:<9} {w['phase']:<11} {'; '.join(w.get('checks') or [])}\n")
             for g in st.gates:
                 out.write(f"  gate {g['name']:<13} {g['status']:<8} {g['summary']}\n")
         if st.ledger.get("backend") == "machine":
             age = st.ledger.get("age_seconds")
-            out.write(f"  ledger      {st.ledger.get('promotions', 0)} promotion(s), newest "
-                      f"{'-' if age is None else f'{age:.0f}s ago'} ({st.ledger.get('freshness')})\n")
+            out.write(
+                f"  ledger      newest {st.ledger.get('newest_id') or '-'}, "
+                f"{'-' if age is None else f'{age:.0f}s ago'} ({st.ledger.get('freshness')})\n"
+            )
         for s in st.sessions:
-            out.write(f"  session     {s['worktree']} on {s['machine']} branch {s['branch'] or '-'}"
-                      f"{' dirty' if s['dirty'] else ''}{' (stopped)' if s['stopped'] else ''}\n")
+            out.write(
+                f"  session     {s['worktree']} on {s['machine']} branch {s['branch'] or '-'}"
+                f"{' dirty' if s['dirty'] else ''}{' (stopped)' if s['stopped'] else ''}\n"
+            )
         if st.wait:
-            out.write(f"  wait        {st.wait.get('outcome')} (promotion {st.wait.get('promotion_id')}, "
-                      f"window {st.wait.get('stability_window')}s)\n")
+            out.write(
+                f"  wait        {st.wait.get('outcome')} (promotion {st.wait.get('promotion_id')}, "
+                f"window {st.wait.get('stability_window')}s)\n"
+            )
         if st.history is not None:
             for p in st.history["items"]:
-                out.write(f"  {p['seq']:>6}  {p['id']}  {p['release']:<28} {p['direction']:<8} {_when(p['created_at'])}\n")
+                out.write(
+                    f"  {p['seq']:>6}  {p['id']}  {p['release']:<28} {p['direction']:<8} {_when(p['created_at'])}\n"
+                )
             if st.history["next_before"]:
                 out.write(f"  more: --before {st.history['next_before']}\n")

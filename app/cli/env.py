@@ -35,15 +35,18 @@ def _render_env_list(result: Any) -> None:
                 env.name, env.kind or "-", env.target or "-", ", ".join(env.workloads) or "-", env.file
             )
     console.print(table)
+    from app.output import diagnose
+
+    for env in result.failed:
+        diagnose(str((env.error or {}).get("message")), label=f"error in {env.name}")
 
 
 def _env_list_error(result: Any) -> dict[str, Any]:
     failed = result.failed
-    first = failed[0].error or {}
     return {
         "code": "kcl_error",
-        "message": f"{len(failed)} of {len(result.environments)} environments failed to evaluate; "
-        f"{failed[0].name}: {first.get('message')}",
+        "message": f"{len(failed)} of {len(result.environments)} environments failed to evaluate: "
+                   + ", ".join(env.name for env in failed),
     }
 
 
@@ -368,11 +371,22 @@ def env_new(
         return new_environment(_project(), name, from_env=from_env, binds=bind, check=check), 0
 
     raise typer.Exit(run_command(json_output, action, _render_new))
+
+
 # -- env build / deploy / status (spec 2: framework env, Deploy, Status) ----------------------
 
 def _progress(message: str) -> None:
+    """Progress of long work on stderr: styled on a terminal, plain lines otherwise (STYLE, Commands)."""
+    import os
     import sys
 
+    if sys.stderr.isatty() and not os.environ.get("NO_COLOR"):
+        from rich.markup import escape
+
+        from app.output import stderr_console
+
+        stderr_console().print(f"[cyan]>[/] {escape(message)}")
+        return
     sys.stderr.write(f"  {message}\n")
     sys.stderr.flush()
 
@@ -384,11 +398,11 @@ def _progress(message: str) -> None:
 def env_build(
     env: str = typer.Argument(..., help="Environment name (deploy/kcl/<env>/main.k)."),
     target: list[str] = typer.Option([], "--target", help="Only this workload (repeatable)."),
-    push: bool = typer.Option(False, "--push", help="Publish artifacts (file store on this machine; images: registry)."),
+    push: bool = typer.Option(False, "--push", help="Publish artifacts (file store here; images: registry)."),
     release: str | None = typer.Option(None, "--release", help="Record an immutable release (implies --push)."),
     tag: str | None = typer.Option(None, "--tag", help="Image tag (refused when it conflicts with --release)."),
     no_build: bool = typer.Option(False, "--no-build", help="With --release: harvest digests of an earlier push."),
-    plan: bool = typer.Option(False, "--plan", help="Preflight a cut: report what would be built and cut; writes nothing."),
+    plan: bool = typer.Option(False, "--plan", help="Preflight a cut: what would be built and cut; writes nothing."),
     json_output: bool = JSON_OPTION,
 ) -> None:
     from app.cli.deploy_views import render_build
@@ -431,7 +445,7 @@ def env_deploy(
     no_wait: bool = typer.Option(False, "--no-wait", help="Apply without waiting for health."),
     wait: bool = typer.Option(False, "--wait", help="Wait for health (the default)."),
     timeout: float = typer.Option(300.0, "--timeout", help="Wait budget in seconds (exit 8 when it expires)."),
-    stability_window: float = typer.Option(2.0, "--stability-window", help="Seconds the new version must stay healthy."),
+    stability_window: float = typer.Option(2.0, "--stability-window", help="Seconds the new version stays healthy."),
     grace: float = typer.Option(30.0, "--grace", help="Seconds transient health failures are tolerated."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Plan and preflight; writes nothing."),
     explain: bool = typer.Option(False, "--explain", help="Say what would happen and why; writes nothing."),
@@ -451,6 +465,9 @@ def env_deploy(
     from app.output import run_command
 
     def confirm(plan_obj: Any, release: str) -> bool:
+        from engine.deploy.plan import render_plan_markdown
+
+        sys.stderr.write(render_plan_markdown(plan_obj, env, None) + "\n")  # the plan is read before the answer
         return typer.confirm(f"Deploy {release} to {env}?", default=False, err=True)
 
     def emit(event: dict[str, Any]) -> None:
@@ -486,7 +503,7 @@ def env_deploy(
     "determine; 6 superseded; 8 wait timed out."))
 def env_status(
     env: str | None = typer.Argument(None, help="Environment name (default: every declared environment)."),
-    wait: bool = typer.Option(False, "--wait", help="Wait, pinned to the current promotion, past the stability window."),
+    wait: bool = typer.Option(False, "--wait", help="Wait, pinned to the current promotion, past the window."),
     timeout: float = typer.Option(300.0, "--timeout", help="Seconds to wait (0 reads once)."),
     stability_window: float = typer.Option(2.0, "--stability-window", help="Seconds it must stay up under --wait."),
     history: bool = typer.Option(False, "--history", help="Include the promotion history."),
@@ -508,7 +525,8 @@ def env_status(
         bad = [s for s in result.environments if s.exit_code]
         first = bad[0]
         names = {1: "wrong", 2: "undetermined", 6: "superseded", 7: "queued", 8: "wait_timed_out"}
-        detail = first.message or ", ".join(f"{i['name']} {i['state']}" for i in first.images if i["state"] != "match") \
+        bad_images = [f"{i['name']} {i['state']}" for i in first.images if i["state"] != "match"]
+        detail = first.message or ", ".join(bad_images) \
             or first.health
         return {"code": names.get(first.exit_code, "failed"), "message": f"{first.env}: {detail}"}
 

@@ -22,28 +22,50 @@ def _render_record(r: Any) -> None:
         sys.stdout.write(f"already recorded {g.name} (run {g.run_id}) on {r.promotion_id}\n")
 
 
-@app.command("record", help=HELP["record"], epilog=(
-    "Examples:\n\n  framework gate record dev --name smoke --status passed --summary '12 routes'\n\n"
-    "  framework gate record dev --from smoke.json --release v1.2.0\n\n"
-    "Exit codes: 0 recorded (a failed gate too); 1 invalid input or nothing to record against; "
-    "3 the environment moved on from --promotion/--release."))
-def gate_record(env: str = typer.Argument(..., help="Environment name."),
-                from_file: str | None = typer.Option(None, "--from", help="Gate-shaped JSON or any --json output ('-': stdin)."),
-                name: str | None = typer.Option(None, "--name", help="Check name."),
-                status: str | None = typer.Option(None, "--status", help="passed, failed, skipped, error or pending."),
-                summary: str | None = typer.Option(None, "--summary", help="One-line summary."),
-                run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: CI run id and attempt, else 'local')."),
-                promotion: str | None = typer.Option(None, "--promotion", help="Refuse (exit 3) unless this is current."),
-                release: str | None = typer.Option(None, "--release", help="Refuse (exit 3) unless this release is current."),
-                json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "record",
+    help=HELP["record"],
+    epilog=(
+        "Examples:\n\n  framework gate record dev --name smoke --status passed --summary '12 routes'\n\n"
+        "  framework gate record dev --from smoke.json --release v1.2.0\n\n"
+        "Exit codes: 0 recorded (a failed gate too); 1 invalid input or nothing to record against; "
+        "3 the environment moved on from --promotion/--release."
+    ),
+)
+def gate_record(
+    env: str = typer.Argument(..., help="Environment name."),
+    from_file: str | None = typer.Option(
+        None, "--from", help="Gate-shaped JSON or any --json output ('-': stdin)."
+    ),
+    name: str | None = typer.Option(None, "--name", help="Check name."),
+    status: str | None = typer.Option(None, "--status", help="passed, failed, skipped, error or pending."),
+    summary: str | None = typer.Option(None, "--summary", help="One-line summary."),
+    run_id: str | None = typer.Option(
+        None, "--run-id", help="Run id (default: CI run id and attempt, else 'local')."
+    ),
+    promotion: str | None = typer.Option(None, "--promotion", help="Refuse (exit 3) unless this is current."),
+    release: str | None = typer.Option(
+        None, "--release", help="Refuse (exit 3) unless this release is current."
+    ),
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
         from engine.deploy.gates import record
         from engine.project import find_project
 
-        return record(find_project(), env, from_file=from_file, name=name, status=status, summary=summary,
-                      run_id=run_id, promotion=promotion, release=release), 0
+        return record(
+            find_project(),
+            env,
+            from_file=from_file,
+            name=name,
+            status=status,
+            summary=summary,
+            run_id=run_id,
+            promotion=promotion,
+            release=release,
+        ), 0
 
     raise typer.Exit(run_command(json_output, action, _render_record))
 
@@ -58,10 +80,16 @@ def _render_list(r: Any) -> None:
         sys.stdout.write(f"  {g.name:<16} {g.status:<8} {when:<8} {g.run_id:<12} {g.summary}\n")
 
 
-@app.command("list", help=HELP["list"], epilog="Examples:\n\n  framework gate list dev\n\n  framework gate list dev --json")
-def gate_list(env: str = typer.Argument(..., help="Environment name."),
-              promotion: str | None = typer.Option(None, "--promotion", help="Default: the current promotion."),
-              json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "list",
+    help=HELP["list"],
+    epilog="Examples:\n\n  framework gate list dev\n\n  framework gate list dev --json",
+)
+def gate_list(
+    env: str = typer.Argument(..., help="Environment name."),
+    promotion: str | None = typer.Option(None, "--promotion", help="Default: the current promotion."),
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:

@@ -24,21 +24,31 @@ def _render_show(r: Any) -> None:
     out = sys.stdout
     out.write(f"machine ledger {r.path} (project {r.project})\n\npromotions:\n")
     for p in r.promotions:
-        out.write(f"  {p['env']:<10} {p['id']}  {p['release']:<28} {p['direction']:<8} {_when(p['created_at'])} "
-                  f"{p['who']}\n")
+        out.write(
+            f"  {p['env']:<10} {p['id']}  {p['release']:<28} {p['direction']:<8} {_when(p['created_at'])} "
+            f"{p['who']}\n"
+        )
     out.write("applies:\n")
     for a in r.applies:
         out.write(f"  {a['env']:<10} {a['release']:<28} {a['phase']:<12} {a['outcome'] or 'in flight'}\n")
     out.write("local sessions:\n")
     for s in r.sessions:
-        out.write(f"  {s['env']:<10} {s['worktree']} {s['branch']}{' dirty' if s['dirty'] else ''}"
-                  f"{' stopped' if s['stopped'] else ''}\n")
+        out.write(
+            f"  {s['env']:<10} {s['worktree']} {s['branch']}{' dirty' if s['dirty'] else ''}"
+            f"{' stopped' if s['stopped'] else ''}\n"
+        )
 
 
-@app.command("show", help=HELP["show"], epilog="Examples:\n\n  framework ledger show\n\n  framework ledger show dev --json")
-def ledger_show(env: str | None = typer.Argument(None, help="Only this environment."),
-                limit: int = typer.Option(50, "--limit", help="At most this many rows per table."),
-                json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "show",
+    help=HELP["show"],
+    epilog="Examples:\n\n  framework ledger show\n\n  framework ledger show dev --json",
+)
+def ledger_show(
+    env: str | None = typer.Argument(None, help="Only this environment."),
+    limit: int = typer.Option(50, "--limit", help="At most this many rows per table."),
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
@@ -50,8 +60,14 @@ def ledger_show(env: str | None = typer.Argument(None, help="Only this environme
     raise typer.Exit(run_command(json_output, action, _render_show))
 
 
-@app.command("where", help=HELP["where"], epilog="Examples:\n\n  framework ledger where dev\n\n  framework ledger where prod --json")
-def ledger_where(env: str = typer.Argument(..., help="Environment name."), json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "where",
+    help=HELP["where"],
+    epilog="Examples:\n\n  framework ledger where dev\n\n  framework ledger where prod --json",
+)
+def ledger_where(
+    env: str = typer.Argument(..., help="Environment name."), json_output: bool = JSON_OPTION
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
@@ -60,15 +76,28 @@ def ledger_where(env: str = typer.Argument(..., help="Environment name."), json_
 
         return where(find_project(), env), 0
 
-    raise typer.Exit(run_command(json_output, action, lambda r: sys.stdout.write(
-        f"{r.env}: {r.backend} ledger at {r.location}\n  chosen by {r.declaration}\n")))
+    raise typer.Exit(
+        run_command(
+            json_output,
+            action,
+            lambda r: sys.stdout.write(
+                f"{r.env}: {r.backend} ledger at {r.location}\n  chosen by {r.declaration}\n"
+            ),
+        )
+    )
 
 
-@app.command("export", help=HELP["export"], epilog="Examples:\n\n  framework ledger export --dir /tmp/ledger\n\n"
-             "  framework ledger export --dir /tmp/ledger --env dev")
-def ledger_export(directory: str = typer.Option(..., "--dir", help="Directory to write <env>.jsonl files into."),
-                  env: str | None = typer.Option(None, "--env", help="Only this environment."),
-                  json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "export",
+    help=HELP["export"],
+    epilog="Examples:\n\n  framework ledger export --dir /tmp/ledger\n\n"
+    "  framework ledger export --dir /tmp/ledger --env dev",
+)
+def ledger_export(
+    directory: str = typer.Option(..., "--dir", help="Directory to write <env>.jsonl files into."),
+    env: str | None = typer.Option(None, "--env", help="Only this environment."),
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
@@ -77,8 +106,16 @@ def ledger_export(directory: str = typer.Option(..., "--dir", help="Directory to
 
         return export(find_project(), directory, env), 0
 
-    raise typer.Exit(run_command(json_output, action, lambda r: sys.stdout.write(
-        "".join(f"{e}: {n} promotion(s) -> {r.dir}/{e}.jsonl\n" for e, n in r.files.items()) or "nothing to export\n")))
+    raise typer.Exit(
+        run_command(
+            json_output,
+            action,
+            lambda r: sys.stdout.write(
+                "".join(f"{e}: {n} promotion(s) -> {r.dir}/{e}.jsonl\n" for e, n in r.files.items())
+                or "nothing to export\n"
+            ),
+        )
+    )
 
 
 def _render_import(r: Any) -> None:
@@ -88,22 +125,41 @@ def _render_import(r: Any) -> None:
         sys.stdout.write(f"  {e.env:<12} {e.found} found, {e.already_present} already present: {state}\n")
 
 
-@app.command("import", help=HELP["import"], epilog=(
-    "Examples:\n\n  framework ledger import --from-git\n\n  framework ledger import --from-git --rev main --apply\n\n"
-    "  framework ledger import --from-file-ledger /tmp/ledger --apply"))
-def ledger_import(from_git: bool = typer.Option(False, "--from-git", help="Read committed .framework/promotions history."),
-                  rev: str = typer.Option("origin/main", "--rev", help="Revision to read with --from-git."),
-                  from_file_ledger: str | None = typer.Option(None, "--from-file-ledger", help="Directory of <env>.jsonl."),
-                  apply: bool = typer.Option(False, "--apply", help="Write (default: dry run)."),
-                  json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "import",
+    help=HELP["import"],
+    epilog=(
+        "Examples:\n\n  framework ledger import --from-git\n\n"
+        "  framework ledger import --from-git --rev main --apply\n\n"
+        "  framework ledger import --from-file-ledger /tmp/ledger --apply"
+    ),
+)
+def ledger_import(
+    from_git: bool = typer.Option(False, "--from-git", help="Read committed .framework/promotions history."),
+    rev: str = typer.Option("origin/main", "--rev", help="Revision to read with --from-git."),
+    from_file_ledger: str | None = typer.Option(None, "--from-file-ledger", help="Directory of <env>.jsonl."),
+    apply: bool = typer.Option(False, "--apply", help="Write (default: dry run)."),
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
         from engine.ledger.transfer import import_ledger
         from engine.project import find_project
 
-        r = import_ledger(find_project(), from_git=from_git, rev=rev, file_ledger=from_file_ledger, apply=apply)
+        r = import_ledger(
+            find_project(), from_git=from_git, rev=rev, file_ledger=from_file_ledger, apply=apply
+        )
         return r, (1 if any(e.refused for e in r.environments) else 0)
 
-    raise typer.Exit(run_command(json_output, action, _render_import, partial_error=lambda r: {
-        "code": "import_refused", "message": "; ".join(e.refused for e in r.environments if e.refused)}))
+    raise typer.Exit(
+        run_command(
+            json_output,
+            action,
+            _render_import,
+            partial_error=lambda r: {
+                "code": "import_refused",
+                "message": "; ".join(e.refused for e in r.environments if e.refused),
+            },
+        )
+    )

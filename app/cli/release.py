@@ -31,12 +31,19 @@ def _render_verify(result: Any) -> None:
         sys.stdout.write(f"release {result.version} has no artifacts\n")
 
 
-@app.command("where", help=HELP["where"], epilog=(
-    "Examples:\n\n  framework release where v1.2.0\n\n  framework release where v1.2.0 --env prod --json\n\n"
-    "Exit codes: 0 bound somewhere; 1 exists but unbound, or never cut; 2 ledger unreadable."))
-def release_where(version: str = typer.Argument(..., help="Release version."),
-                  env: str | None = typer.Option(None, "--env", help="Only this environment."),
-                  json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "where",
+    help=HELP["where"],
+    epilog=(
+        "Examples:\n\n  framework release where v1.2.0\n\n  framework release where v1.2.0 --env prod --json\n\n"
+        "Exit codes: 0 bound somewhere; 1 exists but unbound, or never cut; 2 ledger unreadable."
+    ),
+)
+def release_where(
+    version: str = typer.Argument(..., help="Release version."),
+    env: str | None = typer.Option(None, "--env", help="Only this environment."),
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
@@ -45,19 +52,35 @@ def release_where(version: str = typer.Argument(..., help="Release version."),
 
         return where(find_project(), version, env)
 
-    raise typer.Exit(run_command(json_output, action, _render_where, partial_error=lambda r: {
-        "code": "unbound" if r.cut else "never_cut",
-        "message": f"release {r.version} " + ("is not bound to any environment" if r.cut else "was never cut")}))
+    raise typer.Exit(
+        run_command(
+            json_output,
+            action,
+            _render_where,
+            partial_error=lambda r: {
+                "code": "unbound" if r.cut else "never_cut",
+                "message": f"release {r.version} "
+                + ("is not bound to any environment" if r.cut else "was never cut"),
+            },
+        )
+    )
 
 
-@app.command("verify", help=HELP["verify"], epilog=(
-    "Examples:\n\n  framework release verify v1.2.0\n\n  framework release verify v1.2.0 --strict --json\n\n"
-    "Exit codes: 0 nothing failed; 1 at least one FAILED (or --strict with UNVERIFIABLE); 2 a check could "
-    "not complete and nothing failed."))
-def release_verify(version: str = typer.Argument(..., help="Release version."),
-                   strict: bool = typer.Option(False, "--strict", help="UNVERIFIABLE counts as a failure."),
-                   timeout: float = typer.Option(10.0, "--timeout", help="Seconds per registry request."),
-                   json_output: bool = JSON_OPTION) -> None:
+@app.command(
+    "verify",
+    help=HELP["verify"],
+    epilog=(
+        "Examples:\n\n  framework release verify v1.2.0\n\n  framework release verify v1.2.0 --strict --json\n\n"
+        "Exit codes: 0 nothing failed; 1 at least one FAILED (or --strict with UNVERIFIABLE); 2 a check could "
+        "not complete and nothing failed."
+    ),
+)
+def release_verify(
+    version: str = typer.Argument(..., help="Release version."),
+    strict: bool = typer.Option(False, "--strict", help="UNVERIFIABLE counts as a failure."),
+    timeout: float = typer.Option(10.0, "--timeout", help="Seconds per registry request."),
+    json_output: bool = JSON_OPTION,
+) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
@@ -68,6 +91,9 @@ def release_verify(version: str = typer.Argument(..., help="Release version."),
 
     def why(r: Any) -> dict[str, Any]:
         bad = [c for c in r.checks if c.outcome in ("FAILED", "UNREACHABLE", "UNVERIFIABLE")]
-        return {"code": "verify_failed", "message": "; ".join(f"{c.coordinate}: {c.outcome}" for c in bad[:5])}
+        return {
+            "code": "verify_failed",
+            "message": "; ".join(f"{c.coordinate}: {c.outcome}" for c in bad[:5]),
+        }
 
     raise typer.Exit(run_command(json_output, action, _render_verify, partial_error=why))

@@ -23,8 +23,11 @@ GATE_STATUSES = ("passed", "failed", "skipped", "error", "pending")
 
 def default_run_id() -> str:
     """The CI run id including the attempt number (spec 2, gate: run id), else `local`."""
-    for run, attempt in (("GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT"), ("CI_PIPELINE_ID", "CI_JOB_ID"),
-                         ("BUILDKITE_BUILD_ID", "BUILDKITE_RETRY_COUNT")):
+    for run, attempt in (
+        ("GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT"),
+        ("CI_PIPELINE_ID", "CI_JOB_ID"),
+        ("BUILDKITE_BUILD_ID", "BUILDKITE_RETRY_COUNT"),
+    ):
         if os.environ.get(run):
             return f"{os.environ[run]}.{os.environ.get(attempt, '1')}"
     return "local"
@@ -35,8 +38,12 @@ def _gate(doc: dict[str, Any], run_id: str | None) -> Gate:
     status = doc.get("status")
     if not name or not status:
         raise InvalidInput("gate evidence needs `name` and `status`")
-    return Gate(name=str(name), status=str(status).lower(), summary=str(doc.get("summary") or ""),
-                run_id=str(doc.get("run_id") or run_id or default_run_id()))
+    return Gate(
+        name=str(name),
+        status=str(status).lower(),
+        summary=str(doc.get("summary") or ""),
+        run_id=str(doc.get("run_id") or run_id or default_run_id()),
+    )
 
 
 def gates_from_document(doc: Any, *, name: str | None = None, run_id: str | None = None) -> list[Gate]:
@@ -52,12 +59,30 @@ def gates_from_document(doc: Any, *, name: str | None = None, run_id: str | None
         return [_gate({**doc, "name": name or doc.get("name")}, run_id)]
     if "ok" in doc and "exit_code" in doc:
         error = doc.get("error") or {}
-        summary = f"exit {doc['exit_code']}" + (f": {error.get('message')}" if isinstance(error, dict) and
-                                               error.get("message") else "")
-        return [Gate(name=name or str(doc.get("check") or doc.get("command") or "framework"),
-                     status="passed" if doc["ok"] else "failed", summary=summary,
-                     run_id=run_id or default_run_id())]
-    raise InvalidInput("not gate-shaped JSON (name, status[, summary, run_id]) nor a `--json` document of ours")
+        summary = f"exit {doc['exit_code']}" + (
+            f": {error.get('message')}" if isinstance(error, dict) and error.get("message") else ""
+        )
+        return [
+            Gate(
+                name=name or str(doc.get("check") or doc.get("command") or "framework"),
+                status="passed" if doc["ok"] else "failed",
+                summary=summary,
+                run_id=run_id or default_run_id(),
+            )
+        ]
+    raise InvalidInput(
+        "not gate-shaped JSON (name, status[, summary, run_id]) nor a `--json` document of ours"
+    )
+
+
+def _machine_ledger_only(project: Project, env: str) -> None:
+    """Gates of an environment on a control plane live there (and need deploy:write): exit 2 here."""
+    from engine.deploy.deploy import check_control_plane
+    from engine.environments import evaluate_environment
+
+    doc = evaluate_environment(project, env)
+    if doc.get("control_plane"):
+        check_control_plane(doc)
 
 
 class GateRecordResult(BaseModel):
@@ -71,21 +96,33 @@ class GateRecordResult(BaseModel):
 def _resolve_promotion(ledger: Ledger, env: str, promotion: str | None, release: str | None) -> Any:
     current = ledger.current(env)
     if current is None:
-        raise EngineError(f"environment {env!r} has no promotion to record a gate against",
-                          hint=f"deploy first: framework env deploy {env}", code="no_promotion")
+        raise EngineError(
+            f"environment {env!r} has no promotion to record a gate against",
+            hint=f"deploy first: framework env deploy {env}",
+            code="no_promotion",
+        )
     if promotion is not None and promotion != current.id:
-        raise PromotionConflict(f"environment {env!r} moved on: current promotion is {current.id}, not {promotion}")
+        raise PromotionConflict(
+            f"environment {env!r} moved on: current promotion is {current.id}, not {promotion}"
+        )
     if release is not None and release != current.release:
         raise PromotionConflict(f"environment {env!r} moved on: it runs {current.release}, not {release}")
     return current
 
 
-def record(project: Project, env: str, *, from_file: str | None = None, name: str | None = None,
-           status: str | None = None, summary: str | None = None, run_id: str | None = None,
-           promotion: str | None = None, release: str | None = None) -> GateRecordResult:
-    from engine.environments import env_file
-
-    env_file(project, env)
+def record(
+    project: Project,
+    env: str,
+    *,
+    from_file: str | None = None,
+    name: str | None = None,
+    status: str | None = None,
+    summary: str | None = None,
+    run_id: str | None = None,
+    promotion: str | None = None,
+    release: str | None = None,
+) -> GateRecordResult:
+    _machine_ledger_only(project, env)
     if from_file is not None:
         try:
             text = Path(from_file).read_text() if from_file != "-" else __import__("sys").stdin.read()
@@ -102,11 +139,13 @@ def record(project: Project, env: str, *, from_file: str | None = None, name: st
             raise InvalidInput(f"gate status {g.status!r} is not one of {', '.join(GATE_STATUSES)}")
     with Ledger.open(project.key) as ledger:
         current = _resolve_promotion(ledger, env, promotion, release)
-        added, kept = [], []
+        added: list[Gate] = []
+        kept: list[Gate] = []
         for g in gates:
             (added if ledger.record_gate(env, current.id, g) else kept).append(g)
-    return GateRecordResult(env=env, promotion_id=current.id, release=current.release, recorded=added,
-                            already_recorded=kept)
+    return GateRecordResult(
+        env=env, promotion_id=current.id, release=current.release, recorded=added, already_recorded=kept
+    )
 
 
 class GateList(BaseModel):
@@ -117,9 +156,7 @@ class GateList(BaseModel):
 
 
 def list_gates(project: Project, env: str, promotion: str | None = None) -> GateList:
-    from engine.environments import env_file
-
-    env_file(project, env)
+    _machine_ledger_only(project, env)
     with Ledger.open(project.key) as ledger:
         p = ledger.get(promotion) if promotion else ledger.current(env)
         if promotion and p is None:

@@ -68,8 +68,9 @@ def classify(current: dict[str, dict[str, Any]], target: dict[str, dict[str, Any
 
 def _is_ancestor(root: Path, older: str, newer: str) -> bool | None:
     try:
-        rc = subprocess.run(["git", "merge-base", "--is-ancestor", older, newer], cwd=root,
-                            capture_output=True, timeout=30).returncode
+        rc = subprocess.run(
+            ["git", "merge-base", "--is-ancestor", older, newer], cwd=root, capture_output=True, timeout=30
+        ).returncode
     except (OSError, subprocess.TimeoutExpired):
         return None
     return {0: True, 1: False}.get(rc)
@@ -95,9 +96,14 @@ def plan_digest(content: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(body).hexdigest()
 
 
-def compute_plan(env: str, target: dict[str, Any], target_images: dict[str, dict[str, Any]],
-                 current_promotion: dict[str, Any] | None, current_release: dict[str, Any] | None,
-                 root: Path | None = None) -> DeployPlan | None:
+def compute_plan(
+    env: str,
+    target: dict[str, Any],
+    target_images: dict[str, dict[str, Any]],
+    current_promotion: dict[str, Any] | None,
+    current_release: dict[str, Any] | None,
+    root: Path | None = None,
+) -> DeployPlan | None:
     """`target`/`current_release` are release documents; None when the running release is unknown here."""
     if current_promotion is not None and current_release is None:
         return None  # the running release is not in this checkout: no plan can be computed
@@ -105,21 +111,39 @@ def compute_plan(env: str, target: dict[str, Any], target_images: dict[str, dict
     direction = direction_of(root, target, current_release)
     commits = []
     if root is not None and current_release is not None:
-        commits = commits_between(root, (current_release.get("provenance") or {}).get("commit"),
-                                  (target.get("provenance") or {}).get("commit"))
-    findings = [Finding(code="workload_removed", severity="stop",
-                        message=f"workload {i.name!r} is no longer declared and will be stopped")
-                for i in images if i.change == "removed"]
+        commits = commits_between(
+            root,
+            (current_release.get("provenance") or {}).get("commit"),
+            (target.get("provenance") or {}).get("commit"),
+        )
+    findings = [
+        Finding(
+            code="workload_removed",
+            severity="stop",
+            message=f"workload {i.name!r} is no longer declared and will be stopped",
+        )
+        for i in images
+        if i.change == "removed"
+    ]
     if direction == "BEHIND":
-        findings.append(Finding(code="behind", severity="warn",
-                                message=f"{target['version']} is older than the running {current_release['version']}"
-                                        if current_release else "older release"))
+        findings.append(
+            Finding(
+                code="behind",
+                severity="warn",
+                message=f"{target['version']} is older than the running {current_release['version']}"
+                if current_release
+                else "older release",
+            )
+        )
     content = {
-        "env": env, "release": target["version"],
+        "env": env,
+        "release": target["version"],
         "current_promotion_id": current_promotion["id"] if current_promotion else None,
         "current_release": current_release["version"] if current_release else None,
-        "direction": direction, "images": [i.model_dump() for i in images],
-        "commits": commits, "findings": [f.model_dump() for f in findings],
+        "direction": direction,
+        "images": [i.model_dump() for i in images],
+        "commits": commits,
+        "findings": [f.model_dump() for f in findings],
     }
     return DeployPlan(digest=plan_digest(content), **content)
 
@@ -127,12 +151,20 @@ def compute_plan(env: str, target: dict[str, Any], target_images: dict[str, dict
 def render_plan_markdown(plan: DeployPlan | None, env: str, next_step: str | None) -> str:
     """Human plan that reads well pasted into a pull request."""
     if plan is None:
-        return (f"### Deploy plan for `{env}`\n\nNo plan could be computed (the running release is not known "
-                f"to this checkout). This is not \"no changes\".\n\nNext: `{next_step}`\n")
-    lines = [f"### Deploy plan for `{env}`: `{plan.current_release or '(nothing)'}` -> `{plan.release}` "
-             f"({plan.direction})", "",
-             f"- plan digest: `{plan.digest}`", f"- current promotion: `{plan.current_promotion_id or 'none'}`", "",
-             "| workload | change | from | to |", "|---|---|---|---|"]
+        return (
+            f"### Deploy plan for `{env}`\n\nNo plan could be computed (the running release is not known "
+            f'to this checkout). This is not "no changes".\n\nNext: `{next_step}`\n'
+        )
+    lines = [
+        f"### Deploy plan for `{env}`: `{plan.current_release or '(nothing)'}` -> `{plan.release}` "
+        f"({plan.direction})",
+        "",
+        f"- plan digest: `{plan.digest}`",
+        f"- current promotion: `{plan.current_promotion_id or 'none'}`",
+        "",
+        "| workload | change | from | to |",
+        "|---|---|---|---|",
+    ]
     short = lambda d: (d or "-").replace("sha256:", "")[:12]  # noqa: E731
     for img in plan.images:
         lines.append(f"| {img.name} | {img.change} | `{short(img.from_digest)}` | `{short(img.to_digest)}` |")

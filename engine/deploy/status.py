@@ -56,15 +56,21 @@ def _verify_state(expected: str, alive: list[dict[str, Any]]) -> str:
 
 
 def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Ledger) -> EnvStatus:
+    from engine.deploy.deploy import _health
     from engine.releases.store import find_release
     from engine.runtime.process import Instance, WorkloadSpec, check_health, observe
 
-    target = (env_doc.get("target") or {}).get("type") or ("hosted" if env_doc.get("kind") == "hosted" else None)
+    target = (env_doc.get("target") or {}).get("type") or (
+        "hosted" if env_doc.get("kind") == "hosted" else None
+    )
     st = EnvStatus(env=env, kind=env_doc.get("kind"), target=target)
     if env_doc.get("kind") == "hosted" or env_doc.get("control_plane"):
         from engine.deploy.deploy import check_control_plane
 
-        st.ledger = {"backend": "control_plane", "endpoint": (env_doc.get("control_plane") or {}).get("endpoint")}
+        st.ledger = {
+            "backend": "control_plane",
+            "endpoint": (env_doc.get("control_plane") or {}).get("endpoint"),
+        }
         try:
             check_control_plane(env_doc)
         except EngineError as exc:
@@ -72,10 +78,14 @@ def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Led
         st.convergence, st.health, st.exit_code = "unknown", "unknown", 2
         return st
     newest = ledger.history(env, limit=1)
-    st.ledger = {"backend": "machine", "path": str(ledger.path), "promotions": ledger.count(env),
-                 "newest_at": newest[0].created_at if newest else None,
-                 "age_seconds": round(time.time() - newest[0].created_at, 3) if newest else None,
-                 "freshness": "fresh"}  # the machine ledger is the source of truth: never stale
+    st.ledger = {
+        "backend": "machine",
+        "path": str(ledger.path),
+        "newest_id": newest[0].id if newest else None,  # indexed read: status never scans the history
+        "newest_at": newest[0].created_at if newest else None,
+        "age_seconds": round(time.time() - newest[0].created_at, 3) if newest else None,
+        "freshness": "fresh",
+    }  # the machine ledger is the source of truth: never stale
     st.sessions = [s.model_dump() for s in ledger.list_sessions(env)]
     current = ledger.current(env)
     if current is None:
@@ -88,8 +98,14 @@ def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Led
     st.gates = [g.model_dump() for g in current.gates]
     if target != "process":
         for name, img in sorted(current.images.items()):
-            st.images.append({"name": name, "expected_digest": img.get("digest"), "running_digest": None,
-                              "state": "unreachable"})
+            st.images.append(
+                {
+                    "name": name,
+                    "expected_digest": img.get("digest"),
+                    "running_digest": None,
+                    "state": "unreachable",
+                }
+            )
         st.message = f"the {target} runtime cannot be observed from this machine"
         st.convergence, st.exit_code = "unknown", 2
         return st
@@ -103,19 +119,33 @@ def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Led
         alive = [i for i in observed if i.get("workload") == name and i["alive"]]
         state = _verify_state(img.get("digest", ""), alive)
         running = sorted({i["running_digest"] for i in alive if i.get("running_digest")})
-        st.images.append({"name": name, "expected_digest": img.get("digest"),
-                          "running_digest": running[0] if len(running) == 1 else (running or None),
-                          "state": state, "instances": [{"pid": i["pid"], "port": i.get("port")} for i in alive]})
+        st.images.append(
+            {
+                "name": name,
+                "expected_digest": img.get("digest"),
+                "running_digest": running[0] if len(running) == 1 else (running or None),
+                "state": state,
+                "instances": [{"pid": i["pid"], "port": i.get("port")} for i in alive],
+            }
+        )
         wrong |= state != "match"
         w = declared.get(name, {})
-        spec = WorkloadSpec(name=name, run=[], health=w.get("health"))
-        checks = [check_health(spec, i.get("port"), Instance(i, __import__("pathlib").Path(i["record"])))
-                  for i in alive]
+        spec = WorkloadSpec(name=name, run=[], health=_health(w))
+        checks = [
+            check_health(spec, i.get("port"), Instance(i, __import__("pathlib").Path(i["record"])))
+            for i in alive
+        ]
         healthy = bool(checks) and all(ok for ok, _ in checks)
         healthy_all &= healthy
         phase = phases.get(name) if last and last.finished_at is None else None
-        st.workloads.append({"name": name, "phase": phase or ("ready" if healthy else ("DEGRADED" if alive else
-                             "missing")), "healthy": healthy, "checks": [why for _, why in checks]})
+        st.workloads.append(
+            {
+                "name": name,
+                "phase": phase or ("ready" if healthy else ("DEGRADED" if alive else "missing")),
+                "healthy": healthy,
+                "checks": [why for _, why in checks],
+            }
+        )
     in_flight = last is not None and last.finished_at is None
     st.health = "healthy" if healthy_all else "unhealthy"
     st.convergence = "converging" if in_flight else ("converged" if not wrong and healthy_all else "diverged")
@@ -129,18 +159,30 @@ def _history(ledger: Ledger, env: str, limit: int, before: str | None) -> dict[s
         try:
             cursor = int(before)
         except ValueError as exc:
-            raise EngineError(f"--before {before!r} is not a cursor from a previous page's next_before",
-                              code="invalid_input") from exc
+            raise EngineError(
+                f"--before {before!r} is not a cursor from a previous page's next_before",
+                code="invalid_input",
+            ) from exc
     items = ledger.history(env, limit=limit + 1, before=cursor)
     more = len(items) > limit
     items = items[:limit]
-    return {"items": [p.model_dump(mode="json") for p in items],
-            "next_before": str(items[-1].seq) if more and items else ""}
+    return {
+        "items": [p.model_dump(mode="json") for p in items],
+        "next_before": str(items[-1].seq) if more and items else "",
+    }
 
 
-def env_status(project: Project, env: str | None = None, *, wait: bool = False, timeout: float = 300.0,
-               history: bool = False, limit: int = 20, before: str | None = None,
-               stability_window: float = 2.0) -> tuple[StatusResult, int]:
+def env_status(
+    project: Project,
+    env: str | None = None,
+    *,
+    wait: bool = False,
+    timeout: float = 300.0,
+    history: bool = False,
+    limit: int = 20,
+    before: str | None = None,
+    stability_window: float = 2.0,
+) -> tuple[StatusResult, int]:
     from engine.environments import declared_names, env_file, evaluate_environment
 
     if env is not None:
@@ -164,8 +206,9 @@ def env_status(project: Project, env: str | None = None, *, wait: bool = False, 
     return out, code
 
 
-def _wait(project: Project, env: str, env_doc: dict[str, Any], ledger: Ledger, timeout: float,
-          window: float) -> EnvStatus:
+def _wait(
+    project: Project, env: str, env_doc: dict[str, Any], ledger: Ledger, timeout: float, window: float
+) -> EnvStatus:
     """Pinned to the promotion current when the wait starts; reports whether it stayed up past the window."""
     pinned = ledger.current_id(env)
     start = time.monotonic()
@@ -196,7 +239,9 @@ def _wait(project: Project, env: str, env_doc: dict[str, Any], ledger: Ledger, t
                 return st
             up_since = None
         if timeout <= 0 or now - start >= timeout:
-            phase = next((w["phase"] for w in st.workloads if w.get("phase") not in ("ready",)), "stabilizing")
+            phase = next(
+                (w["phase"] for w in st.workloads if w.get("phase") not in ("ready",)), "stabilizing"
+            )
             st.wait = {**info, "outcome": "timed_out", "phase": phase if up_since is None else "stabilizing"}
             st.exit_code = 0 if timeout <= 0 and st.exit_code == 0 else (8 if timeout > 0 else st.exit_code)
             return st

@@ -220,8 +220,10 @@ class Ledger:
             conn.execute("PRAGMA synchronous = FULL")
             conn.executescript(SCHEMA)
         except (sqlite3.Error, OSError) as exc:
-            raise LedgerUnreadable(f"machine ledger {path} is unreadable: {exc}",
-                                   hint="check the file's permissions, or point FRAMEWORK_LEDGER_HOME elsewhere") from exc
+            raise LedgerUnreadable(
+                f"machine ledger {path} is unreadable: {exc}",
+                hint="check the file's permissions, or point FRAMEWORK_LEDGER_HOME elsewhere",
+            ) from exc
         return cls(conn, project, path)
 
     def close(self) -> None:
@@ -242,11 +244,21 @@ class Ledger:
     # -- promotions ------------------------------------------------------------------------
 
     def _promotion(self, row: sqlite3.Row, with_gates: bool = True) -> Promotion:
-        p = Promotion(id=row["id"], seq=row["seq"], project=row["project"], env=row["env"],
-                      release=row["release"], images=json.loads(row["images"]), direction=row["direction"],
-                      previous_id=row["previous_id"], plan_digest=row["plan_digest"],
-                      supersede=bool(row["supersede"]), source=row["source"], who=row["who"],
-                      created_at=row["created_at"])
+        p = Promotion(
+            id=row["id"],
+            seq=row["seq"],
+            project=row["project"],
+            env=row["env"],
+            release=row["release"],
+            images=json.loads(row["images"]),
+            direction=row["direction"],
+            previous_id=row["previous_id"],
+            plan_digest=row["plan_digest"],
+            supersede=bool(row["supersede"]),
+            source=row["source"],
+            who=row["who"],
+            created_at=row["created_at"],
+        )
         if with_gates:
             p.gates = self.gates(p.id)
         return p
@@ -266,63 +278,107 @@ class Ledger:
     def history(self, env: str, limit: int = 20, before: int | None = None) -> list[Promotion]:
         """Newest first; `before` is a seq cursor (rows strictly older). Uses the (project, env, seq) index."""
         if before is None:
-            rows = self._q("SELECT * FROM promotions WHERE project=? AND env=? ORDER BY seq DESC LIMIT ?",
-                           (self.project, env, limit))
+            rows = self._q(
+                "SELECT * FROM promotions WHERE project=? AND env=? ORDER BY seq DESC LIMIT ?",
+                (self.project, env, limit),
+            )
         else:
-            rows = self._q("SELECT * FROM promotions WHERE project=? AND env=? AND seq<? ORDER BY seq DESC LIMIT ?",
-                           (self.project, env, before, limit))
+            rows = self._q(
+                "SELECT * FROM promotions WHERE project=? AND env=? AND seq<? ORDER BY seq DESC LIMIT ?",
+                (self.project, env, before, limit),
+            )
         return [self._promotion(r) for r in rows]
 
     def count(self, env: str) -> int:
-        return int(self._q("SELECT COUNT(*) AS n FROM promotions WHERE project=? AND env=?",
-                           (self.project, env))[0]["n"])
+        return int(
+            self._q("SELECT COUNT(*) AS n FROM promotions WHERE project=? AND env=?", (self.project, env))[0][
+                "n"
+            ]
+        )
 
     def envs(self) -> list[str]:
-        return [r["env"] for r in self._q("SELECT DISTINCT env FROM promotions WHERE project=? ORDER BY env",
-                                          (self.project,))]
+        return [
+            r["env"]
+            for r in self._q(
+                "SELECT DISTINCT env FROM promotions WHERE project=? ORDER BY env", (self.project,)
+            )
+        ]
 
     def bound_envs(self, release: str) -> list[Promotion]:
-        rows = self._q("SELECT p.* FROM current c JOIN promotions p ON p.id=c.promotion_id "
-                       "WHERE c.project=? AND p.release=? ORDER BY c.env", (self.project, release))
+        rows = self._q(
+            "SELECT p.* FROM current c JOIN promotions p ON p.id=c.promotion_id "
+            "WHERE c.project=? AND p.release=? ORDER BY c.env",
+            (self.project, release),
+        )
         return [self._promotion(r) for r in rows]
 
-    def append_promotion(self, env: str, release: str, images: dict[str, dict[str, Any]], *, direction: str,
-                         expected_current: str | None, plan_digest: str | None = None, supersede: bool = False,
-                         gates: list[Gate] | None = None, check_in_flight: bool = True,
-                         promotion_id: str | None = None, source: str = "deploy", created_at: float | None = None,
-                         actor: str | None = None, open_apply: bool = False) -> Promotion:
+    def append_promotion(
+        self,
+        env: str,
+        release: str,
+        images: dict[str, dict[str, Any]],
+        *,
+        direction: str,
+        expected_current: str | None,
+        plan_digest: str | None = None,
+        supersede: bool = False,
+        gates: list[Gate] | None = None,
+        check_in_flight: bool = True,
+        promotion_id: str | None = None,
+        source: str = "deploy",
+        created_at: float | None = None,
+        actor: str | None = None,
+        open_apply: bool = False,
+    ) -> Promotion:
         """Compare-and-set append: refused (exit 3) when `current` is not `expected_current`."""
         pid = promotion_id or f"prm_{uuid.uuid4().hex[:20]}"
         conn = self.conn
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                row = conn.execute("SELECT promotion_id FROM current WHERE project=? AND env=?",
-                                   (self.project, env)).fetchone()
+                row = conn.execute(
+                    "SELECT promotion_id FROM current WHERE project=? AND env=?", (self.project, env)
+                ).fetchone()
                 now_current = row["promotion_id"] if row else None
                 if now_current != expected_current:
                     raise PromotionConflict(
                         f"environment {env!r} moved since the plan read it: current promotion is "
                         f"{now_current or 'none'}, the plan read {expected_current or 'none'}",
-                        hint="read the plan again (framework env deploy --plan) and approve the new one")
+                        hint="read the plan again (framework env deploy --plan) and approve the new one",
+                    )
                 if check_in_flight:
                     self._check_in_flight(env, supersede, conn)
                 conn.execute(
                     "INSERT INTO promotions (id, project, env, release, images, direction, previous_id, plan_digest,"
                     " supersede, source, who, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (pid, self.project, env, release, json.dumps(images, sort_keys=True), direction,
-                     expected_current, plan_digest, int(supersede), source, actor or who(),
-                     created_at if created_at is not None else time.time()))
-                conn.execute("INSERT INTO current (project, env, promotion_id) VALUES (?,?,?) "
-                             "ON CONFLICT(project, env) DO UPDATE SET promotion_id=excluded.promotion_id",
-                             (self.project, env, pid))
+                    (
+                        pid,
+                        self.project,
+                        env,
+                        release,
+                        json.dumps(images, sort_keys=True),
+                        direction,
+                        expected_current,
+                        plan_digest,
+                        int(supersede),
+                        source,
+                        actor or who(),
+                        created_at if created_at is not None else time.time(),
+                    ),
+                )
+                conn.execute(
+                    "INSERT INTO current (project, env, promotion_id) VALUES (?,?,?) "
+                    "ON CONFLICT(project, env) DO UPDATE SET promotion_id=excluded.promotion_id",
+                    (self.project, env, pid),
+                )
                 for gate in gates or []:
                     self._insert_gate(conn, env, pid, gate, at_promote=True)
                 if open_apply:  # the rollout row is born in the same transaction as its promotion
                     cur = conn.execute(
                         "INSERT INTO applies (project, env, promotion_id, release, pid, host, started_at, phase) "
                         "VALUES (?,?,?,?,?,?,?, 'pending')",
-                        (self.project, env, pid, release, os.getpid(), socket.gethostname(), time.time()))
+                        (self.project, env, pid, release, os.getpid(), socket.gethostname(), time.time()),
+                    )
                     self.last_apply_seq = int(cur.lastrowid or 0)
                 conn.execute("COMMIT")
             except BaseException:
@@ -337,22 +393,29 @@ class Ledger:
     # -- applies (rollouts) ----------------------------------------------------------------
 
     def _check_in_flight(self, env: str, supersede: bool, conn: sqlite3.Connection) -> None:
-        rows = conn.execute("SELECT * FROM applies WHERE project=? AND env=? AND finished_at IS NULL",
-                            (self.project, env)).fetchall()
+        rows = conn.execute(
+            "SELECT * FROM applies WHERE project=? AND env=? AND finished_at IS NULL", (self.project, env)
+        ).fetchall()
         host = socket.gethostname()
         for row in rows:
             alive = row["host"] != host or pid_alive(row["pid"])
             if not alive or row["pid"] == os.getpid():
-                conn.execute("UPDATE applies SET finished_at=?, outcome='abandoned' WHERE seq=?", (time.time(), row["seq"]))
+                conn.execute(
+                    "UPDATE applies SET finished_at=?, outcome='abandoned' WHERE seq=?",
+                    (time.time(), row["seq"]),
+                )
                 continue
             if not supersede:
                 raise RolloutInFlight(
                     f"a rollout of {env!r} is in flight (release {row['release']}, pid {row['pid']})",
-                    hint="wait for it, or pass --supersede to replace it (recorded)")
+                    hint="wait for it, or pass --supersede to replace it (recorded)",
+                )
             # --supersede: replacing an unfinished rollout is recorded on that rollout
             conn.execute("UPDATE applies SET superseded_by_pid=? WHERE seq=?", (os.getpid(), row["seq"]))
 
-    def start_apply(self, env: str, promotion_id: str | None, release: str, *, supersede: bool = False) -> int:
+    def start_apply(
+        self, env: str, promotion_id: str | None, release: str, *, supersede: bool = False
+    ) -> int:
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -360,16 +423,25 @@ class Ledger:
             cur = conn.execute(
                 "INSERT INTO applies (project, env, promotion_id, release, pid, host, started_at, phase) "
                 "VALUES (?,?,?,?,?,?,?, 'pending')",
-                (self.project, env, promotion_id, release, os.getpid(), socket.gethostname(), time.time()))
+                (self.project, env, promotion_id, release, os.getpid(), socket.gethostname(), time.time()),
+            )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         return int(cur.lastrowid or 0)
 
-    def update_apply(self, seq: int, *, phase: str | None = None, outcome: str | None = None,
-                     resources: list[dict[str, Any]] | None = None, finished: bool = False) -> None:
-        sets, args = [], []
+    def update_apply(
+        self,
+        seq: int,
+        *,
+        phase: str | None = None,
+        outcome: str | None = None,
+        resources: list[dict[str, Any]] | None = None,
+        finished: bool = False,
+    ) -> None:
+        sets: list[str] = []
+        args: list[Any] = []
         if phase is not None:
             sets.append("phase=?")
             args.append(phase)
@@ -391,24 +463,52 @@ class Ledger:
 
     def applies(self, env: str | None = None, limit: int = 20) -> list[Apply]:
         if env:
-            rows = self._q("SELECT * FROM applies WHERE project=? AND env=? ORDER BY seq DESC LIMIT ?",
-                           (self.project, env, limit))
+            rows = self._q(
+                "SELECT * FROM applies WHERE project=? AND env=? ORDER BY seq DESC LIMIT ?",
+                (self.project, env, limit),
+            )
         else:
-            rows = self._q("SELECT * FROM applies WHERE project=? ORDER BY seq DESC LIMIT ?", (self.project, limit))
-        return [Apply(seq=r["seq"], env=r["env"], promotion_id=r["promotion_id"], release=r["release"],
-                      pid=r["pid"], host=r["host"], started_at=r["started_at"], finished_at=r["finished_at"],
-                      phase=r["phase"], outcome=r["outcome"], resources=json.loads(r["resources"]),
-                      superseded_by_pid=r["superseded_by_pid"]) for r in rows]
+            rows = self._q(
+                "SELECT * FROM applies WHERE project=? ORDER BY seq DESC LIMIT ?", (self.project, limit)
+            )
+        return [
+            Apply(
+                seq=r["seq"],
+                env=r["env"],
+                promotion_id=r["promotion_id"],
+                release=r["release"],
+                pid=r["pid"],
+                host=r["host"],
+                started_at=r["started_at"],
+                finished_at=r["finished_at"],
+                phase=r["phase"],
+                outcome=r["outcome"],
+                resources=json.loads(r["resources"]),
+                superseded_by_pid=r["superseded_by_pid"],
+            )
+            for r in rows
+        ]
 
     # -- gates -----------------------------------------------------------------------------
 
-    def _insert_gate(self, conn: sqlite3.Connection, env: str, promotion_id: str, gate: Gate,
-                     at_promote: bool) -> bool:
+    def _insert_gate(
+        self, conn: sqlite3.Connection, env: str, promotion_id: str, gate: Gate, at_promote: bool
+    ) -> bool:
         cur = conn.execute(
             "INSERT OR IGNORE INTO gates (project, env, promotion_id, name, status, summary, run_id, at_promote,"
             " recorded_at) VALUES (?,?,?,?,?,?,?,?,?)",
-            (self.project, env, promotion_id, gate.name, gate.status, gate.summary, gate.run_id,
-             int(at_promote), time.time()))
+            (
+                self.project,
+                env,
+                promotion_id,
+                gate.name,
+                gate.status,
+                gate.summary,
+                gate.run_id,
+                int(at_promote),
+                time.time(),
+            ),
+        )
         return cur.rowcount == 1
 
     def record_gate(self, env: str, promotion_id: str, gate: Gate) -> bool:
@@ -424,24 +524,41 @@ class Ledger:
 
     def gates(self, promotion_id: str) -> list[Gate]:
         """Promote-time gates first, then later ones oldest first (spec 2, gate list)."""
-        rows = self._q("SELECT * FROM gates WHERE promotion_id=? ORDER BY at_promote DESC, seq ASC", (promotion_id,))
-        return [Gate(name=r["name"], status=r["status"], summary=r["summary"], run_id=r["run_id"],
-                     promotion_id=r["promotion_id"], env=r["env"], at_promote=bool(r["at_promote"]),
-                     recorded_at=r["recorded_at"]) for r in rows]
+        rows = self._q(
+            "SELECT * FROM gates WHERE promotion_id=? ORDER BY at_promote DESC, seq ASC", (promotion_id,)
+        )
+        return [
+            Gate(
+                name=r["name"],
+                status=r["status"],
+                summary=r["summary"],
+                run_id=r["run_id"],
+                promotion_id=r["promotion_id"],
+                env=r["env"],
+                at_promote=bool(r["at_promote"]),
+                recorded_at=r["recorded_at"],
+            )
+            for r in rows
+        ]
 
     # -- local sessions (written by dev stacks) -------------------------------------------
 
-    def upsert_session(self, worktree: str, env: str, branch: str, dirty: bool, machine: str | None = None) -> None:
+    def upsert_session(
+        self, worktree: str, env: str, branch: str, dirty: bool, machine: str | None = None
+    ) -> None:
         self.conn.execute(
             "INSERT INTO sessions (project, machine, worktree, env, branch, dirty, refreshed_at, stopped_at) "
             "VALUES (?,?,?,?,?,?,?,NULL) ON CONFLICT(project, machine, worktree) DO UPDATE SET env=excluded.env, "
             "branch=excluded.branch, dirty=excluded.dirty, refreshed_at=excluded.refreshed_at, stopped_at=NULL",
-            (self.project, machine or socket.gethostname(), worktree, env, branch, int(dirty), time.time()))
+            (self.project, machine or socket.gethostname(), worktree, env, branch, int(dirty), time.time()),
+        )
 
     def mark_stopped(self, worktree: str, machine: str | None = None) -> None:
         """Best effort (spec 2 States: local session, `env down` -> marked stopped)."""
-        self.conn.execute("UPDATE sessions SET stopped_at=? WHERE project=? AND machine=? AND worktree=?",
-                          (time.time(), self.project, machine or socket.gethostname(), worktree))
+        self.conn.execute(
+            "UPDATE sessions SET stopped_at=? WHERE project=? AND machine=? AND worktree=?",
+            (time.time(), self.project, machine or socket.gethostname(), worktree),
+        )
 
     def list_sessions(self, env: str | None = None, now: float | None = None) -> list[LocalSession]:
         """Sessions refreshed within 24 h; older rows are discarded here."""
@@ -449,6 +566,15 @@ class Ledger:
         self.conn.execute("DELETE FROM sessions WHERE refreshed_at < ?", (cutoff,))
         sql = "SELECT * FROM sessions WHERE project=?" + (" AND env=?" if env else "") + " ORDER BY worktree"
         rows = self._q(sql, (self.project, env) if env else (self.project,))
-        return [LocalSession(machine=r["machine"], worktree=r["worktree"], env=r["env"], branch=r["branch"],
-                             dirty=bool(r["dirty"]), refreshed_at=r["refreshed_at"],
-                             stopped=r["stopped_at"] is not None) for r in rows]
+        return [
+            LocalSession(
+                machine=r["machine"],
+                worktree=r["worktree"],
+                env=r["env"],
+                branch=r["branch"],
+                dirty=bool(r["dirty"]),
+                refreshed_at=r["refreshed_at"],
+                stopped=r["stopped_at"] is not None,
+            )
+            for r in rows
+        ]

@@ -35,9 +35,13 @@ def show(project: Project, env: str | None = None, limit: int = 50) -> LedgerSho
         envs = [env] if env else ledger.envs()
         promotions = [p.model_dump(mode="json") for e in envs for p in ledger.history(e, limit=limit)]
         promotions.sort(key=lambda p: p["seq"], reverse=True)
-        return LedgerShow(project=project.key, path=str(ledger.path), promotions=promotions[:limit],
-                          applies=[a.model_dump() for a in ledger.applies(env, limit=limit)],
-                          sessions=[s.model_dump() for s in ledger.list_sessions(env)])
+        return LedgerShow(
+            project=project.key,
+            path=str(ledger.path),
+            promotions=promotions[:limit],
+            applies=[a.model_dump() for a in ledger.applies(env, limit=limit)],
+            sessions=[s.model_dump() for s in ledger.list_sessions(env)],
+        )
 
 
 class LedgerWhere(BaseModel):
@@ -55,11 +59,18 @@ def where(project: Project, env: str) -> LedgerWhere:
     doc = evaluate_environment(project, env)
     cp = doc.get("control_plane")
     if cp:
-        return LedgerWhere(env=env, backend="control_plane",
-                           location=cp.get("endpoint") or "default hosted service",
-                           declaration=f"{rel}: framework.ControlPlane")
-    return LedgerWhere(env=env, backend="machine", location=f"{ledger_path()} (project {project.key!r})",
-                       declaration=f"{rel}: no framework.ControlPlane declared")
+        return LedgerWhere(
+            env=env,
+            backend="control_plane",
+            location=cp.get("endpoint") or "default hosted service",
+            declaration=f"{rel}: framework.ControlPlane",
+        )
+    return LedgerWhere(
+        env=env,
+        backend="machine",
+        location=f"{ledger_path()} (project {project.key!r})",
+        declaration=f"{rel}: no framework.ControlPlane declared",
+    )
 
 
 class ExportResult(BaseModel):
@@ -103,12 +114,16 @@ def _parse(text: str, where: str) -> list[dict[str, Any]]:
         except ValueError as exc:
             raise EngineError(f"{where}:{n}: not JSON: {exc}", code="invalid_input") from exc
         if not isinstance(row, dict) or not row.get("id") or not row.get("release"):
-            raise EngineError(f"{where}:{n}: a promotion needs at least `id` and `release`", code="invalid_input")
+            raise EngineError(
+                f"{where}:{n}: a promotion needs at least `id` and `release`", code="invalid_input"
+            )
         out.append(row)
     return out
 
 
-def _read_source(project: Project, from_git: bool, rev: str, file_ledger: str | None) -> tuple[str, dict[str, list]]:
+def _read_source(
+    project: Project, from_git: bool, rev: str, file_ledger: str | None
+) -> tuple[str, dict[str, list]]:
     from engine.releases.git import is_repo, list_tree, rev_exists, show_file
 
     found: dict[str, list[dict[str, Any]]] = {}
@@ -116,8 +131,11 @@ def _read_source(project: Project, from_git: bool, rev: str, file_ledger: str | 
         if not is_repo(project.root):
             raise EngineError("--from-git: the project is not a git checkout", code="invalid_input")
         if not rev_exists(project.root, rev):
-            raise EngineError(f"--from-git: revision {rev!r} not found", code="invalid_input",
-                              hint="fetch it, or pass --rev <ref>")
+            raise EngineError(
+                f"--from-git: revision {rev!r} not found",
+                code="invalid_input",
+                hint="fetch it, or pass --rev <ref>",
+            )
         for name in list_tree(project.root, rev, LEGACY_DIR):
             if name.endswith(".jsonl"):
                 text = show_file(project.root, rev, f"{LEGACY_DIR}/{name}") or ""
@@ -132,10 +150,18 @@ def _read_source(project: Project, from_git: bool, rev: str, file_ledger: str | 
     return str(base), found
 
 
-def import_ledger(project: Project, *, from_git: bool = False, rev: str = "origin/main",
-                  file_ledger: str | None = None, apply: bool = False) -> ImportResult:
+def import_ledger(
+    project: Project,
+    *,
+    from_git: bool = False,
+    rev: str = "origin/main",
+    file_ledger: str | None = None,
+    apply: bool = False,
+) -> ImportResult:
     if from_git == (file_ledger is not None):
-        raise EngineError("give exactly one source: --from-git or --from-file-ledger <dir>", code="invalid_input")
+        raise EngineError(
+            "give exactly one source: --from-git or --from-file-ledger <dir>", code="invalid_input"
+        )
     source, found = _read_source(project, from_git, rev, file_ledger)
     result = ImportResult(source=source, applied=apply, environments=[])
     with Ledger.open(project.key) as ledger:
@@ -147,7 +173,9 @@ def import_ledger(project: Project, *, from_git: bool = False, rev: str = "origi
             if present and len(present) == len(rows):
                 continue  # idempotent: this import already happened
             if ledger.count(env) > 0:
-                item.refused = f"environment {env!r} already holds promotions; import refuses to merge histories"
+                item.refused = (
+                    f"environment {env!r} already holds promotions; import refuses to merge histories"
+                )
                 continue
             if not apply:
                 item.imported = len(rows)
@@ -155,11 +183,20 @@ def import_ledger(project: Project, *, from_git: bool = False, rev: str = "origi
             previous = None
             for row in sorted(rows, key=lambda r: (r.get("seq") or 0, r.get("created_at") or 0)):
                 gates = [Gate.model_validate(g) for g in row.get("gates") or []]
-                ledger.append_promotion(env, str(row["release"]), row.get("images") or {},
-                                        direction=str(row.get("direction") or "UNKNOWN"), expected_current=previous,
-                                        plan_digest=row.get("plan_digest"), gates=[g for g in gates if g.at_promote],
-                                        check_in_flight=False, promotion_id=str(row["id"]), source="import",
-                                        created_at=_when(row.get("created_at")), actor=row.get("who"))
+                ledger.append_promotion(
+                    env,
+                    str(row["release"]),
+                    row.get("images") or {},
+                    direction=str(row.get("direction") or "UNKNOWN"),
+                    expected_current=previous,
+                    plan_digest=row.get("plan_digest"),
+                    gates=[g for g in gates if g.at_promote],
+                    check_in_flight=False,
+                    promotion_id=str(row["id"]),
+                    source="import",
+                    created_at=_when(row.get("created_at")),
+                    actor=row.get("who"),
+                )
                 for g in gates:
                     if not g.at_promote:
                         ledger.record_gate(env, str(row["id"]), g)

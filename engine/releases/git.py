@@ -19,8 +19,14 @@ class Provenance(BaseModel):
 
 def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str | None:
     try:
-        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=60,
-                             env={**os.environ, **(env or {})})
+        out = subprocess.run(
+            ["git", *args],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, **(env or {})},
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout.strip() if out.returncode == 0 else None

@@ -62,19 +62,26 @@ class Release(BaseModel):
 
     def same_artifacts(self, other: Release) -> bool:
         key = lambda a: (a.workload, a.kind, a.coordinate, a.digest)  # noqa: E731
-        return sorted(map(key, self.artifacts)) == sorted(map(key, other.artifacts)) and self.images == other.images
+        return (
+            sorted(map(key, self.artifacts)) == sorted(map(key, other.artifacts))
+            and self.images == other.images
+        )
 
 
 def check_version(version: str) -> str:
     if not VERSION_RE.match(version):
-        raise InvalidInput(f"invalid release version {version!r}",
-                           hint="use letters, digits, '.', '_', '+', '-' (e.g. v1.2.3), at most 128 characters")
+        raise InvalidInput(
+            f"invalid release version {version!r}",
+            hint="use letters, digits, '.', '_', '+', '-' (e.g. v1.2.3), at most 128 characters",
+        )
     return version
 
 
 def auto_name(tree: str, now: float | None = None) -> str:
     """`<YYYYMMDD>.<HHMMSS>-<tree12>` (spec 2, Versioning 2), in UTC."""
-    return time.strftime("%Y%m%d.%H%M%S", time.gmtime(now if now is not None else time.time())) + f"-{tree[:12]}"
+    return (
+        time.strftime("%Y%m%d.%H%M%S", time.gmtime(now if now is not None else time.time())) + f"-{tree[:12]}"
+    )
 
 
 def release_path(project: Project, version: str) -> Path:
@@ -86,9 +93,11 @@ def load_release(project: Project, version: str) -> Release:
     try:
         data = json.loads(path.read_bytes())
     except FileNotFoundError as exc:
-        raise ReleaseNotFound(f"release {version!r} not found ({path.relative_to(project.root)} does not exist)",
-                              hint="list releases with `ls .framework/releases`, or cut one with "
-                                   "`framework env build <env> --release <version>`") from exc
+        raise ReleaseNotFound(
+            f"release {version!r} not found ({path.relative_to(project.root)} does not exist)",
+            hint="list releases with `ls .framework/releases`, or cut one with "
+            "`framework env build <env> --release <version>`",
+        ) from exc
     except (OSError, ValueError) as exc:
         raise EngineError(f"release file {path} is unreadable: {exc}", code="release_unreadable") from exc
     return Release.model_validate(data)
@@ -127,13 +136,17 @@ def write_release(project: Project, release: Release) -> tuple[Release, bool]:
             return existing, False
         raise ReleaseConflict(
             f"release {release.version!r} already exists with different artifacts; releases are immutable",
-            hint="cut a new version instead")
+            hint="cut a new version instead",
+        )
     path = release_path(project, release.version)
-    atomic_write_bytes(path, (json.dumps(release.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode())
+    atomic_write_bytes(
+        path, (json.dumps(release.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode()
+    )
     return release, True
 
 
 # -- content-addressed store for `file` artifacts ------------------------------------------
+
 
 def cas_root() -> Path:
     return ledger_home() / "cas" / "sha256"
@@ -182,9 +195,12 @@ def materialize(release: Release, workload: str, dest: Path) -> Path:
             continue
         src = cas_path(art.digest)
         if not src.is_file():
-            raise EngineError(f"release {release.version}: {art.coordinate} ({art.digest}) is missing from the "
-                              f"file store {cas_root()}", code="artifact_missing",
-                              hint="the store lives on the machine that cut the release; cut it again here")
+            raise EngineError(
+                f"release {release.version}: {art.coordinate} ({art.digest}) is missing from the "
+                f"file store {cas_root()}",
+                code="artifact_missing",
+                hint="the store lives on the machine that cut the release; cut it again here",
+            )
         target = tmp / art.coordinate
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, target)

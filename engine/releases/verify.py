@@ -16,10 +16,14 @@ from pydantic import BaseModel
 from engine.project import Project
 from engine.releases.store import Artifact, load_release
 
-MANIFEST_TYPES = ", ".join((
-    "application/vnd.oci.image.index.v1+json", "application/vnd.oci.image.manifest.v1+json",
-    "application/vnd.docker.distribution.manifest.list.v2+json",
-    "application/vnd.docker.distribution.manifest.v2+json"))
+MANIFEST_TYPES = ", ".join(
+    (
+        "application/vnd.oci.image.index.v1+json",
+        "application/vnd.oci.image.manifest.v1+json",
+        "application/vnd.docker.distribution.manifest.list.v2+json",
+        "application/vnd.docker.distribution.manifest.v2+json",
+    )
+)
 
 
 class ArtifactCheck(BaseModel):
@@ -39,7 +43,9 @@ class VerifyResult(BaseModel):
 
 def _plain_http(host: str) -> bool:
     name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
-    insecure = {h.strip() for h in os.environ.get("FRAMEWORK_INSECURE_REGISTRIES", "").split(",") if h.strip()}
+    insecure = {
+        h.strip() for h in os.environ.get("FRAMEWORK_INSECURE_REGISTRIES", "").split(",") if h.strip()
+    }
     return name in ("localhost", "[::1]") or name.startswith("127.") or host in insecure or name in insecure
 
 
@@ -53,7 +59,9 @@ def _oci(client: Any, art: Artifact) -> tuple[str, str]:
     headers = {"Accept": MANIFEST_TYPES}
     resp = client.head(url, headers=headers)
     if resp.status_code == 401 and "bearer" in resp.headers.get("www-authenticate", "").lower():
-        params = dict(p.split("=", 1) for p in resp.headers["www-authenticate"][7:].replace('"', "").split(","))
+        params = dict(
+            p.split("=", 1) for p in resp.headers["www-authenticate"][7:].replace('"', "").split(",")
+        )
         tok = client.get(params.pop("realm"), params=params).json()  # anonymous pull token
         headers["Authorization"] = f"Bearer {tok.get('token') or tok.get('access_token')}"
         resp = client.head(url, headers=headers)
@@ -89,22 +97,32 @@ def _gomod(client: Any, art: Artifact) -> tuple[str, str]:
     for line in resp.text.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[0] == module and parts[1] == version:
-            return ("VERIFIED", "hash matches") if parts[2] == art.digest else \
-                ("FAILED", f"hash differs: checksum database has {parts[2]}")
+            return (
+                ("VERIFIED", "hash matches")
+                if parts[2] == art.digest
+                else ("FAILED", f"hash differs: checksum database has {parts[2]}")
+            )
     return "FAILED", f"{art.coordinate} is not in the checksum database"
 
 
-def verify(project: Project, version: str, *, strict: bool = False, timeout: float = 10.0) -> tuple[VerifyResult, int]:
+def verify(
+    project: Project, version: str, *, strict: bool = False, timeout: float = 10.0
+) -> tuple[VerifyResult, int]:
     import httpx
 
     release = load_release(project, version)
     checks = []
     with httpx.Client(timeout=timeout, follow_redirects=True) as client:
-        for art in release.artifacts + [Artifact(workload=n, kind=i["kind"], coordinate=i["coordinate"],
-                                                 digest=i["digest"]) for n, i in release.images.items()
-                                        if i.get("kind") != "file"]:
+        for art in release.artifacts + [
+            Artifact(workload=n, kind=i["kind"], coordinate=i["coordinate"], digest=i["digest"])
+            for n, i in release.images.items()
+            if i.get("kind") != "file"
+        ]:
             if art.kind == "file":
-                outcome, detail = "UNVERIFIABLE", "file artifacts live on this machine; nothing public to read"
+                outcome, detail = (
+                    "UNVERIFIABLE",
+                    "file artifacts live on this machine; nothing public to read",
+                )
             else:
                 try:
                     outcome, detail = {"oci": _oci, "npm": _npm, "gomod": _gomod}[art.kind](client, art)
@@ -114,8 +132,11 @@ def verify(project: Project, version: str, *, strict: bool = False, timeout: flo
                     outcome, detail = "UNREACHABLE", f"unexpected answer: {exc}"
             checks.append(ArtifactCheck(**art.model_dump(), outcome=outcome, detail=detail))
     outcomes = {c.outcome for c in checks}
-    code = 1 if "FAILED" in outcomes or (strict and "UNVERIFIABLE" in outcomes) else (
-        2 if "UNREACHABLE" in outcomes else 0)
+    code = (
+        1
+        if "FAILED" in outcomes or (strict and "UNVERIFIABLE" in outcomes)
+        else (2 if "UNREACHABLE" in outcomes else 0)
+    )
     return VerifyResult(version=version, strict=strict, checks=checks), code
 
 

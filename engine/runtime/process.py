@@ -32,10 +32,10 @@ POLL = 0.1
 
 class RolloutOptions(BaseModel):
     wait: bool = True
-    timeout: float = 300.0        # the wait budget (exit 8 when it expires while progressing)
+    timeout: float = 300.0  # the wait budget (exit 8 when it expires while progressing)
     stability_window: float = 2.0  # the new version stays healthy this long before the old one stops
-    grace: float = 30.0           # transient health failures tolerated this long
-    crash_limit: int = 3          # restarts inside one rollout before it is DEGRADED
+    grace: float = 30.0  # transient health failures tolerated this long
+    crash_limit: int = 3  # restarts inside one rollout before it is DEGRADED
 
 
 class WorkloadSpec(BaseModel):
@@ -97,8 +97,9 @@ def read_markers(pid: int) -> dict[str, str] | None:
 
 def owned(record: dict[str, Any]) -> bool:
     marks = read_markers(int(record["pid"]))
-    return bool(marks) and marks.get("FRAMEWORK_OWNED_BY") == OWNER and \
-        marks.get("FRAMEWORK_INSTANCE") == record["instance"]
+    if not marks:
+        return False
+    return marks.get("FRAMEWORK_OWNED_BY") == OWNER and marks.get("FRAMEWORK_INSTANCE") == record["instance"]
 
 
 def free_port() -> int:
@@ -108,7 +109,9 @@ def free_port() -> int:
 
 
 class Instance:
-    def __init__(self, record: dict[str, Any], path: Path, proc: subprocess.Popen[bytes] | None = None) -> None:
+    def __init__(
+        self, record: dict[str, Any], path: Path, proc: subprocess.Popen[bytes] | None = None
+    ) -> None:
         self.record = record
         self.path = path
         self.proc = proc
@@ -153,15 +156,25 @@ def observe(project_key: str, env: str) -> list[dict[str, Any]]:
     out = []
     for path, rec in _records(project_key, env):
         marks = read_markers(int(rec["pid"]))
-        alive = bool(marks) and marks.get("FRAMEWORK_INSTANCE") == rec.get("instance")
-        out.append({**rec, "alive": alive, "running_digest": (marks or {}).get("FRAMEWORK_DIGEST") if alive else None,
-                    "unreadable": marks == {}, "record": str(path)})
+        alive = bool(marks) and (marks or {}).get("FRAMEWORK_INSTANCE") == rec.get("instance")
+        out.append(
+            {
+                **rec,
+                "alive": alive,
+                "running_digest": (marks or {}).get("FRAMEWORK_DIGEST") if alive else None,
+                "unreadable": marks == {},
+                "record": str(path),
+            }
+        )
     return out
 
 
 def instances(project_key: str, env: str, workload: str | None = None) -> list[Instance]:
-    return [Instance(rec, path) for path, rec in _records(project_key, env)
-            if workload is None or rec.get("workload") == workload]
+    return [
+        Instance(rec, path)
+        for path, rec in _records(project_key, env)
+        if workload is None or rec.get("workload") == workload
+    ]
 
 
 def stop_env(project_key: str, env: str) -> int:
@@ -172,7 +185,9 @@ def stop_env(project_key: str, env: str) -> int:
     return len(items)
 
 
-def check_health(spec: WorkloadSpec, port: int | None, inst: Instance, timeout: float = 1.0) -> tuple[bool, str]:
+def check_health(
+    spec: WorkloadSpec, port: int | None, inst: Instance, timeout: float = 1.0
+) -> tuple[bool, str]:
     """Health checks by default: http GET (declared path, else /healthz), tcp, or a command."""
     health = spec.health or {}
     kind = health.get("type") or ("http" if port else "process")
@@ -180,8 +195,13 @@ def check_health(spec: WorkloadSpec, port: int | None, inst: Instance, timeout: 
         return False, "process exited"
     if kind == "command":
         try:
-            rc = subprocess.run(health.get("command") or ["true"], shell=isinstance(health.get("command"), str),
-                                cwd=spec.workdir or None, capture_output=True, timeout=max(timeout, 5)).returncode
+            rc = subprocess.run(
+                health.get("command") or ["true"],
+                shell=isinstance(health.get("command"), str),
+                cwd=spec.workdir or None,
+                capture_output=True,
+                timeout=max(timeout, 5),
+            ).returncode
         except (OSError, subprocess.TimeoutExpired) as exc:
             return False, f"health command failed: {exc}"
         return rc == 0, f"health command exited {rc}"
@@ -222,31 +242,60 @@ class ProcessRuntime:
         instance = uuid.uuid4().hex
         logs = self.dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, **spec.env,
-               "FRAMEWORK_OWNED_BY": OWNER, "FRAMEWORK_INSTANCE": instance, "FRAMEWORK_PROJECT": self.project_key,
-               "FRAMEWORK_ENV": self.env, "FRAMEWORK_WORKLOAD": spec.name, "FRAMEWORK_RELEASE": self.release,
-               "FRAMEWORK_DIGEST": spec.digest, "FRAMEWORK_PROMOTION": self.promotion_id}
+        env = {
+            **os.environ,
+            **spec.env,
+            "FRAMEWORK_OWNED_BY": OWNER,
+            "FRAMEWORK_INSTANCE": instance,
+            "FRAMEWORK_PROJECT": self.project_key,
+            "FRAMEWORK_ENV": self.env,
+            "FRAMEWORK_WORKLOAD": spec.name,
+            "FRAMEWORK_RELEASE": self.release,
+            "FRAMEWORK_DIGEST": spec.digest,
+            "FRAMEWORK_PROMOTION": self.promotion_id,
+        }
         if port is not None:
             env["PORT"] = str(port)
         log = (logs / f"{spec.name}.{replica}.log").open("ab")
         try:
-            proc = subprocess.Popen(spec.run, cwd=spec.workdir or None, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            proc = subprocess.Popen(
+                spec.run,
+                cwd=spec.workdir or None,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         except OSError as exc:
-            raise EngineError(f"workload {spec.name!r}: cannot start {spec.run[0]!r}: {exc.strerror}",
-                              code="start_failed") from exc
+            raise EngineError(
+                f"workload {spec.name!r}: cannot start {spec.run[0]!r}: {exc.strerror}", code="start_failed"
+            ) from exc
         finally:
             log.close()
-        record = {"instance": instance, "pid": proc.pid, "workload": spec.name, "replica": replica, "port": port,
-                  "digest": spec.digest, "release": self.release, "promotion_id": self.promotion_id,
-                  "run": spec.run, "started_at": time.time()}
+        record = {
+            "instance": instance,
+            "pid": proc.pid,
+            "workload": spec.name,
+            "replica": replica,
+            "port": port,
+            "digest": spec.digest,
+            "release": self.release,
+            "promotion_id": self.promotion_id,
+            "run": spec.run,
+            "started_at": time.time(),
+        }
         path = self.dir / "instances" / f"{spec.name}.{replica}.{instance[:8]}.json"
         atomic_write_bytes(path, json.dumps(record).encode())
         return Instance(record, path, proc)
 
-    def rollout(self, specs: list[WorkloadSpec], options: RolloutOptions,
-                on_phase: Callable[[str, str], None] | None = None,
-                superseded: Callable[[], bool] | None = None) -> tuple[str, list[Resource]]:
+    def rollout(
+        self,
+        specs: list[WorkloadSpec],
+        options: RolloutOptions,
+        on_phase: Callable[[str, str], None] | None = None,
+        superseded: Callable[[], bool] | None = None,
+    ) -> tuple[str, list[Resource]]:
         """Apply every workload; returns (overall phase, resources). Overall: ready, DEGRADED,
         SUPERSEDED, timed_out or not_waited."""
         declared = {s.name for s in specs}
@@ -274,7 +323,9 @@ class ProcessRuntime:
             if time.monotonic() > deadline:
                 for r in active:
                     r.resource.outcome = "timed_out"
-                    r.resource.message = f"wait budget of {options.timeout:g}s expired while {r.resource.phase}"
+                    r.resource.message = (
+                        f"wait budget of {options.timeout:g}s expired while {r.resource.phase}"
+                    )
                 return "timed_out", [r.resource for r in rollouts]
             for r in active:
                 r.step(on_phase)
@@ -306,12 +357,15 @@ class _WorkloadRollout:
 
     def _ports(self) -> list[int | None]:
         declared = self.spec.ports[0] if self.spec.ports else None
-        return [declared if i == 0 else (free_port() if declared else None) for i in range(self.spec.replicas)]
+        return [
+            declared if i == 0 else (free_port() if declared else None) for i in range(self.spec.replicas)
+        ]
 
     def _unchanged(self) -> bool:
         live = [i for i in self.old if i.alive()]
         return len(live) == self.spec.replicas and all(
-            i.record.get("digest") == self.spec.digest and i.record.get("run") == self.spec.run for i in live)
+            i.record.get("digest") == self.spec.digest and i.record.get("run") == self.spec.run for i in live
+        )
 
     def replace_now(self) -> None:
         if self._unchanged():
@@ -322,6 +376,8 @@ class _WorkloadRollout:
             self.new.append((self.rt.start(self.spec, replica, port), port, replica))
 
     def begin(self, on_phase: Callable[[str, str], None] | None) -> None:
+        if on_phase:
+            on_phase(self.spec.name, "pending")
         self.set_phase("progressing", on_phase)
         if self._unchanged():  # already on this release: keep it running, still wait for health
             self.new = [(i, i.record.get("port"), int(i.record.get("replica", 0))) for i in self.old]
@@ -352,8 +408,9 @@ class _WorkloadRollout:
             if not inst.alive():
                 # crash loop fails fast; a single crash is restarted within the crash limit
                 if self.resource.restarts >= self.options.crash_limit:
-                    self.resource.message = (f"crash loop: exited {self.resource.restarts + 1} times "
-                                             f"(see {self.rt.dir / 'logs'})")
+                    self.resource.message = (
+                        f"crash loop: exited {self.resource.restarts + 1} times (see {self.rt.dir / 'logs'})"
+                    )
                     self.resource.outcome = "failed"
                     self.set_phase("DEGRADED", on_phase)
                     for i, _p, _r in self.new:
@@ -374,8 +431,9 @@ class _WorkloadRollout:
                 self.set_phase("progressing", on_phase)
             if now - self.unhealthy_since > self.options.grace:
                 self.resource.outcome = "failed"
-                self.resource.message = f"unhealthy for longer than the {self.options.grace:g}s grace: " + \
-                    self.resource.message
+                self.resource.message = (
+                    f"unhealthy for longer than the {self.options.grace:g}s grace: " + self.resource.message
+                )
                 self.set_phase("DEGRADED", on_phase)
                 for i, _p, _r in self.new:
                     i.stop(grace=1)

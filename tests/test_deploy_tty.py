@@ -1,0 +1,62 @@
+"""`env deploy` on a real terminal (tmux): the plan is shown, then confirmation is asked (spec 2 Deploy)."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from deploy_fixtures import FRAMEWORK_BIN, demo_fixture  # noqa: E402,F401
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True, timeout=30).stdout
+
+
+def wait_for(name: str, text: str, timeout: float = 60.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        screen = tmux("capture-pane", "-p", "-J", "-t", name, "-S", "-200")
+        if text in screen:
+            return screen
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} never appeared:\n{tmux('capture-pane', '-p', '-t', name)}")
+
+
+def run_in_tmux(demo, args: str) -> str:
+    name = f"fw4-{uuid.uuid4().hex[:8]}"
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in demo.env.items()
+                   if k.startswith(("FRAMEWORK_", "GIT_", "XDG_")) or k in ("HOME", "PATH", "NO_COLOR"))
+    command = (f"cd {shlex.quote(str(demo.root))} && env {env} TERM=xterm {FRAMEWORK_BIN} {args}; "
+               f"echo EXIT=$?; sleep 120")
+    tmux("new-session", "-d", "-s", name, "-x", "140", "-y", "50", command)
+    return name
+
+
+def test_terminal_confirmation_shows_plan_and_no_writes_nothing(demo):
+    """Exit 0 when the confirmation is answered no (nothing written); yes promotes, applies and waits."""
+    name = run_in_tmux(demo, "env deploy dev --stability-window 0.3")
+    try:
+        screen = wait_for(name, "to dev? [y/N]")
+        assert "Deploy plan for `dev`" in screen and "| api | added |" in screen
+        tmux("send-keys", "-t", name, "n", "Enter")
+        screen = wait_for(name, "EXIT=")
+        assert "EXIT=0" in screen and "nothing written" in screen
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, check=False)
+    assert not (demo.root / ".framework" / "releases").exists()
+    assert demo.json("ledger", "show", "dev")[1]["promotions"] == []
+    name = run_in_tmux(demo, "env deploy dev --stability-window 0.3")
+    try:
+        wait_for(name, "to dev? [y/N]")
+        tmux("send-keys", "-t", name, "y", "Enter")
+        screen = wait_for(name, "EXIT=")
+        assert "EXIT=0" in screen and "rollout: ready" in screen
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, check=False)
+    code, doc = demo.json("env", "status", "dev")
+    assert code == 0 and doc["environments"][0]["convergence"] == "converged"
