@@ -71,8 +71,10 @@ def _selected(env_doc: dict[str, Any], targets: list[str] | None) -> list[dict[s
         names = {w["name"] for w in workloads}
         unknown = [t for t in targets if t not in names]
         if unknown:
-            raise InvalidInput(f"unknown workload {unknown[0]!r} for --target",
-                               hint=f"workloads of {env_doc.get('name')}: {', '.join(sorted(names)) or 'none'}")
+            raise InvalidInput(
+                f"unknown workload {unknown[0]!r} for --target",
+                hint=f"workloads of {env_doc.get('name')}: {', '.join(sorted(names)) or 'none'}",
+            )
         workloads = [w for w in workloads if w["name"] in targets]
     return workloads
 
@@ -91,15 +93,23 @@ def _run(argv: list[str] | str, cwd: Path, what: str, shell: bool = False) -> st
 
 def _docker_ready(what: str) -> None:
     if not shutil.which("docker"):
-        raise ToolMissing(f"{what}: build type docker needs the `docker` CLI, which is not installed",
-                          hint="install Docker, or build this workload with type shell or go")
-    probe = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True)
+        raise ToolMissing(
+            f"{what}: build type docker needs the `docker` CLI, which is not installed",
+            hint="install Docker, or build this workload with type shell or go",
+        )
+    probe = subprocess.run(
+        ["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True
+    )
     if probe.returncode != 0:
-        raise ToolMissing(f"{what}: build type docker needs a Docker daemon, and none is reachable",
-                          hint=(probe.stderr.strip().splitlines() or ["start the Docker daemon"])[-1])
+        raise ToolMissing(
+            f"{what}: build type docker needs a Docker daemon, and none is reachable",
+            hint=(probe.stderr.strip().splitlines() or ["start the Docker daemon"])[-1],
+        )
 
 
-def build_workload(project: Project, env_name: str, workload: dict[str, Any], tag: str | None) -> WorkloadBuild:
+def build_workload(
+    project: Project, env_name: str, workload: dict[str, Any], tag: str | None
+) -> WorkloadBuild:
     """Run one workload's build. Raises BuildFailed / ToolMissing with a clear message."""
     build = workload.get("build") or {}
     kind = build.get("type")
@@ -116,11 +126,17 @@ def build_workload(project: Project, env_name: str, workload: dict[str, Any], ta
         output = _run(build["command"], cwd, what, shell=True)
     elif kind == "go":
         if not shutil.which("go"):
-            raise ToolMissing(f"{what}: build type go needs the `go` toolchain, which is not installed",
-                              hint="install Go (https://go.dev/dl) or use a shell build")
+            raise ToolMissing(
+                f"{what}: build type go needs the `go` toolchain, which is not installed",
+                hint="install Go (https://go.dev/dl) or use a shell build",
+            )
         out = (build.get("artifacts") or [f"bin/{name}"])[0]
-        output = _run(build.get("command") or ["go", "build", "-o", str(project.root / out), "."], cwd, what,
-                      shell=bool(build.get("command")))
+        output = _run(
+            build.get("command") or ["go", "build", "-o", str(project.root / out), "."],
+            cwd,
+            what,
+            shell=bool(build.get("command")),
+        )
     elif kind == "docker":
         _docker_ready(what)
         image = workload.get("image")
@@ -128,12 +144,19 @@ def build_workload(project: Project, env_name: str, workload: dict[str, Any], ta
             raise BuildFailed(f"{what}: a docker build needs the workload's `image` reference")
         output = _run(["docker", "build", "-t", f"{image}:{tag or 'latest'}", "."], cwd, what)
     elif kind == "remote":
-        raise ToolMissing(f"{what}: remote builds run on a control plane, and this environment declares none "
-                          "reachable", hint="use a shell, go or docker build for environments applied from here")
+        raise ToolMissing(
+            f"{what}: remote builds run on a control plane, and this environment declares none reachable",
+            hint="use a shell, go or docker build for environments applied from here",
+        )
     else:
         raise BuildFailed(f"{what}: unknown build type {kind!r}")
-    return WorkloadBuild(workload=name, type=kind, status="built", seconds=round(time.monotonic() - start, 3),
-                         output=output[-2000:])
+    return WorkloadBuild(
+        workload=name,
+        type=kind,
+        status="built",
+        seconds=round(time.monotonic() - start, 3),
+        output=output[-2000:],
+    )
 
 
 def _expand(project: Project, rel: str) -> list[Path]:
@@ -143,7 +166,9 @@ def _expand(project: Project, rel: str) -> list[Path]:
     if path.is_file():
         return [path]
     if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.is_file() and not SKIP_DIRS & set(p.relative_to(path).parts))
+        return sorted(
+            p for p in path.rglob("*") if p.is_file() and not SKIP_DIRS & set(p.relative_to(path).parts)
+        )
     return []
 
 
@@ -159,7 +184,9 @@ def workload_files(project: Project, workload: dict[str, Any]) -> tuple[list[str
     return [], []
 
 
-def collect_artifacts(project: Project, workloads: list[dict[str, Any]]) -> tuple[list[Artifact], dict[str, dict[str, str]], list[str], dict[str, Path]]:
+def collect_artifacts(
+    project: Project, workloads: list[dict[str, Any]]
+) -> tuple[list[Artifact], dict[str, dict[str, str]], list[str], dict[str, Path]]:
     """Artifacts, per-image digests, missing declared artifacts, and file sources (digest -> path)."""
     artifacts: list[Artifact] = []
     images: dict[str, dict[str, str]] = {}
@@ -177,9 +204,15 @@ def collect_artifacts(project: Project, workloads: list[dict[str, Any]]) -> tupl
                 entries.append((coord, digest))
                 artifacts.append(Artifact(workload=w["name"], kind="file", coordinate=coord, digest=digest))
         if entries:
-            images[w["name"]] = {"kind": "file", "coordinate": f"files:{w['name']}", "digest": files_digest(entries)}
+            images[w["name"]] = {
+                "kind": "file",
+                "coordinate": f"files:{w['name']}",
+                "digest": files_digest(entries),
+            }
         elif w.get("image"):
             images[w["name"]] = {"kind": "oci", "coordinate": str(w["image"]), "digest": ""}
+        elif w.get("run"):  # a program with no files of its own (e.g. a system binary) is still tracked
+            images[w["name"]] = {"kind": "file", "coordinate": f"files:{w['name']}", "digest": files_digest([])}
     return artifacts, images, missing, sources
 
 
@@ -187,37 +220,55 @@ def _push_record_path(project: Project, env: str) -> Path:
     return ledger_home() / "projects" / project.key / "pushes" / f"{env}.json"
 
 
-def record_push(project: Project, env: str, artifacts: list[Artifact], images: dict[str, dict[str, str]]) -> None:
+def record_push(
+    project: Project, env: str, artifacts: list[Artifact], images: dict[str, dict[str, str]]
+) -> None:
     doc = {"artifacts": [a.model_dump() for a in artifacts], "images": images, "pushed_at": time.time()}
     atomic_write_bytes(_push_record_path(project, env), json.dumps(doc, indent=2).encode())
 
 
-def harvest_push(project: Project, env: str, names: list[str]) -> tuple[list[Artifact], dict[str, dict[str, str]]]:
+def harvest_push(
+    project: Project, env: str, names: list[str]
+) -> tuple[list[Artifact], dict[str, dict[str, str]]]:
     """`--no-build --release`: the digests an earlier push recorded."""
     try:
         doc = json.loads(_push_record_path(project, env).read_bytes())
     except FileNotFoundError as exc:
-        raise EngineError(f"no earlier push recorded for {env!r}; nothing to harvest",
-                          hint=f"run `framework env build {env} --push` first", code="no_push") from exc
+        raise EngineError(
+            f"no earlier push recorded for {env!r}; nothing to harvest",
+            hint=f"run `framework env build {env} --push` first",
+            code="no_push",
+        ) from exc
     artifacts = [Artifact.model_validate(a) for a in doc["artifacts"] if a["workload"] in names]
     images = {k: v for k, v in doc["images"].items() if k in names}
     return artifacts, images
 
 
-def prepare_release(project: Project, workloads: list[dict[str, Any]], version: str | None,
-                    *, artifacts: list[Artifact] | None = None, images: dict[str, dict[str, str]] | None = None
-                    ) -> tuple[Release, dict[str, Path]]:
+def prepare_release(
+    project: Project,
+    workloads: list[dict[str, Any]],
+    version: str | None,
+    *,
+    artifacts: list[Artifact] | None = None,
+    images: dict[str, dict[str, str]] | None = None,
+) -> tuple[Release, dict[str, Path]]:
     """The release a cut would record (nothing written). Auto name reused when the tree matches."""
     sources: dict[str, Path] = {}
     if artifacts is None or images is None:
         artifacts, images, missing, sources = collect_artifacts(project, workloads)
         if missing:
-            raise EngineError(f"cut refused: declared artifact missing: {'; '.join(missing)}",
-                              code="artifact_missing", hint="build first, or fix build.artifacts")
+            raise EngineError(
+                f"cut refused: declared artifact missing: {'; '.join(missing)}",
+                code="artifact_missing",
+                hint="build first, or fix build.artifacts",
+            )
     unpushed = [n for n, i in images.items() if not i.get("digest")]
     if unpushed:
-        raise EngineError(f"cut refused: image of {', '.join(unpushed)} has no pushed digest",
-                          code="artifact_missing", hint="push it first (needs a Docker daemon)")
+        raise EngineError(
+            f"cut refused: image of {', '.join(unpushed)} has no pushed digest",
+            code="artifact_missing",
+            hint="push it first (needs a Docker daemon)",
+        )
     prov = provenance(project.root)
     now = time.time()
     if version is None:
@@ -227,8 +278,14 @@ def prepare_release(project: Project, workloads: list[dict[str, Any]], version: 
             return reuse, sources
         version = auto_name(tree, now)
     check_version(version)
-    rel = Release(version=version, project=project.key, created_at=now, provenance=prov,
-                  artifacts=artifacts, images=images)
+    rel = Release(
+        version=version,
+        project=project.key,
+        created_at=now,
+        provenance=prov,
+        artifacts=artifacts,
+        images=images,
+    )
     return rel, sources
 
 
@@ -243,15 +300,27 @@ def cut_release(project: Project, release: Release, sources: dict[str, Path]) ->
         if art.kind == "file" and not cas_has(art.digest):
             src = sources.get(art.digest)
             if src is None:
-                raise EngineError(f"cut refused: {art.coordinate} ({art.digest}) is not in the file store",
-                                  code="artifact_missing", hint="push it first: framework env build <env> --push")
+                raise EngineError(
+                    f"cut refused: {art.coordinate} ({art.digest}) is not in the file store",
+                    code="artifact_missing",
+                    hint="push it first: framework env build <env> --push",
+                )
             cas_put(src, art.digest)
     return write_release(project, release)
 
 
-def env_build(project: Project, env: str, *, targets: list[str] | None = None, push: bool = False,
-              release: str | None = None, tag: str | None = None, no_build: bool = False, plan: bool = False,
-              progress: Progress | None = None) -> BuildResult:
+def env_build(
+    project: Project,
+    env: str,
+    *,
+    targets: list[str] | None = None,
+    push: bool = False,
+    release: str | None = None,
+    tag: str | None = None,
+    no_build: bool = False,
+    plan: bool = False,
+    progress: Progress | None = None,
+) -> BuildResult:
     """`env build <env>` with every flag of spec 2 (see module doc)."""
     from engine.environments import evaluate_environment
 
@@ -260,10 +329,14 @@ def env_build(project: Project, env: str, *, targets: list[str] | None = None, p
         check_version(release)
         push = True  # --release implies --push
         if tag is not None and tag != release:
-            raise InvalidInput(f"--tag {tag!r} conflicts with --release {release!r}",
-                               hint="drop --tag: a release tags its images with its version")
+            raise InvalidInput(
+                f"--tag {tag!r} conflicts with --release {release!r}",
+                hint="drop --tag: a release tags its images with its version",
+            )
     if no_build and release is None:
-        raise InvalidInput("--no-build only makes sense with --release (it harvests digests of an earlier push)")
+        raise InvalidInput(
+            "--no-build only makes sense with --release (it harvests digests of an earlier push)"
+        )
     env_doc = evaluate_environment(project, env)
     workloads = _selected(env_doc, targets)
     result = BuildResult(env=env, builds=[])
@@ -271,12 +344,20 @@ def env_build(project: Project, env: str, *, targets: list[str] | None = None, p
         artifacts, images, missing, _ = collect_artifacts(project, workloads)
         existing = find_release(project, release) if release else None
         result.plan = {
-            "version": release, "workloads": [w["name"] for w in workloads],
-            "builds": [{"workload": w["name"], "type": (w.get("build") or {}).get("type")} for w in workloads],
-            "artifacts": [a.model_dump() for a in artifacts], "missing": missing,
+            "version": release,
+            "workloads": [w["name"] for w in workloads],
+            "builds": [
+                {"workload": w["name"], "type": (w.get("build") or {}).get("type")} for w in workloads
+            ],
+            "artifacts": [a.model_dump() for a in artifacts],
+            "missing": missing,
             "exists": existing is not None,
-            "conflict": bool(existing and not no_build and sorted((a.coordinate, a.digest) for a in existing.artifacts)
-                             != sorted((a.coordinate, a.digest) for a in artifacts)),
+            "conflict": bool(
+                existing
+                and not no_build
+                and sorted((a.coordinate, a.digest) for a in existing.artifacts)
+                != sorted((a.coordinate, a.digest) for a in artifacts)
+            ),
         }
         return result
     if not no_build:
@@ -286,7 +367,9 @@ def env_build(project: Project, env: str, *, targets: list[str] | None = None, p
     if push and not no_build:
         artifacts, images, missing, sources = collect_artifacts(project, workloads)
         if missing:
-            raise EngineError(f"push refused: declared artifact missing: {'; '.join(missing)}", code="artifact_missing")
+            raise EngineError(
+                f"push refused: declared artifact missing: {'; '.join(missing)}", code="artifact_missing"
+            )
         for art in artifacts:
             cas_put(sources[art.digest], art.digest)
         say(f"pushed {len(artifacts)} file artifact(s) to the file store")
@@ -299,8 +382,11 @@ def env_build(project: Project, env: str, *, targets: list[str] | None = None, p
             declared = {w["name"] for w in workloads if workload_files(project, w)[0] or w.get("image")}
             absent = sorted(declared - set(images))
             if absent:
-                raise EngineError(f"cut refused: the earlier push holds no artifact for {', '.join(absent)}",
-                                  code="artifact_missing", hint=f"run `framework env build {env} --push`")
+                raise EngineError(
+                    f"cut refused: the earlier push holds no artifact for {', '.join(absent)}",
+                    code="artifact_missing",
+                    hint=f"run `framework env build {env} --push`",
+                )
         else:
             rel, sources = prepare_release(project, workloads, release)
         stored, created = cut_release(project, rel, sources)
