@@ -147,7 +147,8 @@ def stacks_cleanup() -> Iterator[list[subprocess.Popen[bytes]]]:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
-    assert not [p for p in owned_pids(home) if pid_alive(p)], "stack processes outlived the test"
+    poll(lambda: not [p for p in owned_pids(home) if pid_alive(p)], timeout=15,
+         what="every stack process of this test to exit")
 
 
 @pytest.fixture

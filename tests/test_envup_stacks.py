@@ -224,7 +224,11 @@ def test_watch_restarts_a_service_after_its_file_changes(demo_repo, stacks_clean
     before = poll(running, timeout=60, what="the watched stack")
     main = repo / "services" / "api" / "main.py"
     main.write_text(main.read_text().replace('"hello"', '"changed"').replace("# noqa", "#  noqa"))
-    after = poll(lambda: (p := running()) and p["api"] != before["api"] and p, timeout=60, what="api restart")
+    try:
+        after = poll(lambda: (p := running()) and p["api"] != before["api"] and p, timeout=60, what="api restart")
+    except AssertionError:
+        proc.send_signal(signal.SIGINT)
+        raise AssertionError(f"no restart; env up said: {proc.communicate(timeout=30)[1]}") from None
     assert after["web"] == before["web"]  # web's files did not change
     proc.send_signal(signal.SIGINT)
     proc.wait(timeout=30)

@@ -25,24 +25,41 @@ QUIET = 0.3  # debounce: act once the tree has been quiet this long
 SESSION_REFRESH = 300.0
 
 
-def _observer(root: Path, changes: queue.Queue[str]) -> Any:
-    from watchdog.events import FileSystemEvent, FileSystemEventHandler
-    from watchdog.observers import Observer
+class Watcher:
+    """Collects changed paths under the project (watchdog); started before the stack's processes
+    so a change made while they start is not missed. Watches are in place when start() returns."""
 
-    class Handler(FileSystemEventHandler):
-        def on_any_event(self, event: FileSystemEvent) -> None:
-            if event.event_type in ("opened", "closed_no_write"):
-                return
-            for raw in (event.src_path, getattr(event, "dest_path", "")):
-                path = str(raw or "")
-                if path and not IGNORED_PARTS.intersection(Path(path).parts):
-                    changes.put(path)
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.changes: queue.Queue[str] = queue.Queue()
+        self.observer: Any = None
 
-    observer = Observer()
-    observer.schedule(Handler(), str(root), recursive=True)
-    observer.daemon = True
-    observer.start()
-    return observer
+    def start(self) -> Watcher:
+        from watchdog.events import FileSystemEvent, FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        changes = self.changes
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                if event.event_type in ("opened", "closed_no_write"):
+                    return
+                for raw in (event.src_path, getattr(event, "dest_path", "")):
+                    path = str(raw or "")
+                    if path and not IGNORED_PARTS.intersection(Path(path).parts):
+                        changes.put(path)
+
+        self.observer = Observer()
+        self.observer.schedule(Handler(), str(self.root), recursive=True)
+        self.observer.daemon = True
+        self.observer.start()
+        return self
+
+    def stop(self) -> None:
+        if self.observer is not None:
+            self.observer.stop()
+            self.observer.join(timeout=2)
+            self.observer = None
 
 
 def affected(processes: list[registry.StackProcess], paths: set[str]) -> list[registry.StackProcess]:
@@ -75,7 +92,7 @@ def restart(launcher: Any, proc: registry.StackProcess, no_build: bool, say: Cal
 
 
 def hold(launcher: Any, opts: Any, checkout: Checkout, progress: Callable[[str], None] | None,
-         on_status: Callable[[StackStatus], None] | None, events: list[str]) -> None:
+         on_status: Callable[[StackStatus], None] | None, events: list[str], watcher: Watcher | None) -> None:
     """Block until interrupted (KeyboardInterrupt) or until the stack is stopped from elsewhere."""
     from engine.devstack.up import _refresh_session
 
@@ -84,9 +101,7 @@ def hold(launcher: Any, opts: Any, checkout: Checkout, progress: Callable[[str],
         if progress:
             progress(message)
 
-    changes: queue.Queue[str] = queue.Queue()
-    observer = _observer(launcher.project.root, changes) if opts.watch else None
-    if observer is not None:
+    if watcher is not None:
         say(f"watching {launcher.project.root} for changes")
     refreshed = time.monotonic()
     pending: set[str] = set()
@@ -102,12 +117,12 @@ def hold(launcher: Any, opts: Any, checkout: Checkout, progress: Callable[[str],
             if time.monotonic() - refreshed > SESSION_REFRESH:  # spec 2: refreshed while a stack runs
                 _refresh_session(launcher.project, checkout, launcher.env)
                 refreshed = time.monotonic()
-            while True:
+            while watcher is not None:
                 try:
-                    pending.add(changes.get_nowait())
-                    last_change = time.monotonic()
+                    pending.add(watcher.changes.get_nowait())
                 except queue.Empty:
                     break
+                last_change = time.monotonic()
             if pending and time.monotonic() - last_change >= QUIET:
                 hit = affected(launcher.stack.processes, pending)
                 pending.clear()
@@ -119,6 +134,5 @@ def hold(launcher: Any, opts: Any, checkout: Checkout, progress: Callable[[str],
                         say(f"{proc.name}: restart failed: {exc.message}")
             time.sleep(POLL)
     finally:
-        if observer is not None:
-            observer.stop()
-            observer.join(timeout=2)
+        if watcher is not None:
+            watcher.stop()

@@ -282,6 +282,11 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
                   started_at=time.time(), mode="foreground" if opts.hold else "background",
                   holder_pid=os.getpid() if opts.hold else None)
     launcher = Launcher(project, env, stack, defines, progress)
+    watcher = None
+    if opts.hold and opts.watch:
+        from engine.devstack.hold import Watcher
+
+        watcher = Watcher(project.root).start()  # before the processes: no change is missed
     try:
         for phase, kind, extra in (("host", "workload", []), ("frontend", "frontend", opts.dev_args)):
             group = [p for p in chosen if p.kind == kind]
@@ -299,6 +304,8 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
             result.phases.append(Phase(name=phase, status="done", detail=", ".join(p.name for p in group),
                                        seconds=round(time.monotonic() - began, 3)))
     except BaseException:
+        if watcher is not None:
+            watcher.stop()
         registry.stop_stack(stack)  # a failed or interrupted start leaves nothing running
         raise
     _refresh_session(project, checkout, env)
@@ -311,7 +318,7 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
 
         result.held = True
         try:
-            hold(launcher, opts, checkout, progress, on_status, result.events)
+            hold(launcher, opts, checkout, progress, on_status, result.events, watcher)
         except KeyboardInterrupt:
             result.interrupted = True
         finally:
