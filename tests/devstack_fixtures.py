@@ -40,10 +40,11 @@ def _free(port: int) -> bool:
 
 
 def free_base(blocks: int = 8) -> int:
-    """A base port whose two demo ports are free in every block (other suites use 8080)."""
+    """A base port whose first 20 ports are free in every block (other suites use 8080; tests
+    place services at base + 0..19)."""
     for _ in range(200):
-        base = random.randrange(20000, 50000, 10)
-        if all(_free(base + b * 100 + i) for b in range(blocks) for i in range(2)):
+        base = random.randrange(20000, 50000, 100)
+        if all(_free(base + b * 100 + i) for b in range(blocks) for i in range(20)):
             return base
     raise RuntimeError("no free port range found")
 

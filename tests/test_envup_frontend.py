@@ -60,7 +60,7 @@ def test_frontend_phase_runs_dev_servers_with_tokens_after_double_dash(demo_repo
     wt = add_worktree(repo, "ui-work")
     out = framework("env", "up", "ui", "--no-build", "--json", "--", "--open", "--mode", "dev", cwd=wt)
     doc = json.loads(out.stdout)
-    assert doc["ok"], out.stderr
+    assert doc["ok"], out.stderr + out.stdout
     assert [(p["name"], p["status"]) for p in doc["phases"]] == [
         ("build", "skipped"), ("deploy", "skipped"), ("host", "done"), ("frontend", "done")]
     ports = {p["name"]: p["ports"] for p in doc["processes"]}

@@ -308,7 +308,10 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
             watcher.stop()
         registry.stop_stack(stack)  # a failed or interrupted start leaves nothing running
         raise
-    _refresh_session(project, checkout, env)
+    try:
+        _refresh_session(project, checkout, env)
+    except EngineError as exc:  # presence is best effort (spec 2 States: local session); the stack runs
+        _say(progress, f"local session not recorded: {exc.message}")
     if not opts.hold:  # nobody holds a background stack: the keeper refreshes its session
         launcher.start_keeper(checkout)
     result.processes = [p.model_dump(include={"name", "kind", "pid", "ports", "log"}) for p in stack.processes
