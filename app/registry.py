@@ -39,6 +39,10 @@ FRAMEWORK = Program(
                 "build": "Build an environment's workloads; --push stores artifacts; --release cuts a release.",
                 "deploy": "Promote a release to an environment, apply it and wait for health.",
                 "status": "Bound release, verify state per image, rollout phase, health, gates, sessions.",
+                "up": "Run a local environment as a dev stack: build, deploy, host, frontend.",
+                "down": "Stop dev stacks: only processes carrying the framework's ownership markers.",
+                "ps": "List the dev stacks on this machine, across projects.",
+                "devstack": "Port blocks of dev stacks: port, key, list, prune, release.",
             },
             examples=("framework env list", "framework env render staging --list", "framework env shape prod --json",
                       "framework env deploy dev --yes", "framework env status dev --json"),
@@ -86,6 +90,20 @@ FRAMEWORK = Program(
         ),
     },
     examples=("framework env list", "framework env list --json", "framework   (on a terminal: the dashboard)"),
+)
+
+# `framework env devstack ...`: a sub-group of env (spec 2, env devstack).
+DEVSTACK = Group(
+    help="Port blocks of dev stacks (.framework/blocks.json): 100 ports per worktree key.",
+    commands={
+        "port": "Print base + block*100 for this worktree (allocating its block if new).",
+        "key": "Print this worktree's key (empty on the primary checkout).",
+        "list": "List block holders: dev stack, derived port-block or standalone.",
+        "prune": "Reclaim blocks of worktrees that no longer exist (never standalone or default keys).",
+        "release": "Release one key's block (dry run unless --apply).",
+    },
+    examples=("framework env devstack port 8080", "framework env devstack list --json",
+              "framework env devstack release feature-x --apply"),
 )
 
 PLATFORM = Program(

@@ -1,0 +1,1 @@
+"""`env build`: dispatch on build type (spec 2, framework env)."""

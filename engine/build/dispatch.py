@@ -1,0 +1,396 @@
+"""`framework env build <env>` (spec 2, framework env): build, push, cut a release.
+
+Dispatch on the workload's build type: `shell` runs its command, `go` runs `go build`, `docker`
+runs `docker build`/`push` (needs a reachable Docker daemon), `remote` needs a control plane.
+A workload's `file` artifacts are its declared `build.artifacts`; a process workload declaring
+none ships the directory of the program its `run` names (so a release can run it again exactly).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from engine.errors import EngineError
+from engine.paths import atomic_write_bytes, ledger_home
+from engine.project import Project
+from engine.releases.git import provenance
+from engine.releases.store import (
+    Artifact,
+    InvalidInput,
+    Release,
+    auto_name,
+    cas_put,
+    check_version,
+    files_digest,
+    find_release,
+    release_for_tree,
+    sha256_file,
+    write_release,
+)
+
+Progress = Callable[[str], None]
+SKIP_DIRS = {"__pycache__", ".git", "node_modules", ".venv"}
+
+
+class BuildFailed(EngineError):
+    code = "build_failed"
+
+
+class ToolMissing(EngineError):
+    code = "tool_missing"
+
+
+class WorkloadBuild(BaseModel):
+    workload: str
+    type: str | None
+    status: str  # built | skipped | failed
+    seconds: float = 0.0
+    output: str = ""
+
+
+class BuildResult(BaseModel):
+    env: str
+    builds: list[WorkloadBuild]
+    pushed: bool = False
+    release: dict[str, Any] | None = None
+    release_created: bool = False
+    plan: dict[str, Any] | None = None
+
+
+def _selected(env_doc: dict[str, Any], targets: list[str] | None) -> list[dict[str, Any]]:
+    workloads = [w for w in env_doc.get("workloads") or [] if isinstance(w, dict)]
+    if targets:
+        names = {w["name"] for w in workloads}
+        unknown = [t for t in targets if t not in names]
+        if unknown:
+            raise InvalidInput(
+                f"unknown workload {unknown[0]!r} for --target",
+                hint=f"workloads of {env_doc.get('name')}: {', '.join(sorted(names)) or 'none'}",
+            )
+        workloads = [w for w in workloads if w["name"] in targets]
+    return workloads
+
+
+def _run(argv: list[str] | str, cwd: Path, what: str, shell: bool = False) -> str:
+    try:
+        out = subprocess.run(argv, cwd=cwd, shell=shell, capture_output=True, text=True, timeout=1800)
+    except OSError as exc:
+        raise BuildFailed(f"{what}: cannot run: {exc.strerror}") from exc
+    text = (out.stdout + out.stderr).strip()
+    if out.returncode != 0:
+        tail = "\n".join(text.splitlines()[-10:])
+        raise BuildFailed(f"{what}: exited {out.returncode}" + (f"\n{tail}" if tail else ""))
+    return text
+
+
+def _docker_ready(what: str) -> None:
+    if not shutil.which("docker"):
+        raise ToolMissing(
+            f"{what}: build type docker needs the `docker` CLI, which is not installed",
+            hint="install Docker, or build this workload with type shell or go",
+        )
+    probe = subprocess.run(
+        ["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True
+    )
+    if probe.returncode != 0:
+        raise ToolMissing(
+            f"{what}: build type docker needs a Docker daemon, and none is reachable",
+            hint=(probe.stderr.strip().splitlines() or ["start the Docker daemon"])[-1],
+        )
+
+
+def build_workload(
+    project: Project, env_name: str, workload: dict[str, Any], tag: str | None
+) -> WorkloadBuild:
+    """Run one workload's build. Raises BuildFailed / ToolMissing with a clear message."""
+    build = workload.get("build") or {}
+    kind = build.get("type")
+    name = workload["name"]
+    what = f"build of workload {name!r} ({kind})"
+    start = time.monotonic()
+    cwd = project.root / (build.get("context") or ".")
+    output = ""
+    if not kind:
+        return WorkloadBuild(workload=name, type=None, status="skipped")
+    if kind == "shell":
+        if not build.get("command"):
+            raise BuildFailed(f"{what}: declares no command")
+        output = _run(build["command"], cwd, what, shell=True)
+    elif kind == "go":
+        if not shutil.which("go"):
+            raise ToolMissing(
+                f"{what}: build type go needs the `go` toolchain, which is not installed",
+                hint="install Go (https://go.dev/dl) or use a shell build",
+            )
+        out = (build.get("artifacts") or [f"bin/{name}"])[0]
+        output = _run(
+            build.get("command") or ["go", "build", "-o", str(project.root / out), "."],
+            cwd,
+            what,
+            shell=bool(build.get("command")),
+        )
+    elif kind == "docker":
+        _docker_ready(what)
+        image = workload.get("image")
+        if not image:
+            raise BuildFailed(f"{what}: a docker build needs the workload's `image` reference")
+        output = _run(["docker", "build", "-t", f"{image}:{tag or 'latest'}", "."], cwd, what)
+    elif kind == "remote":
+        raise ToolMissing(
+            f"{what}: remote builds run on a control plane, and this environment declares none reachable",
+            hint="use a shell, go or docker build for environments applied from here",
+        )
+    else:
+        raise BuildFailed(f"{what}: unknown build type {kind!r}")
+    return WorkloadBuild(
+        workload=name,
+        type=kind,
+        status="built",
+        seconds=round(time.monotonic() - start, 3),
+        output=output[-2000:],
+    )
+
+
+def _expand(project: Project, rel: str) -> list[Path]:
+    path = (project.root / rel).resolve()
+    if project.root.resolve() not in (path, *path.parents):
+        raise InvalidInput(f"artifact {rel!r} lies outside the project")
+    if path.is_file():
+        return [path]
+    if path.is_dir():
+        return sorted(
+            p for p in path.rglob("*") if p.is_file() and not SKIP_DIRS & set(p.relative_to(path).parts)
+        )
+    return []
+
+
+def workload_files(project: Project, workload: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(declared artifact paths, missing ones). Undeclared: the directory of the program `run` names."""
+    declared = list((workload.get("build") or {}).get("artifacts") or [])
+    if declared:
+        return declared, [a for a in declared if not _expand(project, a)]
+    for arg in workload.get("run") or []:
+        candidate = project.root / arg
+        if "/" in arg and candidate.is_file():
+            return [str(Path(arg).parent)], []
+    return [], []
+
+
+def collect_artifacts(
+    project: Project, workloads: list[dict[str, Any]]
+) -> tuple[list[Artifact], dict[str, dict[str, str]], list[str], dict[str, Path]]:
+    """Artifacts, per-image digests, missing declared artifacts, and file sources (digest -> path)."""
+    artifacts: list[Artifact] = []
+    images: dict[str, dict[str, str]] = {}
+    missing: list[str] = []
+    sources: dict[str, Path] = {}
+    for w in workloads:
+        paths, gone = workload_files(project, w)
+        missing += [f"{w['name']}: {g}" for g in gone]
+        entries: list[tuple[str, str]] = []
+        for rel in paths:
+            for file in _expand(project, rel):
+                digest = sha256_file(file)
+                coord = str(file.relative_to(project.root.resolve()))
+                sources[digest] = file
+                entries.append((coord, digest))
+                artifacts.append(Artifact(workload=w["name"], kind="file", coordinate=coord, digest=digest))
+        if entries:
+            images[w["name"]] = {
+                "kind": "file",
+                "coordinate": f"files:{w['name']}",
+                "digest": files_digest(entries),
+            }
+        elif w.get("image"):
+            images[w["name"]] = {"kind": "oci", "coordinate": str(w["image"]), "digest": ""}
+        elif w.get("run"):  # a program with no files of its own (e.g. a system binary) is still tracked
+            images[w["name"]] = {"kind": "file", "coordinate": f"files:{w['name']}", "digest": files_digest([])}
+    return artifacts, images, missing, sources
+
+
+def _push_record_path(project: Project, env: str) -> Path:
+    return ledger_home() / "projects" / project.key / "pushes" / f"{env}.json"
+
+
+def record_push(
+    project: Project, env: str, artifacts: list[Artifact], images: dict[str, dict[str, str]]
+) -> None:
+    doc = {"artifacts": [a.model_dump() for a in artifacts], "images": images, "pushed_at": time.time()}
+    atomic_write_bytes(_push_record_path(project, env), json.dumps(doc, indent=2).encode())
+
+
+def harvest_push(
+    project: Project, env: str, names: list[str]
+) -> tuple[list[Artifact], dict[str, dict[str, str]]]:
+    """`--no-build --release`: the digests an earlier push recorded."""
+    try:
+        doc = json.loads(_push_record_path(project, env).read_bytes())
+    except FileNotFoundError as exc:
+        raise EngineError(
+            f"no earlier push recorded for {env!r}; nothing to harvest",
+            hint=f"run `framework env build {env} --push` first",
+            code="no_push",
+        ) from exc
+    artifacts = [Artifact.model_validate(a) for a in doc["artifacts"] if a["workload"] in names]
+    images = {k: v for k, v in doc["images"].items() if k in names}
+    return artifacts, images
+
+
+def prepare_release(
+    project: Project,
+    workloads: list[dict[str, Any]],
+    version: str | None,
+    *,
+    artifacts: list[Artifact] | None = None,
+    images: dict[str, dict[str, str]] | None = None,
+) -> tuple[Release, dict[str, Path]]:
+    """The release a cut would record (nothing written). Auto name reused when the tree matches."""
+    sources: dict[str, Path] = {}
+    if artifacts is None or images is None:
+        artifacts, images, missing, sources = collect_artifacts(project, workloads)
+        if missing:
+            raise EngineError(
+                f"cut refused: declared artifact missing: {'; '.join(missing)}",
+                code="artifact_missing",
+                hint="build first, or fix build.artifacts",
+            )
+    unpushed = [n for n, i in images.items() if not i.get("digest")]
+    if unpushed:
+        raise EngineError(
+            f"cut refused: image of {', '.join(unpushed)} has no pushed digest",
+            code="artifact_missing",
+            hint="push it first (needs a Docker daemon)",
+        )
+    prov = provenance(project.root)
+    now = time.time()
+    if version is None:
+        tree = prov.tree or files_digest([(a.coordinate, a.digest) for a in artifacts]).split(":")[1]
+        reuse = release_for_tree(project, tree)
+        if reuse is not None:
+            return reuse, sources
+        version = auto_name(tree, now)
+    check_version(version)
+    rel = Release(
+        version=version,
+        project=project.key,
+        created_at=now,
+        provenance=prov,
+        artifacts=artifacts,
+        images=images,
+    )
+    return rel, sources
+
+
+def cut_release(project: Project, release: Release, sources: dict[str, Path]) -> tuple[Release, bool]:
+    """Store `file` artifacts in the content-addressed store, then write the release file."""
+    from engine.releases.store import cas_has
+
+    existing = find_release(project, release.version)
+    if existing is not None:
+        return write_release(project, release)  # no-op or refused, before touching the store
+    for art in release.artifacts:
+        if art.kind == "file" and not cas_has(art.digest):
+            src = sources.get(art.digest)
+            if src is None:
+                raise EngineError(
+                    f"cut refused: {art.coordinate} ({art.digest}) is not in the file store",
+                    code="artifact_missing",
+                    hint="push it first: framework env build <env> --push",
+                )
+            cas_put(src, art.digest)
+    return write_release(project, release)
+
+
+def env_build(
+    project: Project,
+    env: str,
+    *,
+    targets: list[str] | None = None,
+    push: bool = False,
+    release: str | None = None,
+    tag: str | None = None,
+    no_build: bool = False,
+    plan: bool = False,
+    progress: Progress | None = None,
+) -> BuildResult:
+    """`env build <env>` with every flag of spec 2 (see module doc)."""
+    from engine.environments import evaluate_environment
+
+    say = progress or (lambda _m: None)
+    if release is not None:
+        check_version(release)
+        push = True  # --release implies --push
+        if tag is not None and tag != release:
+            raise InvalidInput(
+                f"--tag {tag!r} conflicts with --release {release!r}",
+                hint="drop --tag: a release tags its images with its version",
+            )
+    if no_build and release is None:
+        raise InvalidInput(
+            "--no-build only makes sense with --release (it harvests digests of an earlier push)"
+        )
+    env_doc = evaluate_environment(project, env)
+    workloads = _selected(env_doc, targets)
+    result = BuildResult(env=env, builds=[])
+    if plan:
+        artifacts, images, missing, _ = collect_artifacts(project, workloads)
+        existing = find_release(project, release) if release else None
+        result.plan = {
+            "version": release,
+            "workloads": [w["name"] for w in workloads],
+            "builds": [
+                {"workload": w["name"], "type": (w.get("build") or {}).get("type")} for w in workloads
+            ],
+            "artifacts": [a.model_dump() for a in artifacts],
+            "missing": missing,
+            "exists": existing is not None,
+            "conflict": bool(
+                existing
+                and not no_build
+                and sorted((a.coordinate, a.digest) for a in existing.artifacts)
+                != sorted((a.coordinate, a.digest) for a in artifacts)
+            ),
+        }
+        return result
+    if not no_build:
+        for w in workloads:
+            say(f"building {w['name']} ({(w.get('build') or {}).get('type') or 'no build'})")
+            result.builds.append(build_workload(project, env, w, tag or release))
+    if push and not no_build:
+        artifacts, images, missing, sources = collect_artifacts(project, workloads)
+        if missing:
+            raise EngineError(
+                f"push refused: declared artifact missing: {'; '.join(missing)}", code="artifact_missing"
+            )
+        for art in artifacts:
+            cas_put(sources[art.digest], art.digest)
+        say(f"pushed {len(artifacts)} file artifact(s) to the file store")
+        record_push(project, env, artifacts, images)
+        result.pushed = True
+    if release is not None:
+        if no_build:
+            artifacts, images = harvest_push(project, env, [w["name"] for w in workloads])
+            rel, sources = prepare_release(project, workloads, release, artifacts=artifacts, images=images)
+            declared = {w["name"] for w in workloads if workload_files(project, w)[0] or w.get("image")}
+            absent = sorted(declared - set(images))
+            if absent:
+                raise EngineError(
+                    f"cut refused: the earlier push holds no artifact for {', '.join(absent)}",
+                    code="artifact_missing",
+                    hint=f"run `framework env build {env} --push`",
+                )
+        else:
+            rel, sources = prepare_release(project, workloads, release)
+        stored, created = cut_release(project, rel, sources)
+        say(("cut release " if created else "release already cut with these artifacts: ") + stored.version)
+        result.release = stored.model_dump(mode="json")
+        result.release_created = created
+    return result

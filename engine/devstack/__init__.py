@@ -1,0 +1,6 @@
+"""Dev stacks (spec 2: env up, env down, env ps, env devstack, local sessions, Limits).
+
+Modules: `checkout` (worktree key), `blocks` (the port-block registry `.framework/blocks.json`),
+`stacks` (the machine's stack registry, ownership markers, down/ps), `up` (phases), `hold`
+(foreground status, watch). Kept light: import the module you need.
+"""
