@@ -71,6 +71,15 @@ def affected(processes: list[registry.StackProcess], paths: set[str]) -> list[re
     return hit
 
 
+def _wait_ports_released(ports: list[int], timeout: float) -> None:
+    """The stopped leader can be gone while the rest of its process group still holds the port."""
+    from engine.runtime.process import port_free
+
+    deadline = time.monotonic() + timeout
+    while any(not port_free(p) for p in ports) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def restart(launcher: Any, proc: registry.StackProcess, no_build: bool, say: Callable[[str], None]) -> None:
     """Rebuild (when declared) and restart one process on the same ports."""
     from engine.environments import evaluate_environment
@@ -83,6 +92,7 @@ def restart(launcher: Any, proc: registry.StackProcess, no_build: bool, say: Cal
         if workload and (workload.get("build") or {}).get("type"):
             build_workload(launcher.project, launcher.env, workload, None)
     registry.stop_process(launcher.stack, proc, grace=5.0)
+    _wait_ports_released(proc.ports, timeout=10.0)
     spec = launcher.specs[proc.name]
     new = launcher.start(spec, proc.kind, proc.watch)
     new.restarts = proc.restarts + 1
