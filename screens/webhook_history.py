@@ -51,10 +51,17 @@ def filter_outcome(d: Any, has_filter: bool) -> str:
     return "pending" if d.outcome == "queued" else "-"
 
 
+def short_key(key: str | None) -> str:
+    """De-duplication keys can be 68 characters (key:<sha256>); the full one is in the hint line."""
+    if not key:
+        return "-"
+    return key if len(key) <= 20 else key[:19] + "…"
+
+
 def _row(d: Any, has_filter: bool) -> tuple[str, ...]:
     run = f"{d.run.id} {d.run.status}" if d.run else "-"
     detail = d.detail or (f"retry of {d.duplicate_of}" if d.duplicate_of else "")
-    return (d.received_at, str(d.status_code), d.outcome, d.auth_method or "-", d.dedupe_key or "-",
+    return (d.received_at, str(d.status_code), d.outcome, d.auth_method or "-", short_key(d.dedupe_key),
             filter_outcome(d, has_filter), run, detail or "-")
 
 
@@ -145,7 +152,7 @@ class WebhookHistoryScreen(TableKeys, Screen[None]):
     def _show_commands(self) -> None:
         d = self.selected()
         text = "No deliveries on this page." if d is None else (
-            f"delivery {d.id}\n"
+            f"delivery {d.id}   de-duplication key {d.dedupe_key or '-'}\n"
             f"enter payload   platform trigger history {self.automation} {self.trigger} --json\n"
             f"R replay        platform trigger replay {self.automation} {d.id}")
         self.query_one("#history-commands", Static).update(text)

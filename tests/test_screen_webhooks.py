@@ -44,15 +44,15 @@ def _tree_labels(node: Any) -> list[str]:
     return out
 
 
-def test_webhooks_flow_activate_deliver_inspect_replay_rotate(server: Server, tmp_path: Path,
-                                                               demo_project: Path) -> None:
+def test_webhooks_flow_activate_deliver_inspect_replay_rotate(server: Server, tmp_path: Path,  # noqa: F811
+        demo_project: Path) -> None:
     """Spec 1: activation shows URL and token once (copyable, not kept after the modal closes);
     a delivery is in history with what it did; its payload is a JSON tree; a replay is a new
     delivery and a new run; after rotation the OLD token gets 404 from the real server."""
     _setup(server, tmp_path)
 
     async def scenario() -> None:
-        from screens.webhook_history import WebhookHistoryScreen
+        from screens.webhook_history import WebhookHistoryScreen, short_key
         from screens.webhook_payload import PayloadModal
         from screens.webhook_token import TokenModal
 
@@ -90,7 +90,8 @@ def test_webhooks_flow_activate_deliver_inspect_replay_rotate(server: Server, tm
             rows = hist.query_one("#history-table")
             assert rows.get_cell(original.id, "did") == "run_started"
             assert rows.get_cell(original.id, "run").endswith("succeeded")
-            assert rows.get_cell(original.id, "dedupe") == original.dedupe_key
+            assert original.dedupe_key and rows.get_cell(original.id, "dedupe") == short_key(original.dedupe_key)
+            assert original.dedupe_key in _texts(hist)
             assert rows.get_cell(original.id, "filter") == "no filter"
             assert f"platform trigger replay triage {original.id}" in _texts(hist)
 
@@ -130,8 +131,8 @@ def test_webhooks_flow_activate_deliver_inspect_replay_rotate(server: Server, tm
     asyncio.run(scenario())
 
 
-def test_history_pages_with_the_server_cursor(server: Server, tmp_path: Path, demo_project: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_history_pages_with_the_server_cursor(server: Server, tmp_path: Path,  # noqa: F811
+        demo_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 8 item 9: history is paged with next_before (one page loaded at a time); the CLI's
     --before walks the same pages; the last page has an empty cursor."""
     import screens.webhook_history as module
@@ -201,7 +202,7 @@ def test_webhooks_screen_without_a_server_names_platform_server(demo_project: Pa
                          "cannot reach"))
 
 
-def test_replay_command_and_refusals(server: Server, tmp_path: Path) -> None:
+def test_replay_command_and_refusals(server: Server, tmp_path: Path) -> None:  # noqa: F811
     """`platform trigger replay`: a new delivery recorded as a replay; unknown delivery is 1
     (not_found); a disabled trigger refuses (conflict)."""
     _setup(server, tmp_path)
