@@ -138,7 +138,7 @@ PLATFORM = Program(
                       "platform automation history triage --json"),
         ),
         "trigger": Group(
-            help="Webhook triggers of an automation: add, activate, rotate, enable, disable, history.",
+            help="Webhook triggers of an automation: add, activate, rotate, enable, disable, history, replay.",
             commands={
                 "add": "Add a webhook trigger (HMAC header, algorithm, prefix, encoding; CEL filter).",
                 "activate": "Activate a trigger: shows its URL and token once (takes the HMAC secret).",
@@ -146,10 +146,18 @@ PLATFORM = Program(
                 "enable": "Enable a trigger (deliveries start runs).",
                 "disable": "Disable a trigger (deliveries get 409).",
                 "history": "Deliveries to one trigger and what each did (run, retry, filtered out, refused).",
+                "replay": "Replay a recorded delivery as a new delivery and run (recorded in history).",
             },
             examples=("platform trigger add triage github --hmac-header X-Hub-Signature-256 --hmac-prefix sha256=",
                       "platform trigger activate triage github --hmac-secret-env GITHUB_SECRET",
                       "platform trigger history triage github"),
+        ),
+        "daemon": Group(
+            help="Local daemon instances under ~/.platform/instances (the daemon itself is not in this build).",
+            commands={
+                "ls": "List instance directories: RUNNING from the lock, the runtime record's state separately.",
+            },
+            examples=("platform daemon ls", "platform daemon ls --json"),
         ),
         "tools": Group(
             help="The agent tools: list them, call one as an agent would, serve them over MCP.",

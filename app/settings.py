@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pydantic import SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 
@@ -40,6 +41,10 @@ class DashboardSettings(BaseSettings):
     """Deploying to these from the dashboard requires typing the environment's name."""
     keymap: dict[str, str] = {}
     """Binding id -> keys, e.g. {"app.quit" = "ctrl+q", "screen.runs" = "r,7"} (ids are listed by `?`)."""
+    platform_server_url: str = ""
+    """The `platform server` the Webhooks screen reads; empty: $PLATFORM_SERVER_URL."""
+    platform_token: SecretStr = SecretStr("")
+    """Its admin API token; empty: $PLATFORM_TOKEN. Never shown."""
 
     @classmethod
     def settings_customise_sources(

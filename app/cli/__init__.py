@@ -38,6 +38,7 @@ PLATFORM_GROUP_MODULES: dict[str, str] = {
     "db": "app.cli.db",
     "automation": "app.cli.automation",
     "trigger": "app.cli.trigger",
+    "daemon": "app.cli.daemon",
     "tools": "app.cli.tools",
     "run": "app.cli.run",
     "runs": "app.cli.runs",

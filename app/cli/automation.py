@@ -34,6 +34,8 @@ def render_history(result: Any) -> None:
             d.received_at, d.trigger, str(d.status_code), d.outcome, d.auth_method or "-", run, detail
         )
     stdout_console().print(table)
+    if result.next_before:
+        print(f"older deliveries: --before {result.next_before}")
 
 
 def _render_list(result: Any) -> None:
@@ -100,6 +102,7 @@ def list_(json_output: bool = JSON_OPTION) -> None:
 def history(
     automation: str = typer.Argument(..., help="Automation name."),
     limit: int = typer.Option(50, "--limit", min=1, max=1000, help="Newest deliveries to show."),
+    before: str | None = typer.Option(None, "--before", help="Older page: the previous page's next_before."),
     json_output: bool = JSON_OPTION,
 ) -> None:
     from app.output import run_command
@@ -107,6 +110,6 @@ def history(
     def action() -> tuple[Any, int]:
         from engine.hooks.client import history as fetch
 
-        return fetch(automation, None, limit), 0
+        return fetch(automation, None, limit, before), 0
 
     raise typer.Exit(run_command(json_output, action, render_history))

@@ -175,6 +175,7 @@ def history(
     automation: str = AUTOMATION,
     trigger: str = TRIGGER,
     limit: int = typer.Option(50, "--limit", min=1, max=1000, help="Newest deliveries to show."),
+    before: str | None = typer.Option(None, "--before", help="Older page: the previous page's next_before."),
     json_output: bool = JSON_OPTION,
 ) -> None:
     from app.cli.automation import render_history
@@ -183,6 +184,31 @@ def history(
     def action() -> tuple[Any, int]:
         from engine.hooks.client import history as fetch
 
-        return fetch(automation, trigger, limit), 0
+        return fetch(automation, trigger, limit, before), 0
 
     raise typer.Exit(run_command(json_output, action, render_history))
+
+
+@app.command(
+    "replay",
+    help=HELP["replay"],
+    epilog="Examples:\n\n  platform trigger replay triage dlv_0005f1c2a3b4c5d6e7f8a9\n\n"
+    "  platform trigger replay triage dlv_0005f1c2a3b4c5d6e7f8a9 --json" + NOTE,
+)
+def replay(
+    automation: str = AUTOMATION,
+    delivery: str = typer.Argument(..., help="Delivery id (from `platform trigger history`)."),
+    json_output: bool = JSON_OPTION,
+) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.hooks.client import replay as call
+
+        return call(automation, delivery), 0
+
+    def render(d: Any) -> None:
+        print(f"replayed {delivery} as delivery {d.id} ({d.outcome}); its run shows in "
+              f"`platform trigger history {automation} {d.trigger}`")
+
+    raise typer.Exit(run_command(json_output, action, render))

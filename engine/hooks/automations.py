@@ -251,9 +251,24 @@ def list_automations(engine: Engine, base_url: str) -> AutomationList:
     )
 
 
-def history(engine: Engine, automation: str, trigger: str | None = None, limit: int = 50) -> History:
-    """Deliveries newest first, each with what it did and its run (spec 1 Events 1)."""
+def _cursor(before: str | None) -> tuple[int, str] | None:
+    """`<received_us>:<delivery id>` of the last delivery already shown (History.next_before)."""
+    if not before:
+        return None
+    stamp, _, delivery_id = before.partition(":")
+    if not stamp.isdigit() or not delivery_id:
+        raise EngineError(f"invalid history cursor {before!r}", code="usage", exit_code=2,
+                          hint="pass the next_before value of the previous page")
+    return int(stamp), delivery_id
+
+
+def history(
+    engine: Engine, automation: str, trigger: str | None = None, limit: int = 50, before: str | None = None
+) -> History:
+    """Deliveries newest first, each with what it did and its run (spec 1 Events 1), one page at a
+    time: `before` is the previous page's `next_before`; only `limit + 1` rows are ever read."""
     limit = max(1, min(limit, 1000))
+    cursor = _cursor(before)
     with store.read(engine) as conn:
         if trigger:
             auto, trow = _trigger_row(conn, automation, trigger)
@@ -269,12 +284,19 @@ def history(engine: Engine, automation: str, trigger: str | None = None, limit: 
         if not trigger:
             # Through the (trigger_id, received_at) index: deliveries carry one index only.
             where = deliveries.c.trigger_id.in_(list(names) or [""])
+        if cursor is not None:
+            # Range on the indexed column first, then the tie-break on the id.
+            where = where & (deliveries.c.received_at <= cursor[0]) & (
+                (deliveries.c.received_at < cursor[0]) | (deliveries.c.id < cursor[1])
+            )
         rows = conn.execute(
             select(deliveries)
             .where(where)
-            .order_by(deliveries.c.received_at.desc(), deliveries.c.id)
-            .limit(limit)
+            .order_by(deliveries.c.received_at.desc(), deliveries.c.id.desc())
+            .limit(limit + 1)
         ).all()
+        more = len(rows) > limit
+        rows = rows[:limit]
         run_rows = (
             {
                 r.delivery_id: r
@@ -283,32 +305,80 @@ def history(engine: Engine, automation: str, trigger: str | None = None, limit: 
             if rows
             else {}
         )
-    out = []
-    for r in rows:
-        run = run_rows.get(r.id)
-        out.append(
-            Delivery(
-                id=r.id,
-                trigger=names.get(r.trigger_id, r.trigger_id),
-                received_at=iso(r.received_at) or "",
-                status_code=r.status_code,
-                outcome=r.outcome,
-                auth_method=r.auth_method,
-                dedupe_key=r.dedupe_key,
-                duplicate_of=r.duplicate_of,
-                detail=r.detail,
-                body_bytes=r.body_bytes,
-                payload=json.loads(r.payload) if r.payload else None,
-                run=Run(
-                    id=run.id,
-                    status=run.status,
-                    started_at=iso(run.started_at) or "",
-                    finished_at=iso(run.finished_at),
-                    steps=run.steps,
-                    error=run.error,
-                )
-                if run
-                else None,
+    out = [_delivery_model(r, names, run_rows.get(r.id)) for r in rows]
+    next_before = f"{rows[-1].received_at}:{rows[-1].id}" if more else ""
+    return History(automation=automation, trigger=trigger, deliveries=out, next_before=next_before)
+
+
+def _delivery_model(r: Any, names: dict[str, str], run: Any) -> Delivery:
+    return Delivery(
+        id=r.id,
+        trigger=names.get(r.trigger_id, r.trigger_id),
+        received_at=iso(r.received_at) or "",
+        status_code=r.status_code,
+        outcome=r.outcome,
+        auth_method=r.auth_method,
+        dedupe_key=r.dedupe_key,
+        duplicate_of=r.duplicate_of,
+        detail=r.detail,
+        body_bytes=r.body_bytes,
+        payload=json.loads(r.payload) if r.payload else None,
+        run=Run(
+            id=run.id,
+            status=run.status,
+            started_at=iso(run.started_at) or "",
+            finished_at=iso(run.finished_at),
+            steps=run.steps,
+            error=run.error,
+        )
+        if run
+        else None,
+    )
+
+
+def replay(engine: Engine, automation: str, delivery_id: str) -> Delivery:
+    """Replay a recorded delivery as a NEW delivery and run (issue 8 item 5): its payload is copied,
+    it is recorded in history as `replay of <id>` (auth `replay`), and it is queued like any
+    accepted delivery. No de-duplication key: a replay is asked for, never a retry."""
+    from engine.server.ingest import _delivery_id
+
+    with store.write(engine) as conn:
+        auto = _automation_row(conn, automation)
+        original = conn.execute(
+            select(deliveries).where(deliveries.c.id == delivery_id, deliveries.c.automation_id == auto.id)
+        ).first()
+        if original is None:
+            raise NotFound(f"automation {automation!r} has no delivery {delivery_id!r}",
+                           hint=f"platform automation history {automation}")
+        trow = conn.execute(select(triggers).where(triggers.c.id == original.trigger_id)).one()
+        if original.payload is None:
+            raise Conflict(f"delivery {delivery_id} was refused and kept no payload; nothing to replay")
+        if not trow.enabled:
+            raise Conflict(f"trigger {trow.name!r} is disabled (a delivery to it gets 409)",
+                           hint=f"platform trigger enable {automation} {trow.name}")
+        received = now_us()
+        row = {
+            "id": _delivery_id(received),
+            "trigger_id": trow.id,
+            "automation_id": auto.id,
+            "received_at": received,
+            "status_code": 202,
+            "outcome": "queued",
+            "auth_method": "replay",
+            "dedupe_key": None,
+            "duplicate_of": None,
+            "payload": original.payload,
+            "body_bytes": original.body_bytes,
+            "run_id": None,
+            "detail": f"replay of {delivery_id}",
+            "updated_at": received,
+        }
+        conn.execute(deliveries.insert().values(**row))
+        conn.execute(
+            store.run_queue.insert().values(
+                delivery_id=row["id"], automation_id=auto.id, state="queued", enqueued_at=received,
+                lease_owner=None, lease_until=None, attempts=0,
             )
         )
-    return History(automation=automation, trigger=trigger, deliveries=out)
+        saved = conn.execute(select(deliveries).where(deliveries.c.id == row["id"])).one()
+    return _delivery_model(saved, {trow.id: trow.name}, None)

@@ -1,5 +1,8 @@
 """The CLI's way to the server's admin API: `PLATFORM_SERVER_URL` and `PLATFORM_TOKEN` (issue 7,
-until login lands). Answers are parsed back into the engine's models."""
+until login lands). Answers are parsed back into the engine's models.
+
+Every call takes an optional `server=(url, token)`: the dashboard passes the URL and token of its
+settings; an empty part falls back to the environment variable."""
 
 from __future__ import annotations
 
@@ -9,9 +12,18 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from engine.errors import EngineError
-from engine.hooks.models import Activation, Automation, AutomationList, History, Trigger, TriggerDefinition
+from engine.hooks.models import (
+    Activation,
+    Automation,
+    AutomationList,
+    Delivery,
+    History,
+    Trigger,
+    TriggerDefinition,
+)
 
 M = TypeVar("M", bound=BaseModel)
+Server = tuple[str, str] | None
 
 
 class ServerUnreachable(EngineError):
@@ -19,9 +31,11 @@ class ServerUnreachable(EngineError):
     code = "server_unreachable"
 
 
-def _settings() -> tuple[str, str]:
-    url = os.environ.get("PLATFORM_SERVER_URL", "").rstrip("/")
-    token = os.environ.get("PLATFORM_TOKEN", "")
+def server_settings(server: Server = None) -> tuple[str, str]:
+    """(url, token) from `server` or PLATFORM_SERVER_URL / PLATFORM_TOKEN; a usage error (2) if unset."""
+    given_url, given_token = server or ("", "")
+    url = (given_url or os.environ.get("PLATFORM_SERVER_URL", "")).rstrip("/")
+    token = given_token or os.environ.get("PLATFORM_TOKEN", "")
     if not url:
         raise EngineError(
             "PLATFORM_SERVER_URL is not set",
@@ -45,10 +59,11 @@ def _call(
     model: type[M],
     body: dict[str, Any] | None = None,
     params: dict[str, Any] | None = None,
+    server: Server = None,
 ) -> M:
     import httpx
 
-    url, token = _settings()
+    url, token = server_settings(server)
     try:
         response = httpx.request(
             method,
@@ -76,40 +91,60 @@ def _call(
     return model.model_validate(doc)
 
 
-def create_automation(name: str, workflow_source: str) -> Automation:
-    return _call("POST", "/api/automations", Automation, {"name": name, "workflow": workflow_source})
+def create_automation(name: str, workflow_source: str, server: Server = None) -> Automation:
+    return _call(
+        "POST", "/api/automations", Automation, {"name": name, "workflow": workflow_source}, server=server
+    )
 
 
-def list_automations() -> AutomationList:
-    return _call("GET", "/api/automations", AutomationList)
+def list_automations(server: Server = None) -> AutomationList:
+    return _call("GET", "/api/automations", AutomationList, server=server)
 
 
-def add_trigger(automation: str, definition: TriggerDefinition) -> Trigger:
+def add_trigger(automation: str, definition: TriggerDefinition, server: Server = None) -> Trigger:
     return _call(
         "POST",
         f"/api/automations/{automation}/triggers",
         Trigger,
         {"definition": definition.model_dump(exclude_none=True)},
+        server=server,
     )
 
 
-def activate(automation: str, trigger: str, hmac_secret: str | None, rotate: bool = False) -> Activation:
+def activate(
+    automation: str, trigger: str, hmac_secret: str | None, rotate: bool = False, server: Server = None
+) -> Activation:
     verb = "rotate" if rotate else "activate"
     return _call(
         "POST",
         f"/api/automations/{automation}/triggers/{trigger}/{verb}",
         Activation,
         {"hmac_secret": hmac_secret},
+        server=server,
     )
 
 
-def set_enabled(automation: str, trigger: str, enabled: bool) -> Trigger:
+def set_enabled(automation: str, trigger: str, enabled: bool, server: Server = None) -> Trigger:
     verb = "enable" if enabled else "disable"
-    return _call("POST", f"/api/automations/{automation}/triggers/{trigger}/{verb}", Trigger, {})
+    return _call(
+        "POST", f"/api/automations/{automation}/triggers/{trigger}/{verb}", Trigger, {}, server=server
+    )
 
 
-def history(automation: str, trigger: str | None, limit: int) -> History:
+def history(
+    automation: str, trigger: str | None, limit: int, before: str | None = None, server: Server = None
+) -> History:
+    """One page of history, newest first; pass the previous page's `next_before` as `before`."""
     params: dict[str, Any] = {"limit": limit}
     if trigger:
         params["trigger"] = trigger
-    return _call("GET", f"/api/automations/{automation}/history", History, params=params)
+    if before:
+        params["before"] = before
+    return _call("GET", f"/api/automations/{automation}/history", History, params=params, server=server)
+
+
+def replay(automation: str, delivery_id: str, server: Server = None) -> Delivery:
+    """Replay a recorded delivery as a new delivery and run; the new delivery is returned."""
+    return _call(
+        "POST", f"/api/automations/{automation}/deliveries/{delivery_id}/replay", Delivery, {}, server=server
+    )

@@ -102,6 +102,8 @@ class History(BaseModel):
     automation: str
     trigger: str | None = None
     deliveries: list[Delivery]
+    next_before: str = ""
+    """Cursor of the next (older) page; empty when this page is the last (spec 2 paging convention)."""
 
 
 class AutomationList(BaseModel):

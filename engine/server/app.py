@@ -131,7 +131,19 @@ def _history(s: ServerState, r: Request, doc: dict[str, Any]) -> Any:
         limit = int(r.query_params.get("limit", "50"))
     except ValueError:
         limit = 50
-    return svc.history(s.engine, r.path_params["automation"], r.query_params.get("trigger") or None, limit)
+    return svc.history(
+        s.engine,
+        r.path_params["automation"],
+        r.query_params.get("trigger") or None,
+        limit,
+        r.query_params.get("before") or None,
+    )
+
+
+def _replay(s: ServerState, r: Request, doc: dict[str, Any]) -> Any:
+    delivery = svc.replay(s.engine, r.path_params["automation"], r.path_params["delivery"])
+    s.workers.wake()
+    return delivery
 
 
 async def health(request: Request) -> Response:
@@ -162,6 +174,9 @@ def build_app(state: ServerState) -> Any:
             methods=["POST"],
         ),
         Route("/api/automations/{automation}/history", api(_history), methods=["GET"]),
+        Route(
+            "/api/automations/{automation}/deliveries/{delivery}/replay", api(_replay), methods=["POST"]
+        ),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.server = state

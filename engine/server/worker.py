@@ -129,7 +129,8 @@ class WorkerPool:
             )
             return
         definition = TriggerDefinition.model_validate_json(trig.definition)
-        if definition.filter and dlv.outcome == "queued":
+        # A replay was asked for by an operator: it runs without the filter (issue 8 item 5).
+        if definition.filter and dlv.outcome == "queued" and dlv.auth_method != "replay":
             result = evaluator.evaluate(definition.filter, payload)
             if not result.matched:
                 # An evaluation error counts as "did not match" and is recorded (issue 7 item 7).
@@ -137,7 +138,8 @@ class WorkerPool:
                 self._finish_delivery(delivery_id, outcome, result.error or "filter did not match")
                 return
         started = _run_row(run_id, dlv, "running")
-        self._finish_delivery(delivery_id, "run_started", None, started)
+        # Keeps the delivery's detail (e.g. "replay of dlv_...") once its run starts.
+        self._finish_delivery(delivery_id, "run_started", dlv.detail, started)
         stop_renewing = threading.Event()
         renewer = threading.Thread(target=self._renew, args=(delivery_id, stop_renewing), daemon=True)
         renewer.start()
@@ -148,7 +150,7 @@ class WorkerPool:
             renewer.join()
         row = _run_row(run_id, dlv, status, finished=True, error=error, steps=steps, record=record)
         row["started_at"] = started["started_at"]
-        self._finish_delivery(delivery_id, "run_started", None, row)
+        self._finish_delivery(delivery_id, "run_started", dlv.detail, row)
 
     def _renew(self, delivery_id: str, stop: threading.Event) -> None:
         interval = lease_seconds() / 3
