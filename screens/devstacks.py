@@ -27,12 +27,12 @@ from screens.widgets.table_keys import TableKeys, table_bindings
 from screens.widgets.table_sync import sync_rows
 
 STACK_COLUMNS = (("project", "Project"), ("env", "Env"), ("key", "Worktree key"), ("branch", "Branch"),
-                 ("status", "Status"), ("block", "Block"), ("ports", "Ports"), ("worktree", "Worktree"),
-                 ("started", "Started"))
+                 ("status", "Status"), ("block", "Block"), ("ports", "Ports"), ("started", "Started"),
+                 ("worktree", "Worktree"))
 SERVICE_COLUMNS = (("name", "Service"), ("kind", "Kind"), ("pid", "PID"), ("ports", "Ports"), ("state", "State"),
                    ("log", "Log"))
 BLOCK_COLUMNS = (("project", "Project"), ("key", "Key"), ("block", "Block"), ("offset", "Ports"),
-                 ("holder", "Holder"), ("origin", "Origin worktree"), ("exists", "Exists"), ("stacks", "Stacks"))
+                 ("holder", "Holder"), ("exists", "Worktree exists"), ("stacks", "Stacks"), ("origin", "Origin worktree"))
 
 
 @dataclass
@@ -187,8 +187,8 @@ class DevStacksScreen(TableKeys, DashboardScreen):
             return
         stacks = self._visible()
         rows = {s.id: (s.project, s.env, _key(s.key), s.branch or "-", s.status, str(s.block),
-                       _ports(sorted({p for proc in s.processes for p in proc.ports})), s.project_root,
-                       time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s.started_at)))
+                       _ports(sorted({p for proc in s.processes for p in proc.ports})),
+                       time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s.started_at)), s.project_root)
                 for s in stacks}
         table = self._stacks_table()
         sync_rows(table, [k for k, _ in STACK_COLUMNS], rows)
@@ -200,7 +200,7 @@ class DevStacksScreen(TableKeys, DashboardScreen):
                          "Same list: framework env ps")
         shown = f"{len(rows)} of {len(self.ps.stacks)}" if len(rows) != len(self.ps.stacks) else str(len(rows))
         self.query_one("#stacks-status", Static).update(
-            f"{shown} dev stacks on this machine   (same as: framework env ps)"
+            f"dev stacks on this machine: {shown}   (same as: framework env ps)"
             + (f"   - {self.busy} ..." if self.busy else ""))
         self._render_services()
         self._render_blocks()
@@ -219,7 +219,7 @@ class DevStacksScreen(TableKeys, DashboardScreen):
             for b in listing.blocks:
                 exists = "-" if b.origin_exists is None else ("yes" if b.origin_exists else "no")
                 rows[f"{listing.registry}\0{b.key}"] = (project_key, _key(b.key), str(b.block), f"+{b.block * 100}",
-                                                        b.label, b.origin or "-", exists, ", ".join(b.stacks) or "-")
+                                                        b.label, exists, ", ".join(b.stacks) or "-", b.origin or "-")
         sync_rows(self.query_one("#blocks-table", DataTable), [k for k, _ in BLOCK_COLUMNS], rows)
 
     def _render_commands(self) -> None:

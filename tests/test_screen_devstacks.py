@@ -109,7 +109,7 @@ def test_port_block_holders_listed_and_released_with_confirmation(demo_repo: tup
             await _until(pilot, lambda: len(blocks.rows) == 2)
             cells = {blocks.get_row(k)[1]: blocks.get_row(k) for k in blocks.rows}
             assert cells["feat"][4] == "derived port-block" and cells["tools"][4] == "standalone"
-            assert cells["feat"][6] == "yes"  # its worktree exists
+            assert cells["feat"][5] == "yes"  # its worktree exists
 
             blocks.focus()
             blocks.move_cursor(row=[blocks.get_row(k)[1] for k in blocks.rows].index("tools"))
