@@ -32,7 +32,8 @@ STACK_COLUMNS = (("project", "Project"), ("env", "Env"), ("key", "Worktree key")
 SERVICE_COLUMNS = (("name", "Service"), ("kind", "Kind"), ("pid", "PID"), ("ports", "Ports"), ("state", "State"),
                    ("log", "Log"))
 BLOCK_COLUMNS = (("project", "Project"), ("key", "Key"), ("block", "Block"), ("offset", "Ports"),
-                 ("holder", "Holder"), ("exists", "Worktree exists"), ("stacks", "Stacks"), ("origin", "Origin worktree"))
+                 ("holder", "Holder"), ("exists", "Worktree exists"), ("stacks", "Stacks"),
+                 ("origin", "Origin worktree"))
 
 
 @dataclass
@@ -385,8 +386,8 @@ class DevStacksScreen(TableKeys, DashboardScreen):
         command = f"framework env down {stack.env}"
         body = (f"Stop the {stack.env} stack of {stack.project} (worktree key {_key(stack.key)}): "
                 f"{len(stack.processes)} processes. Only processes carrying this stack's markers are signalled.")
-        self.app.push_screen(ConfirmScreen(f"Stop dev stack {stack.env}?", body, f"{command}   (in {stack.project_root})"),
-                             lambda ok: self._start_down(stack) if ok else None)
+        confirm = ConfirmScreen(f"Stop dev stack {stack.env}?", body, f"{command}   (in {stack.project_root})")
+        self.app.push_screen(confirm, lambda ok: self._start_down(stack) if ok else None)
 
     def _start_down(self, stack: Any) -> None:
         self.busy = f"env down {stack.env}"

@@ -71,6 +71,15 @@ def test_up_logs_and_down_from_the_dashboard(demo_repo: tuple[Path, int], stacks
             await pilot.press("escape")
             await _until(pilot, lambda: app.screen is screen)
 
+            # a block whose key runs a stack is not released: the dry run is refused and says why
+            blocks = screen.query_one("#blocks-table")
+            await _until(pilot, lambda: len(blocks.rows) == 1)
+            blocks.focus()
+            await pilot.press("x")
+            await _idle(pilot, app)
+            assert app.screen is screen  # no confirmation offered
+            assert "has a running dev stack" in "\n".join(screen.query_one("#stacks-progress").lines)
+
             screen.query_one("#stacks-table").focus()
             await pilot.press("d")
             await _until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmScreen")
@@ -131,3 +140,63 @@ def test_port_block_holders_listed_and_released_with_confirmation(demo_repo: tup
             assert [b["key"] for b in framework_json("env", "devstack", "list", cwd=repo)["blocks"]] == ["feat"]
 
     asyncio.run(scenario())
+
+
+def test_stacks_started_elsewhere_appear_live_and_the_cursor_stays(demo_repo: tuple[Path, int],
+                                                                   stacks_cleanup: list) -> None:
+    """Issue 8 item 4 (live: watchdog on the stacks directory, rows diffed by key): stacks brought up
+    and down by the CLI while the screen is open appear and go without a poll; the cursor stays on
+    its stack when another one is added."""
+    repo, _base = demo_repo
+    worktree = add_worktree(repo, "feat")
+
+    async def scenario() -> None:
+        app = Dashboard(project_dir=repo, settings=deterministic_settings(watch=True, refresh_seconds=3600,
+                                                                          debounce_seconds=0.05))
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("4")
+            await _until(pilot, lambda: app.current_mode == "devstacks" and getattr(app.screen, "loads", 0) >= 1)
+            screen = app.screen
+            table = screen.query_one("#stacks-table")
+            assert framework("env", "up", "dev", "--background", "--no-build", cwd=worktree).returncode == 0
+            await _until(pilot, lambda: len(table.rows) == 1)
+            feat_id = _rows(table)[0]
+            assert screen.selected_stack().key == "feat"
+            assert framework("env", "up", "dev", "--background", "--no-build", cwd=repo).returncode == 0
+            await _until(pilot, lambda: len(table.rows) == 2)
+            assert screen.selected_stack().id == feat_id  # cursor still on the same stack
+            assert framework("env", "down", "dev", cwd=worktree).returncode == 0
+            await _until(pilot, lambda: feat_id not in _rows(table) and len(table.rows) == 1)
+            assert [s["key"] for s in framework_json("env", "ps", cwd=repo)["stacks"]] == [""]
+
+    asyncio.run(scenario())
+
+
+def test_a_failed_up_is_reported_and_leaves_nothing_running(demo_repo: tuple[Path, int],
+                                                            stacks_cleanup: list) -> None:
+    """Spec 2 env up (a busy port fails the start; nothing is left running): from the dashboard the
+    failure is shown with the engine's message, and `env ps` lists no stack."""
+    import socket
+
+    repo, base = demo_repo
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", base))  # the primary checkout's api port (block 0)
+        squatter.listen()
+
+        async def scenario() -> None:
+            app = Dashboard(project_dir=repo, settings=deterministic_settings(refresh_seconds=0.5))
+            async with app.run_test(size=SIZE) as pilot:
+                await pilot.press("4")
+                await _until(pilot, lambda: getattr(app.screen, "loads", 0) >= 1)
+                screen = app.screen
+                await pilot.press("u")
+                await _until(pilot, lambda: getattr(app.screen, "names", None) is not None)
+                await pilot.press("enter")
+                await _until(pilot, lambda: screen.busy == "env up dev")
+                await _idle(pilot, app)
+                progress = "\n".join(screen.query_one("#stacks-progress").lines)
+                assert "env up dev failed" in progress and f"port {base}" in progress
+                assert not screen.query_one("#stacks-table").rows
+
+        asyncio.run(scenario())
+    assert framework_json("env", "ps", cwd=repo)["stacks"] == []
