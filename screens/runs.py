@@ -178,8 +178,13 @@ class RunDetailScreen(TableKeys, Screen[None]):
         self.load()
         self.set_interval(self.app.settings.refresh_seconds, self._poll)
 
-    def _main_table(self) -> DataTable[str]:
+    def _steps_table(self) -> DataTable[str]:
         return self.query_one("#steps-table", DataTable)
+
+    def _main_table(self) -> DataTable[str]:
+        """The table j/k/g/G move: the tasks table when it has focus (`t`), else the steps."""
+        tasks = self.query_one("#tasks-table", DataTable)
+        return tasks if tasks.has_focus else self._steps_table()
 
     def _render_rows(self) -> None:
         if self.record is not None:
@@ -213,7 +218,7 @@ class RunDetailScreen(TableKeys, Screen[None]):
         self._render_plan(run)
 
     def _render_steps(self, run: Any) -> None:
-        table = self._main_table()
+        table = self._steps_table()
         needle = self.query_one("#filter", Input).value.strip().lower()
         # follow while the cursor sits on the newest step (the last poll may also carry the final status)
         follow = (table.cursor_row >= table.row_count - 1) if table.row_count else run.status == "running"
@@ -249,7 +254,7 @@ class RunDetailScreen(TableKeys, Screen[None]):
     def action_focus_tasks(self) -> None:
         tasks = self.query_one("#tasks-table", DataTable)
         if tasks.display:
-            (self._main_table() if tasks.has_focus else tasks).focus()
+            (self._steps_table() if tasks.has_focus else tasks).focus()
 
     def action_back(self) -> None:
         """esc clears an open filter first, then goes back to the runs list."""
@@ -265,7 +270,7 @@ class RunDetailScreen(TableKeys, Screen[None]):
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self) -> None:
-        self._main_table().focus()
+        self._steps_table().focus()
 
 
 def _step_detail(step: Any) -> str:

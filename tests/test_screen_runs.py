@@ -70,6 +70,11 @@ def test_running_run_steps_follow_filter_and_tasks(tmp_path: Path, demo_project:
             assert [tasks.get_row(k)[:2] for k in tasks.rows] == [[t["id"], t["status"]] for t in record.tasks]
             assert "Fix TODOs" in str(detail.query_one("#run-plan").render())
 
+            await pilot.press("t")  # focus the tasks table, and back
+            assert tasks.has_focus
+            await pilot.press("t")
+            assert steps.has_focus
+
             await pilot.press("slash")
             await pilot.press(*"result")
             await _until(pilot, lambda: steps.row_count == 2)
