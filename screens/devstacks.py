@@ -235,7 +235,9 @@ class DevStacksScreen(TableKeys, DashboardScreen):
         else:
             lines.append(f"u up: framework env up <env> --background   (in {self.app.project_dir})")
         block = self.selected_block()
-        if block is not None:
+        if block is not None and not block[1].key:
+            lines.append("x release: not offered: the default key (primary checkout, block 0) is never released")
+        elif block is not None:
             lines.append(f"x release: framework env devstack release {block[1].key} --apply   (in {block[0]})")
         self.query_one("#stacks-commands", Static).update("\n".join(lines))
 
