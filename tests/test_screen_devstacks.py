@@ -4,6 +4,7 @@ result asserted through the engine's own commands (`env ps --json`, `env devstac
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 from app.dashboard import Dashboard
@@ -53,7 +54,10 @@ def test_up_logs_and_down_from_the_dashboard(demo_repo: tuple[Path, int], stacks
             assert healthz(base + 100) and healthz(base + 101)
             pids = [p["pid"] for p in doc["stacks"][0]["processes"]]
             progress = "\n".join(screen.query_one("#stacks-progress").lines)
-            assert "host" in progress and "done" in progress  # progress per phase
+            # progress per phase, as the engine reported it (build ran py_compile; host started both)
+            assert re.search(r"build +done +built api, web", progress), progress
+            assert re.search(r"host +done +api, web", progress), progress
+            assert "api healthy" in progress
 
             # services of the selected stack, then the api service's log, live-following
             services = screen.query_one("#services-table")
@@ -200,3 +204,23 @@ def test_a_failed_up_is_reported_and_leaves_nothing_running(demo_repo: tuple[Pat
 
         asyncio.run(scenario())
     assert framework_json("env", "ps", cwd=repo)["stacks"] == []
+
+
+def test_help_lists_the_dev_stack_bindings_and_keymap_remaps_them(demo_project: Path) -> None:
+    """Issue 8 item 7: `?` lists every binding of the active screen with its id; a keymap setting
+    remaps a Dev stacks binding by id."""
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo_project, settings=deterministic_settings(keymap={"devstacks.reload": "R"}))
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("4")
+            await _until(pilot, lambda: getattr(app.screen, "loads", 0) >= 1)
+            screen = app.screen
+            await pilot.press("R")  # remapped reload
+            await _until(pilot, lambda: screen.loads >= 2)
+            await pilot.press("question_mark")
+            await _until(pilot, lambda: app.screen.__class__.__name__ == "HelpScreen")
+            ids = {row[2] for row in app.screen.rows}
+            assert {"devstacks.up", "devstacks.down", "devstacks.logs", "devstacks.release",
+                    "devstacks.reload", "devstacks.filter"} <= ids
+
+    asyncio.run(scenario())
