@@ -423,7 +423,9 @@ class DevStacksScreen(TableKeys, DashboardScreen):
         if service is None or not service.log:
             self.notify("select a stack's service to see its log", severity="warning")
             return
-        self.app.push_screen(ServiceLogScreen(service.name, Path(service.log)))
+        where = f"{stack.project}/{stack.env}/{_key(stack.key)}" if stack is not None else ""
+        self.app.push_screen(ServiceLogScreen(f"{service.name} ({where})" if where else service.name,
+                                              Path(service.log)))
 
     def action_release(self) -> None:
         selected = self.selected_block()
