@@ -27,6 +27,7 @@ from screens.widgets.table_sync import sync_rows
 COLUMNS = (("id", "Run"), ("workflow", "Workflow"), ("status", "Status"), ("steps", "Steps"),
            ("calls", "Tool calls"), ("started", "Started"))
 STEP_COLUMNS = (("index", "#"), ("kind", "Kind"), ("name", "Tool"), ("detail", "Detail"))
+TASK_COLUMNS = (("id", "Task"), ("status", "Status"), ("title", "Title"), ("description", "Description"))
 
 
 @dataclass
@@ -136,41 +137,58 @@ class RunsScreen(TableKeys, DashboardScreen):
 
 
 class RunDetailScreen(TableKeys, Screen[None]):
-    """Live steps of one run (each tool call and result), its plan and tasks."""
+    """Live steps of one run (each tool call and result), its plan and tasks.
+
+    While the run is running and the cursor is on the last step, new steps move the cursor to the
+    newest one (follow); anywhere else the cursor stays where the user put it.
+    """
 
     BINDINGS: ClassVar[list[Binding]] = [
-        Binding("escape", "app.pop_screen", "Back", id="run_detail.back"),
-        *table_bindings("run_detail", filter=False),
+        Binding("escape", "back", "Back", id="run_detail.back"),
+        Binding("t", "focus_tasks", "Tasks", id="run_detail.tasks"),
+        *[b for b in table_bindings("run_detail") if b.key != "escape"],
     ]
 
     def __init__(self, run_id: str) -> None:
         super().__init__()
         self.run_id = run_id
         self.record: Any = None
+        self.loads = 0
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=self.app.settings.show_clock)
         with Vertical(id="body"):
             yield Static(f"Run {self.run_id}", classes="title", markup=False)
             yield Static("loading ...", id="run-summary", markup=False)
+            yield Input(placeholder="filter steps: kind, tool or detail (esc clears)", id="filter")
             yield DataTable(id="steps-table", cursor_type="row", zebra_stripes=True)
-            yield Static("", id="run-plan", markup=False)
+            with Vertical(id="run-plan-panel"):
+                yield Static("", id="run-plan", markup=False)
+                yield DataTable(id="tasks-table", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#steps-table", DataTable)
-        for key, label in STEP_COLUMNS:
-            table.add_column(label, key=key)
-        table.focus()
+        for table_id, columns in (("#steps-table", STEP_COLUMNS), ("#tasks-table", TASK_COLUMNS)):
+            table = self.query_one(table_id, DataTable)
+            for key, label in columns:
+                table.add_column(label, key=key)
+        self.query_one("#tasks-table").display = False
+        self.query_one("#filter", Input).cursor_blink = self.app.settings.cursor_blink
+        self._main_table().focus()
         self.load()
         self.set_interval(self.app.settings.refresh_seconds, self._poll)
 
-    def _main_table(self) -> DataTable[str]:
+    def _steps_table(self) -> DataTable[str]:
         return self.query_one("#steps-table", DataTable)
+
+    def _main_table(self) -> DataTable[str]:
+        """The table j/k/g/G move: the tasks table when it has focus (`t`), else the steps."""
+        tasks = self.query_one("#tasks-table", DataTable)
+        return tasks if tasks.has_focus else self._steps_table()
 
     def _render_rows(self) -> None:
         if self.record is not None:
-            self.on_run_loaded(RunLoaded(record=self.record))
+            self._render_steps(self.record)
 
     def _poll(self) -> None:
         if self.record is None or self.record.status == "running":
@@ -187,6 +205,7 @@ class RunDetailScreen(TableKeys, Screen[None]):
             self.post_message(RunLoaded(error=exc))
 
     def on_run_loaded(self, message: RunLoaded) -> None:
+        self.loads += 1
         summary = self.query_one("#run-summary", Static)
         if message.error is not None:
             summary.update(f"error: {message.error.message}")
@@ -195,19 +214,68 @@ class RunDetailScreen(TableKeys, Screen[None]):
         summary.update(f"workflow {run.workflow}   status {run.status}   steps {len(run.steps)}   "
                        f"started {_when(run.started_at)}" + (f"\nerror: {run.error}" if run.error else "")
                        + f"\n(same as: platform runs show {run.id})")
+        self._render_steps(run)
+        self._render_plan(run)
+
+    def _render_steps(self, run: Any) -> None:
+        table = self._steps_table()
+        needle = self.query_one("#filter", Input).value.strip().lower()
+        # follow while the cursor sits on the newest step (the last poll may also carry the final status)
+        follow = (table.cursor_row >= table.row_count - 1) if table.row_count else run.status == "running"
         rows = {}
         for step in run.steps:
-            if step.kind == "tool_call":
-                detail = _short(step.data.get("params"))
-            elif step.kind == "tool_result":
-                detail = ("ERROR " if step.data.get("is_error") else "") + _short(step.data.get("output", ""))
-            else:
-                detail = _short(step.data.get("text", ""))
-            rows[str(step.index)] = (str(step.index), step.kind, step.name or "-", detail)
-        sync_rows(self._main_table(), [k for k, _ in STEP_COLUMNS], rows)
-        lines = []
-        if run.plan:
-            lines.append(f"Plan: {run.plan.get('title', '')}  [{run.plan.get('status', '')}]")
-        for task in run.tasks:
-            lines.append(f"  [{task.get('status', '?')}] {task.get('id', '')} {task.get('title', '')}")
-        self.query_one("#run-plan", Static).update("\n".join(lines) or "No plan or tasks in this run.")
+            row = (str(step.index), step.kind, step.name or "-", _step_detail(step))
+            if not needle or needle in " ".join(row).lower():
+                rows[str(step.index)] = row
+        sync_rows(table, [k for k, _ in STEP_COLUMNS], rows)
+        if follow and table.row_count:
+            table.move_cursor(row=table.row_count - 1)  # live-follow: the newest step stays in view
+
+    def _render_plan(self, run: Any) -> None:
+        plan = run.plan or {}
+        tasks = run.tasks
+        if plan:
+            done = sum(1 for t in tasks if t.get("status") == "completed")
+            head = (f"Plan: {plan.get('title', '')}  [{plan.get('status', '?')}, {plan.get('complexity', '?')}]"
+                    f"   {done}/{len(tasks)} tasks completed")
+            if plan.get("description"):
+                head += f"\n{_short(plan['description'], 110)}"
+        else:
+            head = "No plan or tasks in this run." if not tasks else f"{len(tasks)} tasks"
+        self.query_one("#run-plan", Static).update(head)
+        table = self.query_one("#tasks-table", DataTable)
+        table.display = bool(tasks)
+        sync_rows(table, [k for k, _ in TASK_COLUMNS],
+                  {str(t.get("id", n)): (str(t.get("id", n)), str(t.get("status", "?")),
+                                         ("  " if t.get("parent_id") else "") + str(t.get("title", "")),
+                                         _short(t.get("description", ""), 60))
+                   for n, t in enumerate(tasks)})
+
+    def action_focus_tasks(self) -> None:
+        tasks = self.query_one("#tasks-table", DataTable)
+        if tasks.display:
+            (self._steps_table() if tasks.has_focus else tasks).focus()
+
+    def action_back(self) -> None:
+        """esc clears an open filter first, then goes back to the runs list."""
+        box = self.query_one("#filter", Input)
+        if box.value or box.has_class("visible"):
+            self.action_clear_filter()
+        else:
+            self.app.pop_screen()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self) -> None:
+        self._render_rows()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self) -> None:
+        self._steps_table().focus()
+
+
+def _step_detail(step: Any) -> str:
+    if step.kind == "tool_call":
+        return _short(step.data.get("params"))
+    if step.kind == "tool_result":
+        return ("ERROR " if step.data.get("is_error") else "") + _short(step.data.get("output", ""))
+    return _short(step.data.get("text", ""))

@@ -19,6 +19,6 @@ def sync_rows(table: Any, columns: Sequence[str], rows: Mapping[str, Sequence[An
         if key in existing:
             for column, value in zip(columns, cells, strict=True):
                 if table.get_cell(key, column) != value:
-                    table.update_cell(key, column, value)
+                    table.update_cell(key, column, value, update_width=True)
         else:
             table.add_row(*cells, key=key)
