@@ -40,6 +40,11 @@ class DashboardSettings(BaseSettings):
     """Deploying to these from the dashboard requires typing the environment's name."""
     keymap: dict[str, str] = {}
     """Binding id -> keys, e.g. {"app.quit" = "ctrl+q", "screen.runs" = "r,7"} (ids are listed by `?`)."""
+    show_volatile: bool = True
+    """Show ages, elapsed times and generated ids ("5m ago", "12s / 300s", prm_...); snapshot tests turn
+    them off (no clocks, no random ids)."""
+    deploy_timeout: float = 300.0
+    """Wait budget in seconds of deploys started from the dashboard (`--timeout`)."""
 
     @classmethod
     def settings_customise_sources(
