@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from screens.widgets.table_sync import sync_rows
 
-PAGE = 10
+PAGE = 10  # promotions per history page (`--limit`)
 IMAGE_COLUMNS = (("name", "Image"), ("state", "Verify"), ("expected", "Expected"), ("running", "Running"),
                  ("instances", "Instances"))
 WORKLOAD_COLUMNS = (("name", "Workload"), ("phase", "Phase"), ("healthy", "Healthy"), ("checks", "Health probes"))
@@ -49,6 +49,7 @@ class EnvironmentDetailScreen(Screen[None]):
         self.env_name = name
         self.document: dict[str, Any] | None = None
         self.status: Any = None
+        self.page_size = PAGE
         self.cursors: list[str | None] = [None]  # page stack: the `--before` of each page shown so far
         self.loads = 0
 
@@ -95,7 +96,7 @@ class EnvironmentDetailScreen(Screen[None]):
             self.post_message(DetailLoaded(error=exc))
             return
         try:
-            result, _ = env_status(project, self.env_name, history=True, limit=PAGE, before=self.before)
+            result, _ = env_status(project, self.env_name, history=True, limit=self.page_size, before=self.before)
         except EngineError as exc:
             self.post_message(DetailLoaded(document=doc, error=exc))
             return
@@ -127,7 +128,7 @@ class EnvironmentDetailScreen(Screen[None]):
                          + (" (dirty)" if p.get("dirty") else ""))
         if st.message:
             lines.append(st.message)
-        lines.append(f"(same as: framework env status {self.env_name} --history --limit {PAGE}"
+        lines.append(f"(same as: framework env status {self.env_name} --history --limit {self.page_size}"
                      + (f" --before {self.before}" if self.before else "") + " --json)")
         self.query_one("#detail", Static).update("\n".join(lines))
 
@@ -158,11 +159,13 @@ class EnvironmentDetailScreen(Screen[None]):
         hint = []
         if self.next_before:
             hint.append(f"n: older (--before {self.next_before})")
+        elif history["items"]:
+            hint.append("last page")
         if page > 1:
             hint.append("p: newer")
         if not history["items"]:
             hint.append("no promotions recorded yet")
-        self.query_one("#history-hint", Static).update("   ".join(hint) or "last page")
+        self.query_one("#history-hint", Static).update("   ".join(hint))
 
     # -- actions ---------------------------------------------------------------------------
     def action_older(self) -> None:
