@@ -139,8 +139,9 @@ class RolloutsScreen(TableKeys, DashboardScreen):
         if row is None:
             sync_rows(workloads, [k for k, _ in WORKLOAD_COLUMNS], {})
             return
+        volatile = self.app.settings.show_volatile  # restart counts depend on timing: hidden in snapshots
         sync_rows(workloads, [k for k, _ in WORKLOAD_COLUMNS],
-                  {w.name: (w.name, w.phase, str(w.restarts), "-" if w.healthy is None else ("yes" if w.healthy
+                  {w.name: (w.name, w.phase, str(w.restarts) if volatile else "hidden", "-" if w.healthy is None else ("yes" if w.healthy
                             else "no"), "; ".join(w.probes) or w.message or "-") for w in row.workloads})
         promotion = (row.promotion_id or "-") if self.app.settings.show_volatile else "hidden"
         lines = [f"{row.env}: " + (row.message or f"release {row.release}, promotion {promotion}"

@@ -475,7 +475,7 @@ def _apply(
     )
     phase, resources = runtime.rollout(specs, options, on_phase=on_phase, superseded=superseded)
     result.applied = True
-    result.rollout = {"phase": phase, "resources": [r.model_dump() for r in resources]}
+    result.rollout = {"phase": phase, "resources": [{**r.model_dump(), "wait_budget": opts.timeout} for r in resources]}
     outcome = {
         "ready": "ready",
         "not_waited": "not_waited",

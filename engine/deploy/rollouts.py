@@ -99,8 +99,7 @@ def rollouts(project: Project, now: float | None = None) -> RolloutsView:
             row = EnvRollout(env=name, kind=doc.get("kind"), target=target)
             applies = ledger.applies(name, limit=1)
             if not applies:
-                row.message = ("a control plane converges this environment; no rollout is observable here"
-                               if target == "hosted" else "no rollout recorded yet")
+                row.message = "hosted: not observable here" if target == "hosted" else "no rollout recorded yet"
                 out.append(row)
                 continue
             a = applies[0]
