@@ -140,9 +140,12 @@ class RolloutsScreen(TableKeys, DashboardScreen):
             sync_rows(workloads, [k for k, _ in WORKLOAD_COLUMNS], {})
             return
         volatile = self.app.settings.show_volatile  # restart counts depend on timing: hidden in snapshots
-        sync_rows(workloads, [k for k, _ in WORKLOAD_COLUMNS],
-                  {w.name: (w.name, w.phase, str(w.restarts) if volatile else "hidden", "-" if w.healthy is None else ("yes" if w.healthy
-                            else "no"), "; ".join(w.probes) or w.message or "-") for w in row.workloads})
+        rows = {}
+        for w in row.workloads:
+            healthy = "-" if w.healthy is None else ("yes" if w.healthy else "no")
+            rows[w.name] = (w.name, w.phase, str(w.restarts) if volatile else "hidden", healthy,
+                            "; ".join(w.probes) or w.message or "-")
+        sync_rows(workloads, [k for k, _ in WORKLOAD_COLUMNS], rows)
         promotion = (row.promotion_id or "-") if self.app.settings.show_volatile else "hidden"
         lines = [f"{row.env}: " + (row.message or f"release {row.release}, promotion {promotion}"
                                     + (f", deploy pid {row.pid}" if row.in_flight and promotion != "hidden" else ""))]

@@ -29,7 +29,7 @@ async def reload_until(pilot, screen, predicate, attempts: int = 20) -> None:  #
             return
         loads = screen.loads
         await pilot.press("r")
-        await until(pilot, lambda: screen.loads > loads)
+        await until(pilot, lambda loads=loads: screen.loads > loads)
     assert predicate()
 
 
