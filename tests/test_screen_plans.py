@@ -120,3 +120,45 @@ def test_protected_environment_needs_its_name_typed(demo) -> None:  # type: igno
             assert current(demo, "dev")["release"] == "v1"
 
     asyncio.run(scenario())
+
+
+def test_destructive_finding_is_shown_and_acknowledged_on_confirm(demo) -> None:  # type: ignore[no-untyped-def]
+    """Spec 2 Deploy plan findings: a release without a running workload shows the stop-class
+    `workload_removed`; the confirmed command carries `--acknowledge-destructive` and the deploy lands."""
+    import re
+
+    demo.run("env", "build", "dev", "--release", "v1", check=True)
+    demo.run("env", "deploy", "dev", "v1", "--yes", "--stability-window", "0.3", check=True)
+    main = demo.root / "deploy" / "kcl" / "dev" / "main.k"
+    main.write_text(re.sub(r'\n        framework\.Workload \{\n            name = "web".*?\n        \}', "",
+                           main.read_text(), flags=re.S))
+    demo.commit("dev: drop web")
+    demo.run("env", "build", "dev", "--release", "v2", check=True)
+
+    async def scenario() -> None:
+        app = _app(demo)
+        async with app.run_test(size=SIZE) as pilot:
+            await _open_plan(app, pilot, 0)  # v2
+            screen = app.screen
+            text = str(screen.query_one("#plan-view").render())
+            assert "STOP workload_removed" in text and "removed" in text
+            assert "--acknowledge-destructive workload_removed" in str(screen.query_one("#plan-command").render())
+            await pilot.press("d")
+            await until(pilot, lambda: app.screen is not screen)
+            await pilot.press("y")
+            await until(pilot, lambda: screen.last_deploy is not None)
+            assert screen.last_deploy.result.exit_code == 0, screen.last_deploy.result.refusal
+            promotion = current(demo, "dev")
+            assert promotion["release"] == "v2" and set(promotion["images"]) == {"api"}
+
+    asyncio.run(scenario())
+
+
+def test_release_list_command_lists_newest_first(demo) -> None:  # type: ignore[no-untyped-def]
+    """Issue 8 (every screen action has a command): `framework release list` lists the releases the Plans
+    screen offers, newest first, over the same engine function."""
+    two_releases(demo)
+    code, doc = demo.json("release", "list")
+    assert code == 0 and [r["version"] for r in doc["releases"]] == ["v2", "v1"]
+    assert doc["releases"][0]["workloads"] == ["api", "web"] and len(doc["releases"][0]["commit"]) == 40
+    assert demo.run("release", "list").stdout.splitlines()[0].startswith("v2 ")
