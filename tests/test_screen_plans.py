@@ -162,3 +162,25 @@ def test_release_list_command_lists_newest_first(demo) -> None:  # type: ignore[
     assert code == 0 and [r["version"] for r in doc["releases"]] == ["v2", "v1"]
     assert doc["releases"][0]["workloads"] == ["api", "web"] and len(doc["releases"][0]["commit"]) == 40
     assert demo.run("release", "list").stdout.splitlines()[0].startswith("v2 ")
+
+
+def test_hosted_environment_plan_says_the_control_plane_is_unreachable(demo) -> None:  # type: ignore[no-untyped-def]
+    """Spec 2 Deploy exit 2: a hosted environment cannot be planned without a control plane; the screen says
+    so, nothing is written, and `d` has no plan to confirm."""
+    demo.run("env", "build", "dev", "--release", "v1", check=True)
+
+    async def scenario() -> None:
+        app = _app(demo)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("3")
+            await until(pilot, lambda: app.current_mode == "plans" and app.screen.loads >= 1)
+            screen = app.screen
+            await pilot.press("j", "enter", "enter")  # dev, prod, staging -> prod; release v1
+            await until(pilot, lambda: "Cannot plan" in str(screen.query_one("#plan-view").render()))
+            assert "control plane unreachable" in str(screen.query_one("#plan-view").render())
+            await pilot.press("d")
+            assert app.screen is screen and screen.plan_result is None
+            code, where = demo.json("release", "where", "v1")
+            assert code == 1 and where["environments"] == []  # bound nowhere: nothing was promoted
+
+    asyncio.run(scenario())
