@@ -64,6 +64,7 @@ FRAMEWORK = Program(
         "release": Group(
             help="Immutable releases recorded in .framework/releases/<version>.json.",
             commands={
+                "list": "List the releases cut in this checkout, newest first (version, commit, workloads).",
                 "where": "Show the environments a release is bound to (exit 1 when unbound or never cut).",
                 "verify": "Check every artifact of a release against its registry (file: UNVERIFIABLE).",
             },

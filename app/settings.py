@@ -45,6 +45,11 @@ class DashboardSettings(BaseSettings):
     """The `platform server` the Webhooks screen reads; empty: $PLATFORM_SERVER_URL."""
     platform_token: SecretStr = SecretStr("")
     """Its admin API token; empty: $PLATFORM_TOKEN. Never shown."""
+    show_volatile: bool = True
+    """Show ages, elapsed times and generated ids ("5m ago", "12s / 300s", prm_...); snapshot tests turn
+    them off (no clocks, no random ids)."""
+    deploy_timeout: float = 300.0
+    """Wait budget in seconds of deploys started from the dashboard (`--timeout`)."""
 
     @classmethod
     def settings_customise_sources(

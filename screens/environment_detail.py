@@ -1,52 +1,186 @@
-"""One environment's evaluated declaration (same engine call as the KCL evaluation behind env list)."""
+"""One environment in detail: per-image verify state, per-workload phase, gates, local sessions,
+and the promotion history paged with the ledger's cursor (spec 2, Status: `--history --limit
+--before`; `next_before` is the next page's cursor, empty on the last page).
+
+Same engine calls as `framework env status <env> --history --limit N [--before C] --json` and the
+KCL evaluation behind `framework env render`; refreshed at the settings' rate, rows diffed by key.
+"""
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import DataTable, Footer, Header, Static
+
+from screens.widgets.table_sync import sync_rows
+
+PAGE = 10  # promotions per history page (`--limit`)
+IMAGE_COLUMNS = (("name", "Image"), ("state", "Verify"), ("expected", "Expected"), ("running", "Running"),
+                 ("instances", "Instances"))
+WORKLOAD_COLUMNS = (("name", "Workload"), ("phase", "Phase"), ("healthy", "Healthy"), ("checks", "Health probes"))
+HISTORY_COLUMNS = (("seq", "#"), ("release", "Release"), ("direction", "Direction"), ("who", "Who"),
+                   ("when", "When"), ("id", "Promotion"))
+
+
+@dataclass
+class DetailLoaded(Message):
+    document: Any = None
+    status: Any = None
+    error: Any = None
 
 
 class EnvironmentDetailScreen(Screen[None]):
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("escape", "app.pop_screen", "Back", id="environment_detail.back"),
+        Binding("n", "older", "Older promotions", id="environment_detail.older"),
+        Binding("p", "newer", "Newer promotions", id="environment_detail.newer"),
+        Binding("r", "reload", "Reload", id="environment_detail.reload"),
     ]
 
     def __init__(self, name: str) -> None:
         super().__init__()
         self.env_name = name
         self.document: dict[str, Any] | None = None
+        self.status: Any = None
+        self.page_size = PAGE
+        self.cursors: list[str | None] = [None]  # page stack: the `--before` of each page shown so far
+        self.loads = 0
+
+    @property
+    def before(self) -> str | None:
+        return self.cursors[-1]
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=self.app.settings.show_clock)
         with VerticalScroll(id="body"):
             yield Static(f"Environment {self.env_name}", classes="title", markup=False)
-            yield Static("evaluating ...", id="detail", markup=False)
+            yield Static("reading status ...", id="detail", markup=False)
+            yield Static("Images (verify state per image)", classes="section")
+            yield DataTable(id="images-table", cursor_type="row")
+            yield Static("Workloads (rollout phase and health)", classes="section")
+            yield DataTable(id="workloads-table", cursor_type="row")
+            yield Static("", id="gates-sessions", markup=False)
+            yield Static("Promotion history", classes="section", id="history-title")
+            yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
+            yield Static("", id="history-hint", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
+        for table_id, columns in (("#images-table", IMAGE_COLUMNS), ("#workloads-table", WORKLOAD_COLUMNS),
+                                  ("#history-table", HISTORY_COLUMNS)):
+            table = self.query_one(table_id, DataTable)
+            for key, label in columns:
+                table.add_column(label, key=key)
+        self.query_one("#history-table", DataTable).focus()
         self.evaluate()
+        self.set_interval(self.app.settings.refresh_seconds, self.evaluate)
 
     @work(thread=True, exclusive=True, group="environment-detail")
     def evaluate(self) -> None:
+        from engine.deploy.status import env_status
         from engine.environments import evaluate_environment
         from engine.errors import EngineError
         from engine.project import find_project
 
         try:
-            doc = evaluate_environment(find_project(self.app.project_dir), self.env_name)
+            project = find_project(self.app.project_dir)
+            doc = evaluate_environment(project, self.env_name)
         except EngineError as exc:
-            self.app.call_from_thread(self._show, None, exc.message)
+            self.post_message(DetailLoaded(error=exc))
             return
-        self.app.call_from_thread(self._show, doc, None)
+        try:
+            result, _ = env_status(project, self.env_name, history=True, limit=self.page_size, before=self.before)
+        except EngineError as exc:
+            self.post_message(DetailLoaded(document=doc, error=exc))
+            return
+        self.post_message(DetailLoaded(document=doc, status=result.environments[0]))
 
-    def _show(self, doc: dict[str, Any] | None, error: str | None) -> None:
-        self.document = doc
-        text = json.dumps(doc, indent=2) if doc is not None else f"error: {error}"
-        self.query_one("#detail", Static).update(text)
+    def on_detail_loaded(self, message: DetailLoaded) -> None:
+        self.loads += 1
+        self.document = message.document
+        detail = self.query_one("#detail", Static)
+        if message.status is None:
+            detail.update(f"error: {message.error.message}" if message.error else "no status")
+            return
+        self.status = st = message.status
+        self._summary(st)
+        self._tables(st)
+
+    def _summary(self, st: Any) -> None:
+        from screens.status_text import age
+
+        clocks = self.app.settings.show_volatile
+        lines = [f"kind {st.kind or '-'}   target {st.target or '-'}   release {st.release or '-'}   "
+                 f"health {st.health}   convergence {st.convergence}"]
+        if st.promotion:
+            lines.append(f"promotion {st.promotion['id']}  ({st.promotion['direction']}, "
+                         f"by {st.promotion['who']}, {age(st.promotion['created_at'], clocks)})")
+        if st.provenance:
+            p = st.provenance
+            lines.append(f"provenance commit {(p.get('commit') or '-')[:10]} on {p.get('branch') or '-'}"
+                         + (" (dirty)" if p.get("dirty") else ""))
+        if st.message:
+            lines.append(st.message)
+        lines.append(f"(same as: framework env status {self.env_name} --history --limit {self.page_size}"
+                     + (f" --before {self.before}" if self.before else "") + " --json)")
+        self.query_one("#detail", Static).update("\n".join(lines))
+
+    def _tables(self, st: Any) -> None:
+        from screens.status_text import age, short_digest
+
+        clocks = self.app.settings.show_volatile
+        images = {i["name"]: (i["name"], i["state"], short_digest(i.get("expected_digest")),
+                              short_digest(i.get("running_digest")), str(len(i.get("instances") or [])))
+                  for i in st.images}
+        sync_rows(self.query_one("#images-table", DataTable), [k for k, _ in IMAGE_COLUMNS], images)
+        workloads = {w["name"]: (w["name"], w.get("phase") or "-", "yes" if w.get("healthy") else "no",
+                                 "; ".join(w.get("checks") or []) or "-") for w in st.workloads}
+        sync_rows(self.query_one("#workloads-table", DataTable), [k for k, _ in WORKLOAD_COLUMNS], workloads)
+        gates = [f"  [{g['status']}] {g['name']}: {g.get('summary') or ''} (run {g.get('run_id')})" for g in st.gates]
+        sessions = [f"  {s['worktree']} on {s['machine']} ({s['branch']}{', dirty' if s['dirty'] else ''}"
+                    f"{', stopped' if s['stopped'] else ''})" for s in st.sessions]
+        self.query_one("#gates-sessions", Static).update(
+            "Gates\n" + ("\n".join(gates) or f"  none (framework gate list {self.env_name})")
+            + "\nLocal sessions\n" + ("\n".join(sessions) or "  none"))
+        history = st.history or {"items": [], "next_before": ""}
+        rows = {p["id"]: (str(p["seq"]), p["release"], p["direction"], p["who"], age(p["created_at"], clocks),
+                          p["id"] if clocks else "hidden") for p in history["items"]}
+        sync_rows(self.query_one("#history-table", DataTable), [k for k, _ in HISTORY_COLUMNS], rows)
+        self.next_before = history["next_before"]
+        page = len(self.cursors)
+        self.query_one("#history-title", Static).update(f"Promotion history (page {page})")
+        hint = []
+        if self.next_before:
+            hint.append(f"n: older (--before {self.next_before})")
+        elif history["items"]:
+            hint.append("last page")
+        if page > 1:
+            hint.append("p: newer")
+        if not history["items"]:
+            hint.append("no promotions recorded yet")
+        self.query_one("#history-hint", Static).update("   ".join(hint))
+
+    # -- actions ---------------------------------------------------------------------------
+    def action_older(self) -> None:
+        if getattr(self, "next_before", ""):
+            self.cursors.append(self.next_before)
+            self._new_page()
+
+    def action_newer(self) -> None:
+        if len(self.cursors) > 1:
+            self.cursors.pop()
+            self._new_page()
+
+    def _new_page(self) -> None:
+        self.query_one("#history-table", DataTable).clear()  # a different page, not a refresh of this one
+        self.evaluate()
+
+    def action_reload(self) -> None:
+        self.evaluate()

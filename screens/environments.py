@@ -1,7 +1,9 @@
-"""Environments screen: every environment declared under deploy/kcl, live as files change.
+"""Environments screen: every declared environment with its bound release, rollout phase, verify
+summary, health and the age of its last promotion; live as the ledger, releases or KCL change.
 
-Same engine call as `framework env list`; runs in a thread worker; rows are diffed by key so
-the cursor stays put on refresh; a watchdog observer on deploy/kcl triggers a debounced reload.
+Same engine calls as `framework env list` and `framework env status <env> --json`; runs in a
+thread worker; rows are diffed by key so the cursor stays put on refresh; watchdog observers on
+deploy/kcl, .framework/releases and the ledger file trigger one debounced reload.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from screens.widgets.empty_state import EmptyState
 from screens.widgets.table_keys import TableKeys, table_bindings
 from screens.widgets.table_sync import sync_rows
 
-COLUMNS = (("name", "Name"), ("kind", "Kind"), ("target", "Target"), ("workloads", "Workloads"),
-           ("status", "Status"), ("file", "File"))
+COLUMNS = (("name", "Name"), ("kind", "Kind"), ("target", "Target"), ("release", "Release"),
+           ("phase", "Phase"), ("verify", "Verify"), ("health", "Health"), ("promoted", "Promoted"),
+           ("status", "Status"))
 
 
 @dataclass
@@ -31,19 +34,29 @@ class EnvironmentsLoaded(Message):
 
     result: Any = None
     error: Any = None
+    statuses: Any = None
+    """env name -> EnvStatus (or the EngineError that env's status raised)."""
 
 
 class KclFilesChanged(Message):
-    """A file under deploy/kcl changed. High-rate: consecutive ones coalesce."""
+    """A file under deploy/kcl, .framework/releases or the ledger changed. Consecutive ones coalesce."""
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, KclFilesChanged)
 
 
-def _row(env: Any) -> tuple[str, ...]:
+def _row(env: Any, st: Any, clocks: bool) -> tuple[str, ...]:
+    from screens.status_text import age, phase_summary, verify_summary
+
     if env.error:
-        return (env.name, "-", "-", "-", "error: " + str(env.error.get("message", ""))[:80], env.file)
-    return (env.name, env.kind or "-", env.target or "-", ", ".join(env.workloads) or "-", "ok", env.file)
+        return (env.name, "-", "-", "-", "-", "-", "-", "-", "error: " + str(env.error.get("message", ""))[:60])
+    if st is None or not hasattr(st, "convergence"):
+        why = getattr(st, "message", "") if st is not None else ""
+        return (env.name, env.kind or "-", env.target or "-", "-", "-", "-", "-", "-",
+                ("status error: " + why)[:60] if why else "-")
+    health = "-" if st.convergence == "unbound" else st.health
+    return (env.name, env.kind or "-", env.target or "-", st.release or "-", phase_summary(st.workloads),
+            verify_summary(st.images), health, age((st.ledger or {}).get("newest_at"), clocks), st.convergence)
 
 
 class EnvironmentsScreen(TableKeys, DashboardScreen):
@@ -57,8 +70,10 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
     def __init__(self) -> None:
         super().__init__()
         self.result: Any = None
+        self.statuses: dict[str, Any] = {}
         self.load_error: Any = None
         self.loads = 0
+        self._loading = False
         self._observer: Any = None
         self._reload_timer: Any = None
 
@@ -84,27 +99,42 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
     # -- loading ---------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="environments")
     def load(self) -> None:
+        from engine.deploy.status import env_status
         from engine.environments import list_environments
         from engine.errors import EngineError
         from engine.project import find_project
 
+        self._loading = True
         try:
-            result = list_environments(find_project(self.app.project_dir))
+            project = find_project(self.app.project_dir)
+            result = list_environments(project)
+            statuses: dict[str, Any] = {}
+            for env in result.environments:
+                if env.error:
+                    continue
+                try:  # one environment's failure never hides the others (same data as env status <env> --json)
+                    statuses[env.name] = env_status(project, env.name)[0].environments[0]
+                except EngineError as exc:
+                    statuses[env.name] = exc
         except EngineError as exc:
             self.post_message(EnvironmentsLoaded(error=exc))
             return
-        self.post_message(EnvironmentsLoaded(result=result))
+        finally:
+            self._loading = False
+        self.post_message(EnvironmentsLoaded(result=result, statuses=statuses))
 
     def on_environments_loaded(self, message: EnvironmentsLoaded) -> None:
         self.loads += 1
         self.result, self.load_error = message.result, message.error
+        self.statuses = message.statuses or {}
         if message.error is not None:
             self._show_error(message.error)
             return
         self.query_one("#env-table").display = True
         self.query_one("#env-empty").display = False
         self._render_rows()
-        self._start_watching(Path(message.result.root) / "deploy" / "kcl")
+        root = Path(message.result.root)
+        self._start_watching(root)
 
     def _show_error(self, error: Any) -> None:
         self.query_one("#env-table").display = False
@@ -124,7 +154,8 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
     def _render_rows(self) -> None:
         """Diff by row key: update changed cells, add new rows, drop stale ones. Never clear()."""
         table = self.query_one("#env-table", DataTable)
-        wanted = {e.name: _row(e) for e in self._visible()}
+        clocks = self.app.settings.show_volatile
+        wanted = {e.name: _row(e, self.statuses.get(e.name), clocks) for e in self._visible()}
         sync_rows(table, [key for key, _ in COLUMNS], wanted)
         total = len(self.result.environments) if self.result else 0
         failed = len(self.result.failed) if self.result else 0
@@ -132,7 +163,8 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
         status = f"{shown} environments in project {self.result.project}" if self.result else ""
         if failed:
             status += f" - {failed} failed to evaluate"
-        self.query_one("#env-status", Static).update(status + "   (same as: framework env list)")
+        self.query_one("#env-status", Static).update(
+            status + "   (same as: framework env list; framework env status <env> --json)")
         if total == 0 and self.result is not None:
             self.query_one("#env-table").display = False
             empty = self.query_one("#env-empty", EmptyState)
@@ -141,22 +173,38 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
                          f"Create deploy/kcl/<env>/main.k under {self.result.root}.")
 
     # -- live refresh ----------------------------------------------------------------------
-    def _start_watching(self, kcl_dir: Path) -> None:
-        if self._observer is not None or not self.app.settings.watch or not kcl_dir.is_dir():
+    def _start_watching(self, root: Path) -> None:
+        """Watch deploy/kcl, the releases and the ledger file (not its runtime logs) for changes."""
+        if self._observer is not None or not self.app.settings.watch:
             return
         from watchdog.events import FileSystemEventHandler
         from watchdog.observers import Observer
 
+        from engine.paths import ledger_home
+
         screen = self
+        ledger = ledger_home()
+        releases = root / ".framework" / "releases"
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event: Any) -> None:
                 if event.event_type in ("opened", "closed_no_write"):
                     return
+                path = str(event.src_path)
+                if path.startswith(str(ledger)) and not Path(path).name.startswith("ledger.sqlite3"):
+                    return
+                if path.endswith("-shm") or screen._loading:
+                    return  # our own reads touch the shared-memory index: not a change
                 screen.post_message(KclFilesChanged())
 
         observer = Observer()
-        observer.schedule(Handler(), str(kcl_dir), recursive=True)
+        handler = Handler()
+        targets = [(root / "deploy" / "kcl", True), (releases if releases.is_dir() else root / ".framework", True),
+                   (ledger, False)]
+        for path, recursive in targets:
+            path.mkdir(parents=True, exist_ok=True) if path is ledger else None
+            if path.is_dir():
+                observer.schedule(handler, str(path), recursive=recursive)
         observer.daemon = True
         observer.start()
         self._observer = observer

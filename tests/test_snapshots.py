@@ -45,6 +45,6 @@ def test_help_layout(snap_compare: object, demo_project: Path) -> None:
 
 
 def test_empty_state_layout(snap_compare: object, demo_project: Path) -> None:
-    """Issue 2 item 6: an honest empty state naming the commands that fill the view (Rollouts)."""
+    """Issue 2 item 6: an honest empty state naming the commands that fill the view (Debug: still unbuilt)."""
     app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
-    assert snap_compare(app, terminal_size=SIZE, run_before=_after_keys("2"))  # type: ignore[operator]
+    assert snap_compare(app, terminal_size=SIZE, run_before=_after_keys("8"))  # type: ignore[operator]

@@ -57,7 +57,7 @@ def test_dashboard_on_a_real_terminal(session: str) -> None:
     for env in ("dev", "prod", "staging"):
         assert env in screen
     _tmux("send-keys", "-t", session, "2")
-    _wait_for(session, "framework env deploy <env>")
+    _wait_for(session, "Nothing in flight")  # Rollouts (issue 8): its honest empty state
     _tmux("send-keys", "-t", session, "?")
     _wait_for(session, "Binding id")
     _tmux("send-keys", "-t", session, "Escape")

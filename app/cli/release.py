@@ -31,6 +31,31 @@ def _render_verify(result: Any) -> None:
         sys.stdout.write(f"release {result.version} has no artifacts\n")
 
 
+def _render_list(result: Any) -> None:
+    for r in result.releases:
+        commit = (r.commit or "-")[:10] + ("+dirty" if r.dirty else "")
+        sys.stdout.write(f"{r.version:<32} {commit:<16} {', '.join(r.workloads)}\n")
+    if not result.releases:
+        sys.stdout.write("no releases cut yet (framework env build <env> --release <version>)\n")
+
+
+@app.command(
+    "list",
+    help=HELP["list"],
+    epilog="Examples:\n\n  framework release list\n\n  framework release list --json\n\nExit codes: 0 listed.",
+)
+def release_list(json_output: bool = JSON_OPTION) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.project import find_project
+        from engine.releases.store import release_list as listing
+
+        return listing(find_project()), 0
+
+    raise typer.Exit(run_command(json_output, action, _render_list))
+
+
 @app.command(
     "where",
     help=HELP["where"],

@@ -448,9 +448,12 @@ def _apply(
         result.applied = False
         return _refuse(result, exc.code, exc.message, 1, hint=exc.hint)
     runtime = ProcessRuntime(project.key, env, release.version, promotion_id)
+    # per-workload phases while in flight, so `env status` and the dashboard's Rollouts can show them
+    live = {w["name"]: {"name": w["name"], "phase": "pending", "wait_budget": opts.timeout} for w in selected}
 
     def on_phase(workload: str, phase: str) -> None:
-        ledger.update_apply(apply_seq, phase=phase)
+        live.setdefault(workload, {"name": workload, "wait_budget": opts.timeout})["phase"] = phase
+        ledger.update_apply(apply_seq, phase=phase, resources=list(live.values()))
         say(f"{workload}: {phase}")
         if emit:
             emit(
@@ -472,7 +475,7 @@ def _apply(
     )
     phase, resources = runtime.rollout(specs, options, on_phase=on_phase, superseded=superseded)
     result.applied = True
-    result.rollout = {"phase": phase, "resources": [r.model_dump() for r in resources]}
+    result.rollout = {"phase": phase, "resources": [{**r.model_dump(), "wait_budget": opts.timeout} for r in resources]}
     outcome = {
         "ready": "ready",
         "not_waited": "not_waited",

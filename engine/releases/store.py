@@ -120,6 +120,37 @@ def list_releases(project: Project) -> list[Release]:
     return sorted(out, key=lambda r: (r.created_at, r.version))
 
 
+class ReleaseSummary(BaseModel):
+    version: str
+    created_at: float
+    commit: str | None = None
+    branch: str | None = None
+    dirty: bool = False
+    workloads: list[str] = []
+
+
+class ReleaseList(BaseModel):
+    """`framework release list`: every release cut in this checkout, newest first."""
+
+    project: str
+    releases: list[ReleaseSummary]
+
+
+def release_list(project: Project) -> ReleaseList:
+    rows = [
+        ReleaseSummary(
+            version=r.version,
+            created_at=r.created_at,
+            commit=r.provenance.commit,
+            branch=r.provenance.branch,
+            dirty=r.provenance.dirty,
+            workloads=sorted(r.images),
+        )
+        for r in reversed(list_releases(project))
+    ]
+    return ReleaseList(project=project.key, releases=rows)
+
+
 def release_for_tree(project: Project, tree: str) -> Release | None:
     """An auto-named release whose tree matches the checkout is reused (spec 2, Deploy forms)."""
     for rel in reversed(list_releases(project)):
