@@ -11,7 +11,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from app.settings import DashboardSettings
+from app.settings import DashboardFields, load_settings
 from engine.paths import assets_dir
 from screens.catalog import BY_NAME, SCREENS
 
@@ -40,9 +40,9 @@ class Dashboard(App[int]):
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
 
-    def __init__(self, project_dir: Path | None = None, settings: DashboardSettings | None = None,
+    def __init__(self, project_dir: Path | None = None, settings: DashboardFields | None = None,
                  program: str = "framework") -> None:
-        self.settings = settings or DashboardSettings()
+        self.settings = settings or load_settings()
         self.project_dir = (project_dir or Path.cwd()).resolve()
         self.program = program
         super().__init__()

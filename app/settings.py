@@ -1,7 +1,13 @@
 """Dashboard settings: one pydantic-settings class, env prefix `FRAMEWORK_UI_`, optional TOML file.
 
 The file is `$FRAMEWORK_UI_CONFIG` or `~/.config/framework/dashboard.toml`; environment
-variables override it. Tests pass a `DashboardSettings` directly (no watchers, no clock).
+variables override it. The fields live on `DashboardFields` (plain pydantic); the
+pydantic-settings class `DashboardSettings` (app/settings_sources.py, built from these fields)
+adds validation and the env and file sources. pydantic and pydantic-settings cost ~150-300 ms to
+import, about a third of the dashboard's first paint, so the fields are a plain dataclass and
+`load_settings()` imports them only when there is something to read (a settings file or a
+FRAMEWORK_UI_* variable); otherwise the defaults are the settings. Tests pass
+`deterministic_settings()` (no watchers, no clock, no blinking).
 """
 
 from __future__ import annotations
@@ -10,8 +16,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import SecretStr
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from dataclasses import dataclass, field
+
+ENV_PREFIX = "FRAMEWORK_UI_"
 
 
 def settings_file() -> Path:
@@ -22,8 +29,32 @@ def settings_file() -> Path:
     return Path(base) / "framework" / "dashboard.toml"
 
 
-class DashboardSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="FRAMEWORK_UI_", extra="ignore")
+class Secret:
+    """A value that never shows itself in repr or str (like pydantic's SecretStr)."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get_secret_value(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('**********')" if self._value else "Secret('')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+@dataclass
+class DashboardFields:
+    """Every dashboard setting with its default (a plain dataclass: no pydantic before first paint)."""
 
     watch: bool = True
     """Refresh views when project files change (watchdog)."""
@@ -37,13 +68,13 @@ class DashboardSettings(BaseSettings):
     """Any Textual theme name (ctrl+p -> "Change theme" lists them)."""
     refresh_seconds: float = 5.0
     """How often live views poll state that has no file to watch."""
-    protected_environments: list[str] = []
+    protected_environments: list[str] = field(default_factory=list)
     """Deploying to these from the dashboard requires typing the environment's name."""
-    keymap: dict[str, str] = {}
+    keymap: dict[str, str] = field(default_factory=dict)
     """Binding id -> keys, e.g. {"app.quit" = "ctrl+q", "screen.runs" = "r,7"} (ids are listed by `?`)."""
     platform_server_url: str = ""
     """The `platform server` the Webhooks screen reads; empty: $PLATFORM_SERVER_URL."""
-    platform_token: SecretStr = SecretStr("")
+    platform_token: Secret = field(default_factory=lambda: Secret(""))
     """Its admin API token; empty: $PLATFORM_TOKEN. Never shown."""
     show_volatile: bool = True
     """Show ages, elapsed times and generated ids ("5m ago", "12s / 300s", prm_...); snapshot tests turn
@@ -51,20 +82,31 @@ class DashboardSettings(BaseSettings):
     deploy_timeout: float = 300.0
     """Wait budget in seconds of deploys started from the dashboard (`--timeout`)."""
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[Any, ...]:
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=settings_file()))
+    def __post_init__(self) -> None:
+        if isinstance(self.platform_token, str):
+            self.platform_token = Secret(self.platform_token)
 
 
-def deterministic_settings(**overrides: Any) -> DashboardSettings:
+def load_settings() -> DashboardFields:
+    """The user's settings: file and FRAMEWORK_UI_* variables when present, else the defaults."""
+    if settings_file().is_file() or any(k.startswith(ENV_PREFIX) and k != "FRAMEWORK_UI_CONFIG" for k in os.environ):
+        from app.settings_sources import load_from_sources
+
+        return load_from_sources()
+    return DashboardFields()
+
+
+def deterministic_settings(**overrides: Any) -> DashboardFields:
     """Deterministic settings for Pilot and snapshot tests: no watchers, no clock, no blinking."""
     values: dict[str, Any] = {"watch": False, "show_clock": False, "cursor_blink": False, "animations": False}
     values.update(overrides)
-    return DashboardSettings(**values)
+    return DashboardFields(**values)
+
+
+def __getattr__(name: str) -> Any:
+    # `from app.settings import DashboardSettings` keeps working without an eager pydantic-settings import.
+    if name == "DashboardSettings":
+        from app.settings_sources import DashboardSettings
+
+        return DashboardSettings
+    raise AttributeError(name)

@@ -37,13 +37,13 @@ class Bare(App):
 Bare().run(headless=True, size=(120, 36))
 """
 
+# What a user gets: settings loaded as `framework` loads them (HOME is a fresh dir: no settings file).
 DASHBOARD = """
 from app.dashboard import Dashboard
-from app.settings import DashboardSettings
 class FirstPaint(Dashboard):
     def on_ready(self):
         self.exit()
-FirstPaint(settings=DashboardSettings(watch=False)).run(headless=True, size=(120, 36))
+FirstPaint().run(headless=True, size=(120, 36))
 """
 
 

@@ -91,7 +91,9 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
         self.query_one("#env-empty").display = False
         self.query_one("#filter", Input).cursor_blink = self.app.settings.cursor_blink
         table.focus()
-        self.load()
+        # First paint before the engine call: the worker's imports and ledger reads would otherwise
+        # compete with the first frame for the GIL (bench/dashboard.py).
+        self.call_after_refresh(self.load)
 
     def on_unmount(self) -> None:
         self._stop_watching()

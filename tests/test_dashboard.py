@@ -257,3 +257,25 @@ def test_unknown_theme_falls_back_with_a_warning(demo_project: Path) -> None:
             assert any("unknown theme" in str(n.message) for n in app._notifications)
 
     asyncio.run(scenario())
+
+
+def test_load_settings_reads_file_and_env_only_when_present(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """STYLE settings: defaults without a file or FRAMEWORK_UI_* variable (no pydantic-settings import, which
+    costs a fifth of first paint); the file and the env prefix apply when present."""
+    import subprocess
+    import sys
+
+    from app.settings import DashboardFields, load_settings
+
+    assert type(load_settings()) is DashboardFields and load_settings().watch is True
+    probe = "import sys; from app.settings import load_settings; load_settings(); print('pydantic_settings' in sys.modules)"
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("FRAMEWORK_UI_")}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    path = tmp_path / "dashboard.toml"
+    path.write_text('theme = "nord"\n')
+    monkeypatch.setenv("FRAMEWORK_UI_CONFIG", str(path))
+    assert load_settings().theme == "nord"
+    monkeypatch.delenv("FRAMEWORK_UI_CONFIG")
+    monkeypatch.setenv("FRAMEWORK_UI_REFRESH_SECONDS", "2.5")
+    assert load_settings().refresh_seconds == 2.5
