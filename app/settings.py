@@ -13,10 +13,9 @@ FRAMEWORK_UI_* variable); otherwise the defaults are the settings. Tests pass
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from dataclasses import dataclass, field
 
 ENV_PREFIX = "FRAMEWORK_UI_"
 

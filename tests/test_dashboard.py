@@ -268,7 +268,8 @@ def test_load_settings_reads_file_and_env_only_when_present(tmp_path: Path, monk
     from app.settings import DashboardFields, load_settings
 
     assert type(load_settings()) is DashboardFields and load_settings().watch is True
-    probe = "import sys; from app.settings import load_settings; load_settings(); print('pydantic_settings' in sys.modules)"
+    probe = ("import sys; from app.settings import load_settings; load_settings(); "
+             "print('pydantic_settings' in sys.modules)")
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("FRAMEWORK_UI_")}
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
