@@ -45,7 +45,25 @@ async def _hide_volatile(pilot: Any) -> None:
     await pilot.pause()  # the re-added rows' highlight events rewrite hint lines: mask after them
     for static in screen.query("Static"):
         static.update(_mask(str(static.render())))
-    await pilot.pause()
+    await _settle(pilot)
+
+
+async def _settle(pilot: Any, rounds: int = 200) -> None:
+    """Wait until layout stops moving (every widget's region unchanged across two pauses): after the
+    tables are rebuilt, a loaded machine can otherwise snapshot a half-done layout."""
+    screen = pilot.app.screen
+
+    def regions() -> list[Any]:
+        return [(w.id, tuple(w.region)) for w in screen.query("*")]
+
+    previous = None
+    for _ in range(rounds):
+        await pilot.pause(0.02)
+        current = regions()
+        if current == previous:
+            return
+        previous = current
+    raise AssertionError("layout never settled")
 
 
 @pytest.fixture
