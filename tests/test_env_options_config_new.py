@@ -104,5 +104,7 @@ def test_ci_validate_kcl(demo_project: Path) -> None:
     failed, doc = fw_json(demo_project, "ci", "validate-kcl")
     assert failed.exit_code == 1 and doc["ok"] is False
     statuses = {e["env"]: e["status"] for e in doc["environments"]}
-    assert statuses == {"bad": "error", "dev": "ok", "held": "error", "prod": "ok", "staging": "ok", "cloud": "ok", "cluster": "ok"}
+    assert statuses == {
+        "bad": "error", "dev": "ok", "held": "error", "prod": "ok", "staging": "ok", "cloud": "ok", "cluster": "ok"
+    }
     assert "bad, held" in doc["error"]["message"]

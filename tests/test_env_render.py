@@ -175,7 +175,8 @@ def test_placeholder_left_in_is_refused(demo_project: Path) -> None:
 def test_missing_environment(demo_project: Path) -> None:
     """Issue 3 item 7: a missing environment exits 1 naming the declared ones."""
     result = fw(demo_project, "env", "render", "nowhere")
-    assert result.exit_code == 1 and "not declared" in result.stderr and "cloud, cluster, dev, prod, staging" in result.stderr
+    assert result.exit_code == 1 and "not declared" in result.stderr
+    assert "cloud, cluster, dev, prod, staging" in result.stderr
 
 
 def test_fail_on_write(demo_project: Path) -> None:

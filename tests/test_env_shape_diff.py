@@ -88,7 +88,10 @@ def test_diff_all_reports_errors_per_environment(demo_project: Path) -> None:
     result, doc = fw_json(demo_project, "env", "diff", "--all")
     assert result.exit_code == 1
     statuses = {e["env"]: e["status"] for e in doc["environments"]}
-    assert statuses == {"broken": "error", "dev": "ok", "impure": "impure", "prod": "ok", "staging": "ok", "cloud": "ok", "cluster": "ok"}
+    assert statuses == {
+        "broken": "error", "dev": "ok", "impure": "impure",
+        "prod": "ok", "staging": "ok", "cloud": "ok", "cluster": "ok",
+    }
     both = fw(demo_project, "env", "diff", "cluster", "--all")
     assert both.exit_code == 2
 
