@@ -44,7 +44,7 @@ FRAMEWORK = Program(
                 "ps": "List the dev stacks on this machine, across projects.",
                 "devstack": "Port blocks of dev stacks: port, key, list, prune, release.",
             },
-            examples=("framework env list", "framework env render staging --list", "framework env shape prod --json",
+            examples=("framework env list", "framework env render cluster --list", "framework env shape prod --json",
                       "framework env deploy dev --yes", "framework env status dev --json"),
         ),
         "kcl": Group(

@@ -96,10 +96,16 @@ class Demo:
 def make_demo(tmp_path: Path) -> Demo:
     root = tmp_path / "demo"
     shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns("__pycache__", ".framework"))
-    api, web = free_port(), free_port()
-    dev = root / "deploy" / "kcl" / "dev" / "main.k"
-    text = dev.read_text().replace("port = 8080", f"port = {api}").replace("port = 8081", f"port = {web}")
-    dev.write_text(text.replace("127.0.0.1:8080", f"127.0.0.1:{api}"))
+    # The process environments (dev, staging, prod) get free ports so a test never meets a real demo.
+    ports: dict[str, int] = {}
+    for name, base in (("dev", 8080), ("staging", 8180), ("prod", 8280)):
+        api, web = free_port(), free_port()
+        ports.update({f"{name}.api": api, f"{name}.web": web})
+        path = root / "deploy" / "kcl" / name / "main.k"
+        text = path.read_text().replace(f"port = {base}}}", f"port = {api}}}")
+        text = text.replace(f"port = {base + 1}}}", f"port = {web}}}")
+        path.write_text(text.replace(f"127.0.0.1:{base}", f"127.0.0.1:{api}"))
+    ports.update({"api": ports["dev.api"], "web": ports["dev.web"]})
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FRAMEWORK_", "GIT_"))}
@@ -117,7 +123,7 @@ def make_demo(tmp_path: Path) -> Demo:
     )
     (root / ".gitignore").write_text("__pycache__/\n.framework/cache/\n")
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True, env=env)
-    demo = Demo(root=root, env=env, ports={"api": api, "web": web}, home=home)
+    demo = Demo(root=root, env=env, ports=ports, home=home)
     subprocess.run(["git", "add", "-A"], cwd=root, check=True, env=env)
     subprocess.run(["git", "commit", "-q", "-m", "demo"], cwd=root, check=True, env=env)
     return demo

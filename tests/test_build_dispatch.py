@@ -50,7 +50,7 @@ def test_go_build_without_toolchain_fails_clearly(demo):
 
 def test_docker_build_without_daemon_and_remote_build_fail_clearly(demo):
     """`docker` fails clearly where no Docker daemon is reachable; `remote` where no control plane is."""
-    code, doc = demo.json("env", "build", "staging")  # staging's workloads are docker builds
+    code, doc = demo.json("env", "build", "cluster")  # cluster's workloads are docker builds
     assert (
         code == 1 and doc["error"]["code"] == "tool_missing" and "docker" in doc["error"]["message"].lower()
     )
@@ -108,7 +108,7 @@ def test_gate_record_forms_and_exit_codes(demo, tmp_path):
     assert code == 3
     code, doc = demo.json("gate", "record", "dev", "--name", "x", "--status", "weird")
     assert code == 1
-    code, doc = demo.json("gate", "record", "prod", "--name", "x", "--status", "passed")
+    code, doc = demo.json("gate", "record", "cloud", "--name", "x", "--status", "passed")
     assert code == 2 and doc["error"]["code"] == "control_plane_unreachable"  # hosted: gates live there
     code, listed = demo.json("gate", "list", "dev")
     assert [g["name"] for g in listed["gates"]] == ["e2e", "status", "lint"]

@@ -79,8 +79,9 @@ def test_environments_screen_shows_the_same_list_as_the_command(demo_project: Pa
         async with app.run_test(size=SIZE) as pilot:
             await _loaded(app, pilot)
             table = app.screen.query_one("#env-table")
-            assert [k.value for k in table.rows] == ["dev", "prod", "staging"]
-            assert table.get_row("staging")[1:3] == ["self_managed", "k8s"]
+            assert [k.value for k in table.rows] == ["cloud", "cluster", "dev", "prod", "staging"]
+            assert table.get_row("cluster")[1:3] == ["self_managed", "k8s"]
+            assert table.get_row("staging")[1:3] == ["self_managed", "process"]
 
     asyncio.run(scenario())
 
@@ -93,11 +94,11 @@ def test_filter_with_slash_and_clear_with_escape(demo_project: Path) -> None:
             await _loaded(app, pilot)
             table = app.screen.query_one("#env-table")
             await pilot.press("slash", *"k8s")
-            await _until(pilot, lambda: [k.value for k in table.rows] == ["staging"])
+            await _until(pilot, lambda: [k.value for k in table.rows] == ["cluster"])
             await pilot.press("enter")  # back to the table, filter kept
-            assert [k.value for k in table.rows] == ["staging"]
+            assert [k.value for k in table.rows] == ["cluster"]
             await pilot.press("escape")
-            await _until(pilot, lambda: len(table.rows) == 3)
+            await _until(pilot, lambda: len(table.rows) == 5)
 
     asyncio.run(scenario())
 
@@ -108,9 +109,9 @@ def test_details_and_escape_back(demo_project: Path) -> None:
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
         async with app.run_test(size=SIZE) as pilot:
             await _loaded(app, pilot)
-            await pilot.press("j", "enter")  # second row: prod
+            await pilot.press("j", "enter")  # second row: cluster
             await _until(pilot, lambda: getattr(app.screen, "document", None) is not None)
-            assert app.screen.env_name == "prod" and app.screen.document["kind"] == "hosted"  # type: ignore[attr-defined]
+            assert app.screen.env_name == "cluster" and app.screen.document["kind"] == "self_managed"  # type: ignore[attr-defined]
             await pilot.press("escape")
             await _until(pilot, lambda: app.current_mode == "environments" and len(app.screen_stack) == 1)
 

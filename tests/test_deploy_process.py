@@ -158,29 +158,29 @@ def test_expect_current_and_expect_unbound(demo):
 
 def test_hosted_environment_without_reachable_control_plane_exits_2(demo):
     """Exit 2 (undetermined): a hosted environment's control plane is unreachable; nothing written."""
-    code, doc = demo.json("env", "deploy", "prod", "--yes")
+    code, doc = demo.json("env", "deploy", "cloud", "--yes")
     assert code == 2 and doc["error"]["code"] == "control_plane_unreachable"
-    prod = demo.root / "deploy" / "kcl" / "prod" / "main.k"
-    prod.write_text(
-        prod.read_text().replace(
+    cloud = demo.root / "deploy" / "kcl" / "cloud" / "main.k"
+    cloud.write_text(
+        cloud.read_text().replace(
             "framework.ControlPlane {}", 'framework.ControlPlane {endpoint = "http://127.0.0.1:9"}'
         )
     )
-    code, doc = demo.json("env", "deploy", "prod", "--yes")
+    code, doc = demo.json("env", "deploy", "cloud", "--yes")
     assert code == 2 and "127.0.0.1:9" in doc["error"]["message"]
     assert not (demo.root / ".framework" / "releases").exists()
 
 
 def test_k8s_environment_fails_clearly_when_its_context_is_missing(demo):
     """Rule 9: applies target exactly the declared context; fails if it is missing locally (no override)."""
-    proc = demo.run("env", "deploy", "staging", "--yes")
+    proc = demo.run("env", "deploy", "cluster", "--yes")
     assert proc.returncode == 1
     assert "k3d-demo" in proc.stderr or "kubectl" in proc.stderr
     assert "Traceback" not in proc.stderr
     for flags in (("--dry-run",), ("--yes", "--skip-preflight"), ("v1", "--yes", "--skip-preflight")):
-        code, doc = demo.json("env", "deploy", "staging", *flags)
+        code, doc = demo.json("env", "deploy", "cluster", *flags)
         assert code == 1 and "Traceback" not in json.dumps(doc), (flags, doc)
-    assert promotions(demo) == [] and demo.json("ledger", "show", "staging")[1]["promotions"] == []
+    assert promotions(demo) == [] and demo.json("ledger", "show", "cluster")[1]["promotions"] == []
 
 
 def test_events_stream_one_json_line_per_phase_change(demo):

@@ -18,10 +18,12 @@ def test_env_list_json_lists_the_declared_environments(demo_project: Path) -> No
     assert doc["ok"] is True and doc["exit_code"] == 0 and doc["error"] is None
     assert doc["project"] == "demo" and Path(doc["root"]) == demo_project.resolve()
     rows = {e["name"]: e for e in doc["environments"]}
-    assert list(rows) == ["dev", "prod", "staging"]
+    assert list(rows) == ["cloud", "cluster", "dev", "prod", "staging"]
     assert (rows["dev"]["kind"], rows["dev"]["target"]) == ("local", "process")
-    assert (rows["staging"]["kind"], rows["staging"]["target"]) == ("self_managed", "k8s")
-    assert (rows["prod"]["kind"], rows["prod"]["target"]) == ("hosted", "hosted")
+    assert (rows["staging"]["kind"], rows["staging"]["target"]) == ("self_managed", "process")
+    assert (rows["prod"]["kind"], rows["prod"]["target"]) == ("self_managed", "process")
+    assert (rows["cluster"]["kind"], rows["cluster"]["target"]) == ("self_managed", "k8s")
+    assert (rows["cloud"]["kind"], rows["cloud"]["target"]) == ("hosted", "hosted")
     assert rows["dev"]["workloads"] == ["api", "web"]
     assert rows["dev"]["file"] == "deploy/kcl/dev/main.k"
 
@@ -32,7 +34,7 @@ def test_env_list_human_table(demo_project: Path) -> None:
     assert result.exit_code == 0 and result.stderr == ""
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["NAME", "KIND", "TARGET", "WORKLOADS", "FILE"]
-    assert [line.split()[0] for line in lines[1:]] == ["dev", "prod", "staging"]
+    assert [line.split()[0] for line in lines[1:]] == ["cloud", "cluster", "dev", "prod", "staging"]
 
 
 def test_project_is_found_by_walking_up(demo_project: Path) -> None:
@@ -62,7 +64,7 @@ def test_a_broken_environment_fails_the_command_but_others_are_listed(demo_proje
     doc = json.loads(result.stdout)
     assert doc["ok"] is False and doc["error"]["code"] == "kcl_error"
     rows = {e["name"]: e for e in doc["environments"]}
-    assert set(rows) == {"broken", "dev", "prod", "staging"}
+    assert set(rows) == {"broken", "cloud", "cluster", "dev", "prod", "staging"}
     broken = rows["broken"]["error"]
     assert broken["file"] == "deploy/kcl/broken/main.k" and broken["line"] == 4
     assert "\x1b[" not in broken["message"]
@@ -95,7 +97,7 @@ def test_evaluation_is_cached_by_content_and_invalidated_by_any_edit(demo_projec
     first = list_environments(project)
     cache = isolated_home / ".cache" / "framework" / "kcl"
     entries = set(cache.glob("*.json"))
-    assert len(entries) == 3
+    assert len(entries) == 5
     assert list_environments(project) == first  # served from the cache: no new entries
     assert set(cache.glob("*.json")) == entries
     path = demo_project / "deploy" / "kcl" / "dev" / "main.k"
@@ -104,7 +106,7 @@ def test_evaluation_is_cached_by_content_and_invalidated_by_any_edit(demo_projec
     dev = next(e for e in after.environments if e.name == "dev")
     assert dev.workloads == ["api", "www"]
     # Every environment's key covers the whole deploy/kcl tree (imports may cross directories).
-    assert len(set(cache.glob("*.json")) - entries) == 3
+    assert len(set(cache.glob("*.json")) - entries) == 5
 
 
 def test_no_environments_is_an_empty_list(tmp_path: Path) -> None:

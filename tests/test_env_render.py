@@ -27,7 +27,7 @@ def test_k8s_render_is_valid_kubernetes(demo_project: Path) -> None:
     """Issue 3 item 4: a K8sCluster environment renders manifests valid against the Kubernetes schemas."""
     import kubernetes_validate
 
-    result = fw(demo_project, "env", "render", "staging")
+    result = fw(demo_project, "env", "render", "cluster")
     assert result.exit_code == 0, result.stderr
     docs = _documents(result.stdout)
     assert {c for c, _ in docs} == {"k3d-demo"}
@@ -51,14 +51,14 @@ def test_k8s_render_is_valid_kubernetes(demo_project: Path) -> None:
     refs = [e["valueFrom"]["secretKeyRef"] for e in container["env"] if "valueFrom" in e]
     assert refs == [{"name": "api-secrets", "key": "DATABASE_URL"}]  # secret referenced by name only
     assert container["readinessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
-    assert api["metadata"]["namespace"] == "demo-staging"
+    assert api["metadata"]["namespace"] == "demo-cluster"
 
 
 def test_hosted_render_is_valid_kubernetes(demo_project: Path) -> None:
     """Issue 3 item 4: the hosted environment renders the manifests its control plane converges."""
     import kubernetes_validate
 
-    result = fw(demo_project, "env", "render", "prod")
+    result = fw(demo_project, "env", "render", "cloud")
     assert result.exit_code == 0, result.stderr
     for cluster, doc in _documents(result.stdout):
         assert cluster == "hosted"
@@ -106,7 +106,7 @@ def test_list_cluster_kind_and_target_filters(demo_project: Path) -> None:
         demo_project,
         "env",
         "render",
-        "staging",
+        "cluster",
         "--list",
         "--kind",
         "Deployment,service",
@@ -118,11 +118,11 @@ def test_list_cluster_kind_and_target_filters(demo_project: Path) -> None:
     assert result.exit_code == 0
     assert [(o["kind"], o["name"]) for o in doc["objects"]] == [("Deployment", "api"), ("Service", "api")]
     assert "document" not in doc["objects"][0] and "yaml" not in doc
-    table = fw(demo_project, "env", "render", "staging", "--list")
+    table = fw(demo_project, "env", "render", "cluster", "--list")
     assert table.stdout.splitlines()[0].split() == ["CLUSTER", "KIND", "NAMESPACE", "NAME", "WORKLOAD"]
-    bad_cluster = fw(demo_project, "env", "render", "staging", "--cluster", "elsewhere")
+    bad_cluster = fw(demo_project, "env", "render", "cluster", "--cluster", "elsewhere")
     assert bad_cluster.exit_code == 2 and "k3d-demo" in bad_cluster.stderr
-    bad_target = fw(demo_project, "env", "render", "staging", "--target", "ghost")
+    bad_target = fw(demo_project, "env", "render", "cluster", "--target", "ghost")
     assert bad_target.exit_code == 2 and "api, web" in bad_target.stderr
 
 
@@ -132,7 +132,7 @@ def test_declared_option_changes_the_render(demo_project: Path) -> None:
         demo_project,
         "env",
         "render",
-        "staging",
+        "cluster",
         "-D",
         "api_replicas=4",
         "-D",
@@ -149,18 +149,18 @@ def test_declared_option_changes_the_render(demo_project: Path) -> None:
 
 def test_undeclared_and_derived_options_are_usage_errors(demo_project: Path) -> None:
     """Issue 3 item 3: undeclared names are refused; derived names are refused saying they are derived."""
-    undeclared = fw(demo_project, "env", "render", "staging", "-D", "nope=1")
+    undeclared = fw(demo_project, "env", "render", "cluster", "-D", "nope=1")
     assert (
         undeclared.exit_code == 2
         and "not declared" in undeclared.stderr
         and "api_replicas" in undeclared.stderr
     )
     for name in ("env", "namespace", "image_tag", "image_digests", "worktree", "branch"):
-        derived = fw(demo_project, "env", "render", "staging", "-D", f"{name}=x")
+        derived = fw(demo_project, "env", "render", "cluster", "-D", f"{name}=x")
         assert derived.exit_code == 2 and "derived" in derived.stderr, name
-    wrong_type = fw(demo_project, "env", "render", "staging", "-D", "api_replicas=many")
+    wrong_type = fw(demo_project, "env", "render", "cluster", "-D", "api_replicas=many")
     assert wrong_type.exit_code == 2 and "int" in wrong_type.stderr
-    malformed = fw(demo_project, "env", "render", "staging", "-D", "novalue")
+    malformed = fw(demo_project, "env", "render", "cluster", "-D", "novalue")
     assert malformed.exit_code == 2
 
 
@@ -175,7 +175,8 @@ def test_placeholder_left_in_is_refused(demo_project: Path) -> None:
 def test_missing_environment(demo_project: Path) -> None:
     """Issue 3 item 7: a missing environment exits 1 naming the declared ones."""
     result = fw(demo_project, "env", "render", "nowhere")
-    assert result.exit_code == 1 and "not declared" in result.stderr and "dev, prod, staging" in result.stderr
+    assert result.exit_code == 1 and "not declared" in result.stderr
+    assert "cloud, cluster, dev, prod, staging" in result.stderr
 
 
 def test_fail_on_write(demo_project: Path) -> None:
@@ -189,7 +190,7 @@ def test_fail_on_write(demo_project: Path) -> None:
 
 def test_no_charts(demo_project: Path) -> None:
     """Spec 2 env render --no-charts: declared Helm charts are skipped (else helm, or a clear error)."""
-    main = demo_project / "deploy" / "kcl" / "staging" / "main.k"
+    main = demo_project / "deploy" / "kcl" / "cluster" / "main.k"
     main.write_text(
         main.read_text().replace(
             "    workloads = [",
@@ -198,10 +199,10 @@ def test_no_charts(demo_project: Path) -> None:
             1,
         )
     )
-    skipped = fw(demo_project, "env", "render", "staging", "--no-charts", "--list", "--json")
+    skipped = fw(demo_project, "env", "render", "cluster", "--no-charts", "--list", "--json")
     assert skipped.exit_code == 0
     assert all(o["chart"] is None for o in json.loads(skipped.stdout)["objects"])
-    with_charts = fw(demo_project, "env", "render", "staging", "--list")
+    with_charts = fw(demo_project, "env", "render", "cluster", "--list")
     if with_charts.exit_code != 0:  # no helm on this machine: the error says what to do
         assert "helm" in with_charts.stderr and "--no-charts" in with_charts.stderr
 

@@ -96,7 +96,7 @@ def test_schema_checks(demo_project: Path, fragment: str, message: str) -> None:
 def test_cache_misses_on_any_edit(demo_project: Path) -> None:
     """Issue 3 item 6: results are cached by content hash of every input; an edit is seen at once."""
     project = find_project(demo_project)
-    assert evaluate_environment(project, "prod")["workloads"][0]["replicas"] == 3
-    main = demo_project / "deploy" / "kcl" / "prod" / "main.k"
+    assert evaluate_environment(project, "cloud")["workloads"][0]["replicas"] == 3
+    main = demo_project / "deploy" / "kcl" / "cloud" / "main.k"
     main.write_text(main.read_text().replace("replicas = 3", "replicas = 5"))
-    assert evaluate_environment(project, "prod")["workloads"][0]["replicas"] == 5
+    assert evaluate_environment(project, "cloud")["workloads"][0]["replicas"] == 5

@@ -126,7 +126,7 @@ def test_ledger_show_where_export_import_roundtrip(demo, tmp_path):
     demo.run("gate", "record", "dev", "--name", "smoke", "--status", "passed", check=True)
     code, where = demo.json("ledger", "where", "dev")
     assert where["backend"] == "machine" and "no framework.ControlPlane" in where["declaration"]
-    code, where = demo.json("ledger", "where", "prod")
+    code, where = demo.json("ledger", "where", "cloud")
     assert where["backend"] == "control_plane"
     out = tmp_path / "export"
     code, exp = demo.json("ledger", "export", "--dir", str(out))

@@ -81,7 +81,7 @@ def test_detail_pages_history_with_the_ledger_cursor(demo, monkeypatch: pytest.M
         app = Dashboard(project_dir=demo.root, settings=deterministic_settings())
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: app.screen.loads >= 1)
-            await pilot.press("enter")  # dev
+            await pilot.press("j", "j", "enter")  # cloud, cluster, dev
             await until(pilot, lambda: getattr(app.screen, "status", None) is not None)
             screen = app.screen
             history = screen.query_one("#history-table")

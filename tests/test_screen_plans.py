@@ -25,7 +25,7 @@ async def _open_plan(app, pilot, release_row: int) -> None:  # type: ignore[no-u
     """Plans screen, first environment (dev), the release on `release_row`, plan read."""
     await pilot.press("3")
     await until(pilot, lambda: app.current_mode == "plans" and app.screen.loads >= 1)
-    await pilot.press("enter")  # dev -> focus the releases
+    await pilot.press("j", "j", "enter")  # cloud, cluster, dev -> focus the releases
     await pilot.press(*["j"] * release_row, "enter")
     await until(pilot, lambda: app.screen.plan_result is not None)
 
@@ -175,7 +175,7 @@ def test_hosted_environment_plan_says_the_control_plane_is_unreachable(demo) -> 
             await pilot.press("3")
             await until(pilot, lambda: app.current_mode == "plans" and app.screen.loads >= 1)
             screen = app.screen
-            await pilot.press("j", "enter", "enter")  # dev, prod, staging -> prod; release v1
+            await pilot.press("enter", "enter")  # cloud, cluster, dev, prod, staging -> cloud; release v1
             await until(pilot, lambda: "Cannot plan" in str(screen.query_one("#plan-view").render()))
             assert "control plane unreachable" in str(screen.query_one("#plan-view").render())
             await pilot.press("d")

@@ -85,7 +85,7 @@ def test_supersede_from_the_rollouts_screen(demo) -> None:  # type: ignore[no-un
             await until(pilot, lambda: app.current_mode == "rollouts" and app.screen.loads >= 1)
             await until(pilot, lambda: (r := _row(app, "gated")) is not None and r.in_flight)
             screen = app.screen
-            await pilot.press("j")  # dev, gated, prod, staging -> gated
+            await pilot.press("j", "j", "j")  # cloud, cluster, dev, gated, prod, staging -> gated
             assert "--supersede" in str(screen.query_one("#rollout-summary").render())
             await pilot.press("s")
             await until(pilot, lambda: app.screen is not screen)

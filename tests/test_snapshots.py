@@ -24,7 +24,7 @@ async def _wait_loaded(pilot: object) -> None:
 
 
 def test_environments_screen_layout(snap_compare: object, demo_project: Path) -> None:
-    """Issue 2 items 6-7: the Environments screen with the demo's three environments and the sidebar."""
+    """Issue 2 items 6-7: the Environments screen with the demo's five environments and the sidebar."""
     app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
     assert snap_compare(app, terminal_size=SIZE, run_before=_wait_loaded)  # type: ignore[operator]
 

@@ -60,7 +60,7 @@ def test_plans_layout(snap_compare: Any, demo: Any, tmp_path: Path) -> None:
                    capture_output=True)
     app = Dashboard(project_dir=root, settings=deterministic_settings(show_volatile=False))
     assert snap_compare(app, terminal_size=SIZE, run_before=_after(
-        "3", "enter", "enter", ready=lambda a: a.screen.plan_result is not None))
+        "3", "j", "j", "enter", "enter", ready=lambda a: a.screen.plan_result is not None))
 
 
 def test_rollouts_layout(snap_compare: Any, demo: Any) -> None:
@@ -68,4 +68,4 @@ def test_rollouts_layout(snap_compare: Any, demo: Any) -> None:
     _deployed(demo)
     app = Dashboard(project_dir=demo.root, settings=deterministic_settings(show_volatile=False))
     assert snap_compare(app, terminal_size=SIZE, run_before=_after(
-        "2", "j", ready=lambda a: a.screen.query_one("#rollout-workloads").row_count == 1))
+        "2", "j", "j", "j", ready=lambda a: a.screen.query_one("#rollout-workloads").row_count == 1))

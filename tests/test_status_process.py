@@ -137,10 +137,10 @@ def test_wait_superseded_exits_6(demo):
 
 def test_hosted_and_k8s_status_are_undetermined_exit_2(demo):
     """Status exit 2: could not determine (hosted control plane unreachable)."""
-    code, doc = demo.json("env", "status", "prod")
+    code, doc = demo.json("env", "status", "cloud")
     assert code == 2 and doc["environments"][0]["ledger"]["backend"] == "control_plane"
     code, doc = demo.json("env", "status")
-    assert code == 2 and {e["env"] for e in doc["environments"]} == {"dev", "prod", "staging"}
+    assert code == 2 and {e["env"] for e in doc["environments"]} == {"cloud", "cluster", "dev", "prod", "staging"}
 
 
 def test_local_sessions_shown_and_discarded_after_24h(demo):

@@ -142,10 +142,10 @@ def _render_list(objects: list[Any]) -> None:
     "render",
     help=HELP["render"],
     epilog=(
-        "Examples:\n\n  framework env render staging\n\n"
-        "  framework env render staging --kind Deployment,Service\n\n"
-        "  framework env render staging --list --target api\n\n"
-        "  framework env render staging -D api_replicas=2 --json"
+        "Examples:\n\n  framework env render cluster\n\n"
+        "  framework env render cluster --kind Deployment,Service\n\n"
+        "  framework env render cluster --list --target api\n\n"
+        "  framework env render cluster -D api_replicas=2 --json"
     ),
 )
 def env_render(
