@@ -137,8 +137,10 @@ class Instance:
         return int(self.record["pid"])
 
     def alive(self) -> bool:
-        if self.proc is not None and self.proc.poll() is not None:
-            return False
+        if self.proc is not None:
+            # Our own child: the Popen is the truth. Its /proc environ still shows the parent's
+            # (no markers) between fork and exec, which made a just-started process look dead.
+            return self.proc.poll() is None
         return owned(self.record)
 
     def stop(self, grace: float = 5.0) -> None:
