@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,12 +49,14 @@ class Turn:
     tool_calls: list[ToolCall] = field(default_factory=list)
 
 
-class Provider:
-    def next_turn(self) -> Turn:
-        raise NotImplementedError
+class Provider(ABC):
+    """A model: produces the next turn, then receives the results of that turn's tool calls."""
 
-    def tool_results(self, results: list[tuple[ToolCall, ToolResult]]) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def next_turn(self) -> Turn: ...
+
+    @abstractmethod
+    def tool_results(self, results: list[tuple[ToolCall, ToolResult]]) -> None: ...
 
 
 def load_script(model: dict[str, Any]) -> list[dict[str, Any]]:

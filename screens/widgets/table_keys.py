@@ -6,6 +6,7 @@ and adds `table_bindings("<screen id>")` to its BINDINGS (every binding has an i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual.binding import Binding
@@ -27,13 +28,10 @@ def table_bindings(prefix: str, *, filter: bool = True) -> list[Binding]:  # noq
 
 
 class TableKeys:
+    # Provided by the screen that mixes this in (declared here for readers and type checkers).
     query_one: Any
-
-    def _main_table(self) -> DataTable[str]:
-        raise NotImplementedError
-
-    def _render_rows(self) -> None:
-        raise NotImplementedError
+    _main_table: Callable[[], DataTable[str]]
+    _render_rows: Callable[[], None]
 
     def action_cursor_down(self) -> None:
         self._main_table().action_cursor_down()
