@@ -59,9 +59,24 @@ def stderr_console() -> Any:
     return Console(stderr=True, highlight=False)
 
 
+def _styled_stderr() -> bool:
+    return sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+
+
+def progress(message: str) -> None:
+    """Progress of long work on stderr: styled on a terminal, plain lines otherwise (STYLE, Commands)."""
+    if _styled_stderr():
+        from rich.markup import escape
+
+        stderr_console().print(f"[cyan]>[/] {escape(message)}")
+        return
+    sys.stderr.write(f"  {message}\n")
+    sys.stderr.flush()
+
+
 def diagnose(message: str, hint: str | None = None, *, label: str = "error") -> None:
     """One diagnostic on stderr; plain when not a terminal or with NO_COLOR."""
-    if sys.stderr.isatty() and not os.environ.get("NO_COLOR"):
+    if _styled_stderr():
         from rich.markup import escape
 
         con = stderr_console()

@@ -1,0 +1,157 @@
+"""`framework env build|deploy|status` (spec 2: framework env, Deploy, Status).
+
+Registered on the `env` group defined in app/cli/env.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from app.cli.env import HELP, JSON_OPTION, app
+from app.output import progress
+
+
+@app.command("build", help=HELP["build"], epilog=(
+    "Examples:\n\n  framework env build dev\n\n  framework env build dev --push\n\n"
+    "  framework env build dev --release v1.2.0\n\n  framework env build dev --release v1.2.0 --no-build\n\n"
+    "  framework env build dev --release v1.2.0 --plan --json"))
+def env_build(
+    env: str = typer.Argument(..., help="Environment name (deploy/kcl/<env>/main.k)."),
+    target: list[str] = typer.Option([], "--target", help="Only this workload (repeatable)."),
+    push: bool = typer.Option(False, "--push", help="Publish artifacts (file store here; images: registry)."),
+    release: str | None = typer.Option(None, "--release", help="Record an immutable release (implies --push)."),
+    tag: str | None = typer.Option(None, "--tag", help="Image tag (refused when it conflicts with --release)."),
+    no_build: bool = typer.Option(False, "--no-build", help="With --release: harvest digests of an earlier push."),
+    plan: bool = typer.Option(False, "--plan", help="Preflight a cut: what would be built and cut; writes nothing."),
+    json_output: bool = JSON_OPTION,
+) -> None:
+    from app.cli.deploy_views import render_build
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.build.dispatch import env_build as build
+        from engine.project import find_project
+
+        result = build(find_project(), env, targets=target or None, push=push, release=release, tag=tag,
+                       no_build=no_build, plan=plan, progress=progress)
+        failed = bool(result.plan and (result.plan["missing"] or result.plan["conflict"]))
+        return result, (1 if failed else 0)
+
+    raise typer.Exit(run_command(json_output, action, render_build, partial_error=lambda r: {
+        "code": "cut_refused", "message": "the cut would fail: missing artifacts or a conflicting release"}))
+
+
+@app.command("deploy", help=HELP["deploy"], epilog=(
+    "Examples:\n\n  framework env deploy dev --yes\n\n  framework env deploy dev v1.2.0 --plan\n\n"
+    "  framework env deploy dev v1.2.0 --plan --json > plan.json\n\n"
+    "  framework env deploy dev v1.2.0 --approve sha256:...\n\n  framework env deploy staging --from dev --yes\n\n"
+    "Exit codes: 0 deployed/healthy, unchanged, plan only or declined; 1 failed or DEGRADED; 2 control plane "
+    "unreachable; 3 promotion_conflict/source_moved; 4 rollout_in_flight; 5 plan_unconfirmed; 6 superseded; "
+    "7 queued; 8 wait budget expired."))
+def env_deploy(
+    env: str = typer.Argument(..., help="Environment name."),
+    version: str | None = typer.Argument(None, help="Release to deploy (default: build and cut one)."),
+    from_env: str | None = typer.Option(None, "--from", help="Deploy exactly what that environment runs."),
+    plan: bool = typer.Option(False, "--plan", help="Show the whole change set; writes nothing."),
+    plan_only: bool = typer.Option(False, "--plan-only", help="Stage one: cut the release, write no promotion."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Approve the plan just read."),
+    approve: str | None = typer.Option(None, "--approve", help="Approve only the plan with this digest."),
+    acknowledge_destructive: str = typer.Option("", "--acknowledge-destructive",
+                                                help="Comma-separated stop-class finding codes to accept."),
+    expect_current: str | None = typer.Option(None, "--expect-current", help="Refuse (exit 3) unless this is current."),
+    expect_unbound: bool = typer.Option(False, "--expect-unbound", help="Refuse (exit 3) if anything is bound."),
+    supersede: bool = typer.Option(False, "--supersede", help="Replace an unfinished rollout (recorded)."),
+    gate: str | None = typer.Option(None, "--gate", help="Gate evidence file to freeze onto the promotion."),
+    no_wait: bool = typer.Option(False, "--no-wait", help="Apply without waiting for health."),
+    wait: bool = typer.Option(False, "--wait", help="Wait for health (the default)."),
+    timeout: float = typer.Option(300.0, "--timeout", help="Wait budget in seconds (exit 8 when it expires)."),
+    stability_window: float = typer.Option(2.0, "--stability-window", help="Seconds the new version stays healthy."),
+    grace: float = typer.Option(30.0, "--grace", help="Seconds transient health failures are tolerated."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Plan and preflight; writes nothing."),
+    explain: bool = typer.Option(False, "--explain", help="Say what would happen and why; writes nothing."),
+    tag: str | None = typer.Option(None, "--tag", help="Image tag for builds."),
+    namespace: str | None = typer.Option(None, "--namespace", help="Namespace (cluster targets)."),
+    target: list[str] = typer.Option([], "--target", help="Only this app (repeatable; needs a version)."),
+    skip_frontend: bool = typer.Option(False, "--skip-frontend", help="Do not deploy frontends."),
+    frontends_only: bool = typer.Option(False, "--frontends-only", help="Deploy only frontends (needs a version)."),
+    skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Skip the remote-cluster preflight."),
+    events: bool = typer.Option(False, "--events", help="Stream one JSON line per rollout phase change."),
+    json_output: bool = JSON_OPTION,
+) -> None:
+    import json as _json
+    import sys
+
+    from app.cli.deploy_views import render_deploy
+    from app.output import run_command
+
+    def confirm(plan_obj: Any, release: str) -> bool:
+        from engine.deploy.plan import render_plan_markdown
+
+        sys.stderr.write(render_plan_markdown(plan_obj, env, None) + "\n")  # the plan is read before the answer
+        return typer.confirm(f"Deploy {release} to {env}?", default=False, err=True)
+
+    def emit(event: dict[str, Any]) -> None:
+        stream = sys.stderr if json_output else sys.stdout
+        stream.write(_json.dumps(event) + "\n")
+        stream.flush()
+
+    def action() -> tuple[Any, int]:
+        from engine.deploy.deploy import DeployOptions, deploy
+        from engine.project import find_project
+
+        opts = DeployOptions(
+            version=version, from_env=from_env, plan=plan, plan_only=plan_only, yes=yes, approve=approve,
+            acknowledge_destructive=[c.strip() for c in acknowledge_destructive.split(",") if c.strip()],
+            expect_current=expect_current, expect_unbound=expect_unbound, supersede=supersede, gate_file=gate,
+            wait=wait or not no_wait, timeout=timeout, stability_window=stability_window, grace=grace,
+            dry_run=dry_run, explain=explain, tag=tag, namespace=namespace, targets=target,
+            skip_frontend=skip_frontend, frontends_only=frontends_only, skip_preflight=skip_preflight)
+        terminal = sys.stdin.isatty() and not json_output
+        result = deploy(find_project(), env, opts, confirm=confirm if terminal else None,
+                        emit=emit if events else None, progress=progress)
+        if json_output:  # rule 10: one document on stdout; human output moves to stderr
+            render_deploy(result, sys.stderr)
+        return result, result.exit_code
+
+    raise typer.Exit(run_command(json_output, action, render_deploy, partial_error=lambda r: r.error))
+
+
+@app.command("status", help=HELP["status"], epilog=(
+    "Examples:\n\n  framework env status\n\n  framework env status dev --json\n\n"
+    "  framework env status dev --wait --timeout 120\n\n  framework env status dev --history --limit 20\n\n"
+    "Exit codes: 0 everything declared running; 1 drift/missing (or DEGRADED with --wait); 2 could not "
+    "determine; 6 superseded; 8 wait timed out."))
+def env_status(
+    env: str | None = typer.Argument(None, help="Environment name (default: every declared environment)."),
+    wait: bool = typer.Option(False, "--wait", help="Wait, pinned to the current promotion, past the window."),
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds to wait (0 reads once)."),
+    stability_window: float = typer.Option(2.0, "--stability-window", help="Seconds it must stay up under --wait."),
+    history: bool = typer.Option(False, "--history", help="Include the promotion history."),
+    limit: int = typer.Option(20, "--limit", help="History page size."),
+    before: str | None = typer.Option(None, "--before", help="History cursor: a previous page's next_before."),
+    json_output: bool = JSON_OPTION,
+) -> None:
+    from app.cli.deploy_views import render_status
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.deploy.status import env_status as status
+        from engine.project import find_project
+
+        return status(find_project(), env, wait=wait, timeout=timeout, history=history, limit=limit,
+                      before=before, stability_window=stability_window)
+
+    def why(result: Any) -> dict[str, Any]:
+        bad = [s for s in result.environments if s.exit_code]
+        first = bad[0]
+        names = {1: "wrong", 2: "undetermined", 6: "superseded", 7: "queued", 8: "wait_timed_out"}
+        bad_images = [f"{i['name']} {i['state']}" for i in first.images if i["state"] != "match"]
+        detail = first.message or ", ".join(bad_images) \
+            or first.health
+        return {"code": names.get(first.exit_code, "failed"), "message": f"{first.env}: {detail}"}
+
+    raise typer.Exit(run_command(json_output, action, render_status, partial_error=why))
+
+
