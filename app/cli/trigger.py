@@ -109,14 +109,7 @@ def activate(
     secret_stdin: bool = SECRET_STDIN,
     json_output: bool = JSON_OPTION,
 ) -> None:
-    from app.output import run_command
-
-    def action() -> tuple[Any, int]:
-        from engine.hooks.client import activate as call
-
-        return call(automation, trigger, _secret(secret_env, secret_stdin)), 0
-
-    raise typer.Exit(run_command(json_output, action, _render_activation))
+    raise typer.Exit(_activation(automation, trigger, secret_env, secret_stdin, json_output, rotate=False))
 
 
 @app.command(
@@ -132,14 +125,20 @@ def rotate(
     secret_stdin: bool = SECRET_STDIN,
     json_output: bool = JSON_OPTION,
 ) -> None:
+    raise typer.Exit(_activation(automation, trigger, secret_env, secret_stdin, json_output, rotate=True))
+
+
+def _activation(automation: str, trigger: str, secret_env: str | None, secret_stdin: bool, json_output: bool,
+                *, rotate: bool) -> int:
+    """activate and rotate: one call; the token (and URL) are shown once."""
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
         from engine.hooks.client import activate as call
 
-        return call(automation, trigger, _secret(secret_env, secret_stdin), rotate=True), 0
+        return call(automation, trigger, _secret(secret_env, secret_stdin), rotate=rotate), 0
 
-    raise typer.Exit(run_command(json_output, action, _render_activation))
+    return run_command(json_output, action, _render_activation)
 
 
 def _toggle(automation: str, trigger: str, enabled: bool, json_output: bool) -> int:
