@@ -107,9 +107,13 @@ def load(url: str) -> dict[str, float]:
 
 
 def _cpu_seconds(pid: int) -> float:
-    """User + system CPU of a server process (machine-load-independent cost per request)."""
+    """User + system CPU of a server process and its children (the delivery recorder): the
+    machine-load-independent cost per request."""
+    total = 0.0
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        total += _cpu_seconds(int(child))
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _measure(url: str, pid: int) -> dict[str, float]:

@@ -121,6 +121,8 @@ def open_engine(url: str, *, pool_size: int = 5, connect_timeout: int = 10) -> E
             cur.execute(f"PRAGMA synchronous={synchronous}")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute(f"PRAGMA busy_timeout={busy_ms}")
+            # Statement journals of multi-row inserts in memory, not a temp file per transaction.
+            cur.execute("PRAGMA temp_store=MEMORY")
             cur.close()
 
         @event.listens_for(engine, "begin")

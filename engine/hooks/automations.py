@@ -340,7 +340,7 @@ def replay(engine: Engine, automation: str, delivery_id: str) -> Delivery:
     """Replay a recorded delivery as a NEW delivery and run (issue 8 item 5): its payload is copied,
     it is recorded in history as `replay of <id>` (auth `replay`), and it is queued like any
     accepted delivery. No de-duplication key: a replay is asked for, never a retry."""
-    from engine.server.ingest import _delivery_id
+    from engine.server.ingest import delivery_id as new_delivery_id
 
     with store.write(engine) as conn:
         auto = _automation_row(conn, automation)
@@ -358,7 +358,7 @@ def replay(engine: Engine, automation: str, delivery_id: str) -> Delivery:
                            hint=f"platform trigger enable {automation} {trow.name}")
         received = now_us()
         row = {
-            "id": _delivery_id(received),
+            "id": new_delivery_id(received),
             "trigger_id": trow.id,
             "automation_id": auto.id,
             "received_at": received,

@@ -24,7 +24,7 @@ from engine.hooks import automations as svc
 from engine.hooks.models import TriggerDefinition
 from engine.hooks.secrets import SecretBox, token_matches
 from engine.server.hooks_asgi import HookFrontDoor
-from engine.server.ingest import GroupCommitter
+from engine.server.recorder import RecorderClient
 from engine.server.worker import WorkerPool
 
 
@@ -33,7 +33,7 @@ class ServerState:
     engine: Engine
     box: SecretBox
     data_dir: Path
-    committer: GroupCommitter
+    committer: RecorderClient
     workers: WorkerPool
 
 
@@ -155,12 +155,12 @@ async def health(request: Request) -> Response:
 def build_app(state: ServerState) -> Any:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        state.committer.start()
+        await state.committer.start()
         state.workers.start()
         try:
             yield
         finally:
-            state.committer.stop()
+            await state.committer.stop()
             state.workers.stop()
 
     routes = [

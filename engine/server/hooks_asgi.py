@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
 
-from engine.server.ingest import GroupCommitter, Submission
+from engine.server.recorder import RecorderClient
 
 MAX_BODY = 1024 * 1024  # spec 1 Limits: webhook body 1 MiB max
 _TRIGGER_ID = re.compile(r"^trg_[0-9a-f]{16}$")
@@ -71,7 +71,7 @@ async def _read_body(receive: Receive, declared: str | None) -> tuple[bytes, boo
 class HookFrontDoor:
     """ASGI middleware: POST /hooks/... is ingested here, everything else goes to `app`."""
 
-    def __init__(self, app: Any, committer: GroupCommitter) -> None:
+    def __init__(self, app: Any, committer: RecorderClient) -> None:
         self.app = app
         self.committer = committer
 
@@ -96,17 +96,16 @@ class HookFrontDoor:
         authorization = lookup.get("authorization", "")
         bearer = authorization[7:].strip() if authorization[:7].lower() == "bearer " else None
         query = scope.get("query_string", b"")
-        sub = Submission(
-            trigger_id=parts[0],
-            path_token=parts[1] if len(parts) == 2 else None,
-            bearer=bearer,
-            body=body,
-            headers=headers,
-            query=parse_qsl(query.decode("latin-1"), keep_blank_values=True) if query else [],
-            content_type=lookup.get("content-type", ""),
-            too_large=too_large,
+        verdict = await self.committer.submit(
+            parts[0],
+            parts[1] if len(parts) == 2 else None,
+            bearer,
+            body,
+            headers,
+            parse_qsl(query.decode("latin-1"), keep_blank_values=True) if query else [],
+            lookup.get("content-type", ""),
+            too_large,
         )
-        verdict = await self.committer.submit(sub)
         if verdict.status == 202:
             doc: dict[str, Any] = {"delivery": verdict.delivery_id, "status": "accepted"}
             if verdict.outcome == "retry":

@@ -1,40 +1,38 @@
 """Webhook ingestion's durable half (spec 1, Webhook ingestion / Authentication / Events / Errors).
 
-Requests hand a `Submission` to the `GroupCommitter`; its thread authenticates a whole batch
-against the current trigger rows and records every accepted delivery, its de-duplication key
-and its queued run in ONE transaction (group commit: one durable commit for many deliveries,
-off the event loop). A request is answered only after that commit, so every 202 is in history.
+`BatchRecorder.record` authenticates a whole batch of submissions against the current trigger
+rows and records every delivery, its de-duplication key and its queued run in ONE transaction
+(group commit: one durable commit for many deliveries). It runs in the server's recorder process
+(engine/server/recorder.py); a request is answered only after that commit, so every 202 is in
+history.
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 import logging
 import operator
-import queue
 import secrets
-import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from engine.db.store import deliveries, delivery_keys, now_us, run_queue, triggers
+from engine.db.store import deliveries, run_queue
 from engine.hooks.models import TriggerDefinition
 from engine.hooks.payload import build_payload, dedupe_key
 from engine.hooks.secrets import SecretBox, token_matches
 from engine.hooks.signature import verify
 
 log = logging.getLogger("platform.server")
-MAX_BATCH = 256
 
 
-@dataclass
-class Submission:
+class Submission(NamedTuple):
+    """One request as the front door read it (plain values: it crosses a pipe)."""
+
     trigger_id: str
     path_token: str | None
     bearer: str | None
@@ -43,105 +41,60 @@ class Submission:
     query: list[tuple[str, str]]
     content_type: str
     too_large: bool
-    received_us: int = field(default_factory=now_us)
-    future: asyncio.Future[Verdict] | None = None
-    loop: asyncio.AbstractEventLoop | None = None
+    received_us: int
 
 
-@dataclass
-class Verdict:
+class Verdict(NamedTuple):
     status: int
     delivery_id: str | None = None
     outcome: str | None = None
     duplicate_of: str | None = None
 
 
+REFUSED = Verdict(503)  # delivery could not be recorded: the sender retries (spec 1 Errors)
+
+
 @dataclass
 class _TriggerState:
-    row: Any
+    row: _TriggerRow
     definition: TriggerDefinition
     secret: bytes | None
 
 
-class GroupCommitter:
-    """One thread, one transaction per batch of submissions."""
+class BatchRecorder:
+    """Records batches of submissions, one transaction each, on one kept-open connection."""
 
-    def __init__(self, engine: Engine, box: SecretBox, on_enqueued: Callable[[], None] | None = None) -> None:
+    def __init__(self, engine: Engine, box: SecretBox) -> None:
         self.engine = engine
         self.box = box
-        self.on_enqueued = on_enqueued or (lambda: None)
-        self._queue: queue.SimpleQueue[list[Submission] | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._loop, name="group-commit", daemon=True)
         self._parsed: dict[tuple[str, str, str | None], tuple[TriggerDefinition, bytes | None]] = {}
-        self._pending: list[Submission] = []
         self._conn: Connection | None = None
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._queue.put(None)
-        self._thread.join(30)
-
-    async def submit(self, sub: Submission) -> Verdict:
-        loop = asyncio.get_running_loop()
-        sub.loop, sub.future = loop, loop.create_future()
-        if not self._pending:
-            loop.call_soon(self._hand_over)
-        self._pending.append(sub)
-        return await sub.future
-
-    def _hand_over(self) -> None:
-        """Once per event-loop iteration: everything submitted meanwhile goes to the writer as one
-        list (one wake-up of the writer thread, not one per request)."""
-        pending, self._pending = self._pending, []
-        self._queue.put(pending)
-
-    def _loop(self) -> None:
-        while True:
-            first = self._queue.get()
-            if first is None:
-                self._close()
-                return
-            batch = list(first)
-            stopping = False
-            while len(batch) < MAX_BATCH:
-                try:
-                    more = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None:
-                    stopping = True
-                    break
-                batch.extend(more)
-            self._commit(batch)
-            if stopping:
-                self._close()
-                return
-
-    def _commit(self, batch: list[Submission]) -> None:
+    def record(self, batch: list[Submission]) -> list[Verdict]:
+        """The verdict of each submission, in order; all 503 when the batch could not be
+        recorded (nothing of it is kept: its transaction is rolled back)."""
         try:
-            verdicts = self._record(batch)
-        except SQLAlchemyError as exc:
-            # Delivery could not be recorded: 503 so the sender retries (spec 1 Errors).
-            log.warning("delivery batch of %d not recorded: %s", len(batch), str(exc).splitlines()[0])
-            verdicts = [Verdict(503) for _ in batch]
-            self._close()
-        except Exception:  # noqa: BLE001 - never leave a request waiting forever
-            log.exception("delivery batch failed")
-            verdicts = [Verdict(503) for _ in batch]
-            self._close()
-        # One wake-up of each event loop per batch, not one per delivery.
-        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Verdict], Verdict]]] = {}
-        for sub, verdict in zip(batch, verdicts, strict=True):
-            assert sub.loop is not None and sub.future is not None
-            by_loop.setdefault(sub.loop, []).append((sub.future, verdict))
-        for loop, pairs in by_loop.items():
-            loop.call_soon_threadsafe(_resolve_all, pairs)
-        if any(v.outcome == "queued" for v in verdicts):
-            self.on_enqueued()
+            if self._conn is None:
+                self._conn = self.engine.connect().execution_options(immediate=True)
+            with self._conn.begin():
+                return self._statements(self._conn, batch)
+        except Exception as exc:  # noqa: BLE001 - never leave a request without an answer
+            if isinstance(exc, SQLAlchemyError):
+                log.warning("delivery batch of %d not recorded: %s", len(batch), str(exc).splitlines()[0])
+            else:
+                log.error("delivery batch of %d failed", len(batch), exc_info=exc)
+            self.close()
+            return [REFUSED] * len(batch)
 
-    def _state(self, row: Any) -> _TriggerState:
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except SQLAlchemyError:
+                pass
+            self._conn = None
+
+    def _state(self, row: _TriggerRow) -> _TriggerState:
         key = (row.id, row.definition, row.hmac_secret_sealed)
         parsed = self._parsed.get(key)
         if parsed is None:
@@ -166,78 +119,55 @@ class GroupCommitter:
             return None  # unknown or never activated: nothing can authenticate
         return "path" if by_path else "bearer" if by_bearer else "hmac" if by_hmac else None
 
-    def _connection(self) -> Connection:
-        """The writer's own connection, kept open (no pool checkout and reset per batch)."""
-        if self._conn is None:
-            self._conn = self.engine.connect().execution_options(immediate=True)
-        return self._conn
-
-    def _close(self) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            except SQLAlchemyError:
-                pass
-            self._conn = None
-
-    def _record(self, batch: list[Submission]) -> list[Verdict]:
-        conn = self._connection()
-        with conn.begin():
-            ids = sorted({s.trigger_id for s in batch})
-            found = conn.exec_driver_sql(
-                f"SELECT {_TRIGGER_COLUMNS} FROM triggers WHERE id IN ({_marks(conn, len(ids))})", tuple(ids)
-            )
-            rows = {r.id: r for r in found}
-            verdicts: list[Verdict | None] = [None] * len(batch)
-            pending: list[tuple[int, dict[str, Any]]] = []
-            for i, sub in enumerate(batch):
-                row = rows.get(sub.trigger_id)
-                state = self._state(row) if row is not None else None
-                method = self._authenticate(sub, state)
-                if method is None or state is None:
-                    # 413 is decided by size alone, before authentication: it reveals no trigger.
-                    verdicts[i] = Verdict(413 if sub.too_large else 404)
-                    continue
-                delivery = _delivery_row(sub, state, method)
-                if sub.too_large or not state.row.enabled:
-                    # Refused after authentication passed: recorded, no payload kept.
-                    code = 413 if sub.too_large else 409
-                    delivery.update(
-                        status_code=code,
-                        outcome="refused",
-                        payload=None,
-                        dedupe_key=None,
-                        detail="body larger than 1 MiB" if sub.too_large else "trigger is disabled",
-                    )
-                    verdicts[i] = Verdict(code, delivery["id"], "refused")
-                pending.append((i, delivery))
-            self._dedupe(conn, pending, verdicts)
-            if pending:
-                # Driver-level executemany: the per-row cost of Core parameter processing is what
-                # limits ingestion throughput (bench/webhooks.py).
-                _executemany(conn, deliveries, _DELIVERY_COLUMNS, [d for _, d in pending])
-                queued = [
-                    {
-                        "delivery_id": d["id"],
-                        "automation_id": d["automation_id"],
-                        "state": "queued",
-                        "enqueued_at": d["received_at"],
-                        "lease_owner": None,
-                        "lease_until": None,
-                        "attempts": 0,
-                    }
-                    for _, d in pending
-                    if d["outcome"] == "queued"
-                ]
-                if queued:
-                    _executemany(conn, run_queue, _QUEUE_COLUMNS, queued)
-        return [v or Verdict(503) for v in verdicts]
+    def _statements(self, conn: Connection, batch: list[Submission]) -> list[Verdict]:
+        """Authenticate and record a batch inside the caller's transaction. Straight on the DBAPI
+        connection: SQLAlchemy's per-statement machinery is measurable at this rate."""
+        db = _Driver(conn)
+        ids = sorted({s.trigger_id for s in batch})
+        found = db.rows(f"SELECT {_TRIGGER_COLUMNS} FROM triggers WHERE id IN ({db.marks(len(ids))})", ids)
+        rows = {r[0]: _TriggerRow._make(r) for r in found}
+        verdicts: list[Verdict | None] = [None] * len(batch)
+        pending: list[tuple[int, dict[str, Any]]] = []
+        random_hex = secrets.token_hex(5 * len(batch))  # one getrandom() per batch
+        for i, sub in enumerate(batch):
+            row = rows.get(sub.trigger_id)
+            state = self._state(row) if row is not None else None
+            method = self._authenticate(sub, state)
+            if method is None or state is None:
+                # 413 is decided by size alone, before authentication: it reveals no trigger.
+                verdicts[i] = Verdict(413 if sub.too_large else 404)
+                continue
+            delivery = _delivery_row(sub, state, method, random_hex[10 * i : 10 * i + 10])
+            if sub.too_large or not state.row.enabled:
+                # Refused after authentication passed: recorded, no payload kept.
+                code = 413 if sub.too_large else 409
+                delivery.update(
+                    status_code=code,
+                    outcome="refused",
+                    payload=None,
+                    dedupe_key=None,
+                    detail="body larger than 1 MiB" if sub.too_large else "trigger is disabled",
+                )
+                verdicts[i] = Verdict(code, delivery["id"], "refused")
+            pending.append((i, delivery))
+        self._dedupe(db, pending, verdicts)
+        if pending:
+            db.insert("deliveries", _DELIVERY_COLUMNS, [_DELIVERY_VALUES(d) for _, d in pending])
+            queued = [
+                (d["id"], d["automation_id"], "queued", d["received_at"], None, None, 0)
+                for _, d in pending
+                if d["outcome"] == "queued"
+            ]
+            if queued:
+                db.insert("run_queue", _QUEUE_COLUMNS, queued)
+        return [v or REFUSED for v in verdicts]
 
     def _dedupe(
-        self, conn: Connection, pending: list[tuple[int, dict[str, Any]]], verdicts: list[Verdict | None]
+        self, db: _Driver, pending: list[tuple[int, dict[str, Any]]], verdicts: list[Verdict | None]
     ) -> None:
         """A retry is recorded but never starts a second run (spec 1 Events 2), across processes:
-        the (trigger, key) primary key decides, first writer wins."""
+        the (trigger, key) primary key decides, first writer wins (INSERT ... ON CONFLICT DO
+        NOTHING RETURNING names the keys this transaction took)."""
         candidates = sorted(
             ((d["trigger_id"], d["dedupe_key"]), i, d) for i, d in pending if d["outcome"] == "queued"
         )
@@ -245,30 +175,16 @@ class GroupCommitter:
         for key, _i, d in candidates:
             first.setdefault(key, d)
         inserted: set[tuple[str, str]] = set()
-        if first and conn.dialect.name == "sqlite":
-            # BEGIN IMMEDIATE holds SQLite's one write lock: read-then-insert cannot race.
-            taken = _existing_keys(conn, list(first))
-            fresh = [(k, d) for k, d in first.items() if k not in taken]
-            if fresh:
-                _insert_rows(
-                    conn,
-                    "delivery_keys",
-                    ("trigger_id", "dedupe_key", "delivery_id"),
-                    [(k[0], k[1], d["id"]) for k, d in fresh],
-                )
-            inserted = {k for k, _ in fresh}
-        elif first:
-            # PostgreSQL: several processes insert at once; the primary key decides, first wins.
-            stmt = _insert_ignore(conn, delivery_keys).returning(
-                delivery_keys.c.trigger_id, delivery_keys.c.dedupe_key
+        if first:
+            taken = db.insert(
+                "delivery_keys",
+                ("trigger_id", "dedupe_key", "delivery_id"),
+                [(k[0], k[1], d["id"]) for k, d in first.items()],
+                suffix=" ON CONFLICT DO NOTHING RETURNING trigger_id, dedupe_key",
             )
-            result = conn.execute(
-                stmt,
-                [{"trigger_id": k[0], "dedupe_key": k[1], "delivery_id": d["id"]} for k, d in first.items()],
-            )
-            inserted = {(r[0], r[1]) for r in result}
+            inserted = {(r[0], r[1]) for r in taken}
         lost = [k for k in first if k not in inserted]
-        existing = _existing_keys(conn, lost) if lost else {}
+        existing = _existing_keys(db, lost) if lost else {}
         for key, i, d in candidates:
             winner = first[key]["id"] if key in inserted else existing.get(key)
             if winner == d["id"]:
@@ -278,45 +194,63 @@ class GroupCommitter:
                 verdicts[i] = Verdict(202, d["id"], "retry", winner)
 
 
-def _existing_keys(conn: Connection, keys: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+class _TriggerRow(NamedTuple):
+    id: str
+    automation_id: str
+    name: str
+    definition: str
+    enabled: bool
+    token_hash: str | None
+    hmac_secret_sealed: str | None
+    activated_at: int | None
+    rotated_at: int | None
+    created_at: int
+
+
+class _Driver:
+    """The DBAPI connection under a SQLAlchemy Connection (sqlite3 or psycopg), inside the
+    transaction SQLAlchemy began."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.raw: Any = conn.connection.dbapi_connection
+        self.mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+
+    def marks(self, n: int) -> str:
+        return ", ".join([self.mark] * n)
+
+    def rows(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        return list(self.raw.execute(sql, tuple(params)).fetchall())
+
+    def insert(
+        self, table: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]], suffix: str = ""
+    ) -> list[Any]:
+        """One multi-row INSERT: one driver call per batch. (executemany steps once per row,
+        dropping and re-taking the GIL each time.)"""
+        group = "(" + self.marks(len(columns)) + ")"
+        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES " + ", ".join([group] * len(rows)) + suffix
+        cursor = self.raw.execute(sql, tuple(itertools.chain.from_iterable(rows)))
+        return list(cursor.fetchall()) if suffix else []
+
+
+def _existing_keys(db: _Driver, keys: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
     by_trigger: dict[str, list[str]] = {}
     for trigger_id, key in keys:
         by_trigger.setdefault(trigger_id, []).append(key)
     found: dict[tuple[str, str], str] = {}
     for trigger_id, group in by_trigger.items():
-        result = conn.exec_driver_sql(
-            "SELECT dedupe_key, delivery_id FROM delivery_keys WHERE trigger_id = "
-            f"{_marks(conn, 1)} AND dedupe_key IN ({_marks(conn, len(group))})",
+        result = db.rows(
+            f"SELECT dedupe_key, delivery_id FROM delivery_keys WHERE trigger_id = {db.mark}"
+            f" AND dedupe_key IN ({db.marks(len(group))})",
             (trigger_id, *group),
         )
         found.update({(trigger_id, r[0]): r[1] for r in result})
     return found
 
 
-def _marks(conn: Connection, n: int) -> str:
-    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    return ", ".join([mark] * n)
-
-
-_TRIGGER_COLUMNS = ", ".join(c.name for c in triggers.columns)
-
-
+_TRIGGER_COLUMNS = ", ".join(_TriggerRow._fields)
 _DELIVERY_COLUMNS = tuple(c.name for c in deliveries.columns)
+_DELIVERY_VALUES = operator.itemgetter(*_DELIVERY_COLUMNS)
 _QUEUE_COLUMNS = tuple(c.name for c in run_queue.columns)
-
-
-def _executemany(conn: Connection, table: Any, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
-    values = operator.itemgetter(*columns)
-    _insert_rows(conn, table.name, columns, [values(row) for row in rows])
-
-
-def _insert_rows(conn: Connection, table: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
-    """One multi-row INSERT statement: one driver call per batch. (executemany steps once per
-    row, dropping and re-taking the GIL each time: a convoy behind the busy event loop.)"""
-    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    group = "(" + ", ".join([mark] * len(columns)) + ")"
-    sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES " + ", ".join([group] * len(rows))
-    conn.exec_driver_sql(sql, tuple(itertools.chain.from_iterable(rows)))
 
 
 def _insert_ignore(conn: Connection, table: Any) -> Any:
@@ -337,11 +271,11 @@ def _header(headers: list[tuple[str, str]], name: str) -> str | None:
     return None
 
 
-def _delivery_row(sub: Submission, state: _TriggerState, method: str) -> dict[str, Any]:
+def _delivery_row(sub: Submission, state: _TriggerState, method: str, random_hex: str) -> dict[str, Any]:
     hmac_header = state.definition.webhook.hmac.header if state.definition.webhook.hmac else None
     payload = build_payload(sub.body, sub.headers, sub.query, sub.content_type, hmac_header)
     return {
-        "id": _delivery_id(sub.received_us),
+        "id": delivery_id(sub.received_us, random_hex),
         "trigger_id": state.row.id,
         "automation_id": state.row.automation_id,
         "received_at": sub.received_us,
@@ -358,13 +292,7 @@ def _delivery_row(sub: Submission, state: _TriggerState, method: str) -> dict[st
     }
 
 
-def _delivery_id(received_us: int) -> str:
-    """Time-ordered ids: new rows append to the right edge of the primary-key B-tree instead of
-    touching a random page each (fewer pages per group commit)."""
-    return f"dlv_{received_us:014x}{secrets.token_hex(5)}"
-
-
-def _resolve_all(pairs: list[tuple[asyncio.Future[Verdict], Verdict]]) -> None:
-    for future, verdict in pairs:
-        if not future.done():
-            future.set_result(verdict)
+def delivery_id(received_us: int, random_hex: str | None = None) -> str:
+    """Time-ordered ids: new rows append at the right edge of the primary-key B-tree instead of
+    touching a random page each (fewer pages per group commit). 10 random hex digits follow."""
+    return f"dlv_{received_us:014x}{random_hex or secrets.token_hex(5)}"

@@ -60,7 +60,7 @@ def serve(config: ServerConfig) -> int:
     from engine.db.migrations import up
     from engine.hooks.secrets import SecretBox
     from engine.server.app import ServerState, build_app
-    from engine.server.ingest import GroupCommitter
+    from engine.server.recorder import RecorderClient
     from engine.server.worker import WorkerPool
 
     data_dir = config.data_dir.resolve()
@@ -83,7 +83,7 @@ def serve(config: ServerConfig) -> int:
     box = SecretBox(data_dir)
     admin = ensure_admin_token(engine)
     workers = WorkerPool(engine, data_dir, size=config.workers)
-    committer = GroupCommitter(engine, box, on_enqueued=workers.wake)
+    committer = RecorderClient(database_url(data_dir), data_dir, on_enqueued=workers.wake)
     app = build_app(
         ServerState(engine=engine, box=box, data_dir=data_dir, committer=committer, workers=workers)
     )

@@ -1,0 +1,269 @@
+"""The recorder: a child process of `platform server` that owns durable delivery recording.
+
+Why a process: recording a delivery (authentication, payload, three inserts, the commit) costs
+more CPU than answering the request, and in one Python process the two compete for one core
+(a writer thread and the event loop also hand the GIL back and forth per statement). The event
+loop sends each loop iteration's submissions down a pipe as one frame; the recorder reads
+everything that is waiting, records it in ONE transaction (group commit), and writes the
+verdicts back only after the commit, so every 202 is in history (bench/webhooks.py).
+
+Frames are a 4-byte big-endian length and a `marshal` payload (plain tuples, lists, str, bytes,
+int, bool, None), written only by these two ends. Lifecycle: the recorder exits when its input
+closes (the server stopped or was killed: what it had read is still committed first); if the
+recorder dies, every request it had not answered gets 503 (the sender retries; de-duplication
+makes that safe) and the next request starts a new one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import marshal
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engine.db.store import now_us
+from engine.server.ingest import REFUSED, Submission, Verdict
+
+log = logging.getLogger("platform.server")
+_LENGTH = struct.Struct(">I")
+MAX_BATCH = 512  # submissions per transaction
+RESPAWN_PAUSE = 1.0  # seconds between starts of a recorder that keeps dying
+_URL_ENV = "PLATFORM_RECORDER_DATABASE_URL"
+
+
+def frame(obj: Any) -> bytes:
+    data = marshal.dumps(obj)
+    return _LENGTH.pack(len(data)) + data
+
+
+class _Frames:
+    """Splits a byte stream into frames."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+
+    def feed(self, data: bytes) -> list[Any]:
+        self._buf += data
+        out = []
+        while len(self._buf) >= 4:
+            (size,) = _LENGTH.unpack_from(self._buf)
+            if len(self._buf) < 4 + size:
+                break
+            out.append(marshal.loads(bytes(self._buf[4 : 4 + size])))
+            del self._buf[: 4 + size]
+        return out
+
+
+# --- the server's side ---------------------------------------------------------------------------
+
+
+class _Replies(asyncio.Protocol):
+    def __init__(self, owner: RecorderClient) -> None:
+        self.owner = owner
+        self.frames = _Frames()
+
+    def data_received(self, data: bytes) -> None:
+        for replies in self.frames.feed(data):
+            self.owner._answered(replies)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.owner._lost(self)
+
+
+class RecorderClient:
+    """Submits requests to the recorder child and awaits their verdicts (on the event loop)."""
+
+    def __init__(
+        self, database_url: str, data_dir: Path, on_enqueued: Callable[[], None] | None = None
+    ) -> None:
+        self.database_url = database_url
+        self.data_dir = data_dir
+        self.on_enqueued = on_enqueued or (lambda: None)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._writer: asyncio.WriteTransport | None = None
+        self._replies: _Replies | None = None
+        self._waiting: dict[int, asyncio.Future[Verdict]] = {}
+        self._pending: list[tuple[Any, ...]] = []
+        self._seq = 0
+        self._started_at = 0.0
+        self._starting: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._started_at = time.monotonic()
+        root = str(Path(__file__).resolve().parents[2])  # `engine` importable however the server started
+        path = os.environ.get("PYTHONPATH")
+        env = {**os.environ, _URL_ENV: self.database_url, "PYTHONPATH": f"{root}{os.pathsep}{path}" if path else root}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "engine.server.recorder", str(self.data_dir)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        self._proc = proc
+        self._writer, _ = await loop.connect_write_pipe(asyncio.BaseProtocol, proc.stdin)
+        _, protocol = await loop.connect_read_pipe(lambda: _Replies(self), proc.stdout)
+        self._replies = protocol
+
+    async def stop(self, timeout: float = 30.0) -> None:
+        """Close the recorder's input (after what is buffered was written); it commits what it
+        read, answers, and exits."""
+        if self._writer is not None:
+            self._writer.close()
+        proc = self._proc
+        if proc is not None:
+            deadline = time.monotonic() + timeout
+            while proc.poll() is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        self._fail_all()
+
+    async def submit(
+        self,
+        trigger_id: str,
+        path_token: str | None,
+        bearer: str | None,
+        body: bytes,
+        headers: list[tuple[str, str]],
+        query: list[tuple[str, str]],
+        content_type: str,
+        too_large: bool,
+    ) -> Verdict:
+        loop = asyncio.get_running_loop()
+        if self._writer is None or self._writer.is_closing():
+            if not await self._restart():
+                return REFUSED
+        self._seq += 1
+        seq = self._seq
+        future: asyncio.Future[Verdict] = loop.create_future()
+        self._waiting[seq] = future
+        if not self._pending:
+            # After this loop iteration: requests that arrived together travel as one frame.
+            loop.call_soon(self._send)
+        self._pending.append(
+            (seq, trigger_id, path_token, bearer, body, headers, query, content_type, too_large, now_us())
+        )
+        return await future
+
+    def _send(self) -> None:
+        pending, self._pending = self._pending, []
+        if self._writer is None or self._writer.is_closing():
+            for item in pending:
+                self._answer(item[0], REFUSED)
+            return
+        self._writer.write(frame(pending))
+
+    def _answered(self, replies: list[tuple[Any, ...]]) -> None:
+        queued = False
+        for seq, *verdict in replies:
+            self._answer(seq, Verdict(*verdict))
+            queued = queued or verdict[2] == "queued"
+        if queued:
+            self.on_enqueued()
+
+    def _answer(self, seq: int, verdict: Verdict) -> None:
+        future = self._waiting.pop(seq, None)
+        if future is not None and not future.done():
+            future.set_result(verdict)
+
+    def _lost(self, protocol: _Replies) -> None:
+        if protocol is not self._replies:
+            return
+        if self._writer is not None:
+            self._writer.close()
+        self._fail_all()
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+        if self._proc is not None:
+            code = self._proc.wait()
+            if code != 0:
+                log.warning("delivery recorder exited with %s; answering 503 until it is back", code)
+
+    def _fail_all(self) -> None:
+        """Requests the recorder never answered: not known to be recorded, so 503 (retry)."""
+        for seq in list(self._waiting):
+            self._answer(seq, REFUSED)
+        self._pending = []
+
+    async def _restart(self) -> bool:
+        if self._starting is None:
+            if time.monotonic() - self._started_at < RESPAWN_PAUSE:
+                return False
+            self._starting = asyncio.ensure_future(self.start())
+        starting = self._starting
+        try:
+            await asyncio.shield(starting)
+        except OSError as exc:
+            log.warning("cannot start the delivery recorder: %s", exc)
+            return False
+        finally:
+            if self._starting is starting and starting.done():
+                self._starting = None
+        return self._writer is not None and not self._writer.is_closing()
+
+
+# --- the recorder process ------------------------------------------------------------------------
+
+
+def _read_batch(fd: int, frames: _Frames) -> list[list[Any]] | None:
+    """Block for the next frame, then take whatever else is already waiting (up to MAX_BATCH
+    submissions). None once the server closed the pipe and nothing is left."""
+    got: list[list[Any]] = []
+    count = 0
+    while not got or (count < MAX_BATCH and select.select([fd], [], [], 0)[0]):
+        data = os.read(fd, 1 << 20)
+        if not data:
+            return got or None
+        for item in frames.feed(data):
+            got.append(item)
+            count += len(item)
+    return got
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def run(data_dir: Path) -> int:
+    from engine.db import store
+    from engine.hooks.secrets import SecretBox
+    from engine.server.ingest import BatchRecorder
+
+    # Ctrl-C reaches the whole process group: the server shuts down and closes our input, and we
+    # finish what we read. Losing the server (SIGKILL) also closes it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.basicConfig(level=logging.WARNING, format="platform recorder: %(message)s")
+    engine = store.open_engine(os.environ.pop(_URL_ENV))
+    recorder = BatchRecorder(engine, SecretBox(data_dir))
+    frames = _Frames()
+    stdin, stdout = sys.stdin.fileno(), sys.stdout.fileno()
+    try:
+        while (batch := _read_batch(stdin, frames)) is not None:
+            items = [item for group in batch for item in group]
+            verdicts = recorder.record([Submission._make(item[1:]) for item in items])
+            replies = [(item[0], *verdict) for item, verdict in zip(items, verdicts, strict=True)]
+            with contextlib.suppress(BrokenPipeError):
+                _write_all(stdout, frame(replies))
+    finally:
+        recorder.close()
+        engine.dispose()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(Path(sys.argv[1])))
