@@ -206,7 +206,7 @@ class RecorderClient:
         starting = self._starting
         try:
             await asyncio.shield(starting)
-        except OSError as exc:
+        except Exception as exc:  # noqa: BLE001 - the request gets 503, the next one tries again
             log.warning("cannot start the delivery recorder: %s", exc)
             return False
         finally:
@@ -251,7 +251,10 @@ def run(data_dir: Path) -> int:
     engine = store.open_engine(os.environ.pop(_URL_ENV))
     recorder = BatchRecorder(engine, SecretBox(data_dir))
     frames = _Frames()
-    stdin, stdout = sys.stdin.fileno(), sys.stdout.fileno()
+    # Frames go to a private copy of stdout; anything a library prints goes to stderr instead of
+    # into the frame stream.
+    stdin, stdout = sys.stdin.fileno(), os.dup(sys.stdout.fileno())
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     try:
         while (batch := _read_batch(stdin, frames)) is not None:
             items = [item for group in batch for item in group]
