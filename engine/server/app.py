@@ -3,6 +3,7 @@ ahead of a Starlette app serving the admin API and /health."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator
@@ -25,7 +26,7 @@ from engine.hooks.models import TriggerDefinition
 from engine.hooks.secrets import SecretBox, token_matches
 from engine.server.hooks_asgi import HookFrontDoor
 from engine.server.recorder import RecorderClient
-from engine.server.worker import WorkerPool
+from engine.server.runner import RunnerClient
 
 
 @dataclass
@@ -34,7 +35,7 @@ class ServerState:
     box: SecretBox
     data_dir: Path
     committer: RecorderClient
-    workers: WorkerPool
+    workers: RunnerClient
 
 
 # --- admin API (the CLI reaches it with PLATFORM_SERVER_URL and PLATFORM_TOKEN) ---------------
@@ -157,9 +158,11 @@ def build_app(state: ServerState) -> Any:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await state.committer.start()
         state.workers.start()
+        supervisor = asyncio.ensure_future(state.workers.supervise())
         try:
             yield
         finally:
+            supervisor.cancel()
             await state.committer.stop()
             state.workers.stop()
 

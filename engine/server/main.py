@@ -61,7 +61,7 @@ def serve(config: ServerConfig) -> int:
     from engine.hooks.secrets import SecretBox
     from engine.server.app import ServerState, build_app
     from engine.server.recorder import RecorderClient
-    from engine.server.worker import WorkerPool
+    from engine.server.runner import RunnerClient
 
     data_dir = config.data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -82,7 +82,7 @@ def serve(config: ServerConfig) -> int:
     up(engine)
     box = SecretBox(data_dir)
     admin = ensure_admin_token(engine)
-    workers = WorkerPool(engine, data_dir, size=config.workers)
+    workers = RunnerClient(database_url(data_dir), data_dir, size=config.workers)
     committer = RecorderClient(database_url(data_dir), data_dir, on_enqueued=workers.wake)
     app = build_app(
         ServerState(engine=engine, box=box, data_dir=data_dir, committer=committer, workers=workers)

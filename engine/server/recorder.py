@@ -22,7 +22,6 @@ import logging
 import marshal
 import os
 import select
-import signal
 import struct
 import subprocess
 import sys
@@ -32,13 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from engine.db.store import now_us
+from engine.server.children import child_setup, spawn
 from engine.server.ingest import REFUSED, Submission, Verdict
 
 log = logging.getLogger("platform.server")
 _LENGTH = struct.Struct(">I")
 MAX_BATCH = 512  # submissions per transaction
 RESPAWN_PAUSE = 1.0  # seconds between starts of a recorder that keeps dying
-_URL_ENV = "PLATFORM_RECORDER_DATABASE_URL"
 
 
 def frame(obj: Any) -> bytes:
@@ -101,15 +100,7 @@ class RecorderClient:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         self._started_at = time.monotonic()
-        root = str(Path(__file__).resolve().parents[2])  # `engine` importable however the server started
-        path = os.environ.get("PYTHONPATH")
-        env = {**os.environ, _URL_ENV: self.database_url, "PYTHONPATH": f"{root}{os.pathsep}{path}" if path else root}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "engine.server.recorder", str(self.data_dir)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-        )
+        proc = spawn("engine.server.recorder", self.database_url, str(self.data_dir), reply_pipe=True)
         assert proc.stdin is not None and proc.stdout is not None
         self._proc = proc
         self._writer, _ = await loop.connect_write_pipe(asyncio.BaseProtocol, proc.stdin)
@@ -244,11 +235,8 @@ def run(data_dir: Path) -> int:
     from engine.hooks.secrets import SecretBox
     from engine.server.ingest import BatchRecorder
 
-    # Ctrl-C reaches the whole process group: the server shuts down and closes our input, and we
-    # finish what we read. Losing the server (SIGKILL) also closes it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    logging.basicConfig(level=logging.WARNING, format="platform recorder: %(message)s")
-    engine = store.open_engine(os.environ.pop(_URL_ENV))
+    # Losing the server (stop or SIGKILL) closes our input: we finish what we read, then exit.
+    engine = store.open_engine(child_setup())
     recorder = BatchRecorder(engine, SecretBox(data_dir))
     frames = _Frames()
     # Frames go to a private copy of stdout; anything a library prints goes to stderr instead of

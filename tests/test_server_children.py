@@ -1,6 +1,7 @@
-"""The delivery recorder process of `platform server` (engine/server/recorder.py): spec 1 Errors
-(503 when a delivery cannot be recorded, so the sender retries) and issue 7 item 8 (no accepted
-delivery is lost; a killed server leaves nothing running)."""
+"""The child processes of `platform server`, the delivery recorder (engine/server/recorder.py) and
+the run workers (engine/server/runner.py): spec 1 Errors (503 when a delivery cannot be recorded,
+so the sender retries) and issue 7 item 8 (no accepted delivery is lost, its run executes; a
+killed server leaves nothing running)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,13 @@ import httpx
 from tests.webhooks_fixtures import history, make_trigger, server_factory, wait_for  # noqa: F401
 
 
-def _recorder_pids(server_pid: int) -> list[int]:
+def _children(server_pid: int, module: str) -> list[int]:
     children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
-    return [int(pid) for pid in children if "engine.server.recorder" in _cmdline(int(pid))]
+    return [int(pid) for pid in children if module in _cmdline(int(pid))]
+
+
+def _recorder_pids(server_pid: int) -> list[int]:
+    return _children(server_pid, "engine.server.recorder")
 
 
 def _cmdline(pid: int) -> str:
@@ -64,12 +69,30 @@ def test_a_dead_recorder_means_503_then_a_new_recorder_accepts(server_factory, t
     assert _recorder_pids(srv.proc.pid) not in ([], [first])
 
 
-def test_a_killed_server_leaves_no_recorder_behind(server_factory, tmp_path: Path) -> None:
-    """Item 8: SIGKILL of the server under way: its recorder sees its input close, commits what it
-    had read and exits (no orphan holding the store)."""
+def test_a_killed_server_leaves_no_child_behind(server_factory, tmp_path: Path) -> None:
+    """Item 8: SIGKILL of the server: its recorder and run workers see their input close, finish
+    what they had, and exit (no orphan holding the store)."""
     srv = server_factory()
     act = make_trigger(srv, tmp_path)
     assert httpx.post(act["url_with_token"], json={"n": 1}).status_code == 202
     (recorder,) = wait_for(lambda: _recorder_pids(srv.proc.pid), what="the recorder process")
+    (runner,) = _children(srv.proc.pid, "engine.server.runner")
     srv.kill()
-    wait_for(lambda: _gone(recorder), timeout=15, what="the recorder to exit")
+    wait_for(lambda: _gone(recorder) and _gone(runner), timeout=20, what="the children to exit")
+
+
+def test_dead_run_workers_are_started_again_and_the_run_executes(server_factory, tmp_path: Path) -> None:
+    """Item 8: an accepted delivery's run executes even if the run workers died: the queue is
+    durable and the server starts the workers again by itself."""
+    srv = server_factory()
+    act = make_trigger(srv, tmp_path)
+    (runner,) = wait_for(lambda: _children(srv.proc.pid, "engine.server.runner"), what="the run workers")
+    os.kill(runner, signal.SIGKILL)
+    wait_for(lambda: _gone(runner), what="the run workers to die")
+    assert httpx.post(act["url_with_token"], json={"ref": "main"}).status_code == 202
+
+    def ran() -> bool:
+        return any(d["run"] and d["run"]["status"] == "succeeded" for d in history(srv))
+
+    wait_for(ran, what="the run to execute on the new workers")
+    assert _children(srv.proc.pid, "engine.server.runner") not in ([], [runner])

@@ -1,0 +1,105 @@
+"""The run workers of `platform server`, in a child process (engine/server/worker.py's pool).
+
+Runs are CPU work (the run engine, filters, writing run records); in the HTTP process they would
+take the GIL from the event loop and stretch ingestion latency. The server wakes the pool by
+writing a byte to the child's stdin whenever a delivery was queued; the pool also polls. When
+stdin closes (the server stopped or was killed) the pool stops: a run under way keeps its lease
+until it finishes or the lease lapses, and another process takes it up (worker.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from engine.server.children import child_setup, spawn
+
+log = logging.getLogger("platform.server")
+RESPAWN_PAUSE = 1.0
+
+
+class RunnerClient:
+    """The server's handle on the runner child: start, wake, stop; restarted if it died."""
+
+    def __init__(self, database_url: str, data_dir: Path, size: int) -> None:
+        self.database_url = database_url
+        self.data_dir = data_dir
+        self.size = size
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._started_at = 0.0
+        self._lock = threading.Lock()  # woken from the event loop and from API handler threads
+
+    def start(self) -> None:
+        if self.size <= 0:
+            return
+        self._started_at = time.monotonic()
+        self._proc = spawn("engine.server.runner", self.database_url, str(self.data_dir), str(self.size))
+        assert self._proc.stdin is not None
+        os.set_blocking(self._proc.stdin.fileno(), False)
+
+    def wake(self) -> None:
+        with self._lock:
+            self._wake()
+
+    async def supervise(self, every: float = 1.0) -> None:
+        """Start the workers again if they died, also when no delivery arrives to wake them:
+        runs queued meanwhile wait in the durable queue, and a new pool claims them."""
+        while True:
+            await asyncio.sleep(every)
+            if self._proc is not None and self._proc.poll() is not None:
+                self.wake()
+
+    def _wake(self) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is not None:
+            if time.monotonic() - self._started_at < RESPAWN_PAUSE:
+                return  # queued runs wait in the durable queue; the next wake restarts it
+            log.warning("run workers exited with %s; starting them again", proc.returncode)
+            self.start()
+            return
+        assert proc.stdin is not None
+        # Full pipe: wake-ups are already pending. Closed pipe: the next wake restarts it.
+        with contextlib.suppress(BlockingIOError, BrokenPipeError):
+            os.write(proc.stdin.fileno(), b"w")
+
+    def stop(self, timeout: float = 15.0) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        assert proc.stdin is not None
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def run(data_dir: Path, size: int) -> int:
+    from engine.db import store
+    from engine.server.worker import WorkerPool
+
+    engine = store.open_engine(child_setup())
+    pool = WorkerPool(engine, data_dir, size=size)
+    pool.start()
+    try:
+        while os.read(sys.stdin.fileno(), 4096):
+            pool.wake()
+    finally:
+        pool.stop()
+        engine.dispose()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(Path(sys.argv[1]), int(sys.argv[2])))
