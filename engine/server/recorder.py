@@ -37,6 +37,10 @@ from engine.server.ingest import REFUSED, Submission, Verdict
 log = logging.getLogger("platform.server")
 _LENGTH = struct.Struct(">I")
 MAX_BATCH = 512  # submissions per transaction
+# Frames sent ahead of the recorder's answers: one being recorded, one waiting. Requests arriving
+# meanwhile gather into the next frame (fewer, larger frames: one pipe write and one wake-up of
+# the recorder per batch, not per event-loop iteration).
+MAX_IN_FLIGHT = 2
 RESPAWN_PAUSE = 1.0  # seconds between starts of a recorder that keeps dying
 
 
@@ -94,11 +98,14 @@ class RecorderClient:
         self._waiting: dict[int, asyncio.Future[Verdict]] = {}
         self._pending: list[tuple[Any, ...]] = []
         self._seq = 0
+        self._in_flight = 0  # frames sent and not yet answered
+        self._scheduled = False
         self._started_at = 0.0
         self._starting: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
+        self._in_flight = 0
         self._started_at = time.monotonic()
         proc = spawn("engine.server.recorder", self.database_url, str(self.data_dir), reply_pipe=True)
         assert proc.stdin is not None and proc.stdout is not None
@@ -141,23 +148,31 @@ class RecorderClient:
         seq = self._seq
         future: asyncio.Future[Verdict] = loop.create_future()
         self._waiting[seq] = future
-        if not self._pending:
-            # After this loop iteration: requests that arrived together travel as one frame.
-            loop.call_soon(self._send)
         self._pending.append(
             (seq, trigger_id, path_token, bearer, body, headers, query, content_type, too_large, now_us())
         )
+        if not self._scheduled and self._in_flight < MAX_IN_FLIGHT:
+            # After this loop iteration: requests that arrived together travel as one frame.
+            self._scheduled = True
+            loop.call_soon(self._send)
         return await future
 
     def _send(self) -> None:
+        self._scheduled = False
+        if not self._pending or self._in_flight >= MAX_IN_FLIGHT:
+            return  # what waits goes when the recorder answers a frame
         pending, self._pending = self._pending, []
         if self._writer is None or self._writer.is_closing():
             for item in pending:
                 self._answer(item[0], REFUSED)
             return
+        self._in_flight += 1
         self._writer.write(frame(pending))
 
-    def _answered(self, replies: list[tuple[Any, ...]]) -> None:
+    def _answered(self, reply: tuple[int, list[tuple[Any, ...]]]) -> None:
+        covered, replies = reply
+        self._in_flight = max(0, self._in_flight - covered)
+        self._send()
         queued = False
         for seq, *verdict in replies:
             self._answer(seq, Verdict(*verdict))
@@ -188,6 +203,7 @@ class RecorderClient:
         for seq in list(self._waiting):
             self._answer(seq, REFUSED)
         self._pending = []
+        self._in_flight = 0
 
     async def _restart(self) -> bool:
         if self._starting is None:
@@ -249,7 +265,7 @@ def run(data_dir: Path) -> int:
             verdicts = recorder.record([Submission._make(item[1:]) for item in items])
             replies = [(item[0], *verdict) for item, verdict in zip(items, verdicts, strict=True)]
             with contextlib.suppress(BrokenPipeError):
-                _write_all(stdout, frame(replies))
+                _write_all(stdout, frame((len(batch), replies)))
     finally:
         recorder.close()
         engine.dispose()
