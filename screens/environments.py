@@ -9,6 +9,7 @@ deploy/kcl, .framework/releases and the ledger file trigger one debounced reload
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -19,6 +20,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from screens.base import DashboardScreen
+from screens.widgets.background import in_daemon_thread
 from screens.widgets.empty_state import EmptyState
 from screens.widgets.table_keys import TableKeys, table_bindings
 from screens.widgets.table_sync import sync_rows
@@ -59,6 +61,29 @@ def _row(env: Any, st: Any, clocks: bool) -> tuple[str, ...]:
             verify_summary(st.images), health, age((st.ledger or {}).get("newest_at"), clocks), st.convergence)
 
 
+def _read(project_dir: Path) -> EnvironmentsLoaded:
+    """The engine calls (on a daemon thread): `env list`, then `env status <env>` for each environment."""
+    from engine.deploy.status import env_status
+    from engine.environments import list_environments
+    from engine.errors import EngineError
+    from engine.project import find_project
+
+    try:
+        project = find_project(project_dir)
+        result = list_environments(project)
+    except EngineError as exc:
+        return EnvironmentsLoaded(error=exc)
+    statuses: dict[str, Any] = {}
+    for env in result.environments:
+        if env.error:
+            continue
+        try:  # one environment's failure never hides the others (same data as env status <env> --json)
+            statuses[env.name] = env_status(project, env.name)[0].environments[0]
+        except EngineError as exc:
+            statuses[env.name] = exc
+    return EnvironmentsLoaded(result=result, statuses=statuses)
+
+
 class EnvironmentsScreen(TableKeys, DashboardScreen):
     NAME = "environments"
     BINDINGS: ClassVar[list[Binding]] = [
@@ -93,37 +118,20 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
         table.focus()
         # First paint before the engine call: the worker's imports and ledger reads would otherwise
         # compete with the first frame for the GIL (bench/dashboard.py).
-        self.call_after_refresh(self.load)
+        self.app.after_first_frame(self.load)
 
     def on_unmount(self) -> None:
         self._stop_watching()
 
     # -- loading ---------------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="environments")
-    def load(self) -> None:
-        from engine.deploy.status import env_status
-        from engine.environments import list_environments
-        from engine.errors import EngineError
-        from engine.project import find_project
-
+    @work(exclusive=True, group="environments")
+    async def load(self) -> None:
         self._loading = True
         try:
-            project = find_project(self.app.project_dir)
-            result = list_environments(project)
-            statuses: dict[str, Any] = {}
-            for env in result.environments:
-                if env.error:
-                    continue
-                try:  # one environment's failure never hides the others (same data as env status <env> --json)
-                    statuses[env.name] = env_status(project, env.name)[0].environments[0]
-                except EngineError as exc:
-                    statuses[env.name] = exc
-        except EngineError as exc:
-            self.post_message(EnvironmentsLoaded(error=exc))
-            return
+            loaded = await in_daemon_thread(partial(_read, self.app.project_dir), "environments-load")
         finally:
             self._loading = False
-        self.post_message(EnvironmentsLoaded(result=result, statuses=statuses))
+        self.post_message(loaded)
 
     def on_environments_loaded(self, message: EnvironmentsLoaded) -> None:
         self.loads += 1
