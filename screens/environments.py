@@ -91,6 +91,7 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
         Binding("enter", "details", "Details", id="environments.details", show=False),
         *table_bindings("environments"),
     ]
+    FILTER_PLACEHOLDER = "filter: name, kind, target or workload (esc clears)"
 
     def __init__(self) -> None:
         super().__init__()
@@ -104,7 +105,6 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Static("loading environments ...", id="env-status", classes="status-line")
-        yield Input(placeholder="filter: name, kind, target or workload (esc clears)", id="filter")
         table: DataTable[str] = DataTable(id="env-table", cursor_type="row", zebra_stripes=True)
         yield table
         yield EmptyState("", "", id="env-empty")
@@ -114,7 +114,6 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         self.query_one("#env-empty").display = False
-        self.query_one("#filter", Input).cursor_blink = self.app.settings.cursor_blink
         table.focus()
         # First paint before the engine call: the worker's imports and ledger reads would otherwise
         # compete with the first frame for the GIL (bench/dashboard.py).
@@ -155,7 +154,7 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
         self.query_one("#env-status", Static).update("error")
 
     def _visible(self) -> list[Any]:
-        needle = self.query_one("#filter", Input).value.strip().lower()
+        needle = self._filter_text()
         envs = self.result.environments if self.result else []
         if not needle:
             return list(envs)
