@@ -1,9 +1,10 @@
 """Environments screen: every declared environment with its bound release, rollout phase, verify
 summary, health and the age of its last promotion; live as the ledger, releases or KCL change.
 
-Same engine calls as `framework env list` and `framework env status <env> --json`; runs in a
-thread worker; rows are diffed by key so the cursor stays put on refresh; watchdog observers on
-deploy/kcl, .framework/releases and the ledger file trigger one debounced reload.
+Same engine calls as `framework env list` and `framework env status <env> --json`; they start once
+the first frame is on screen and run on a daemon thread (screens/widgets/background.py); rows are
+diffed by key so the cursor stays put on refresh; watchdog observers on deploy/kcl,
+.framework/releases and the ledger file trigger one debounced reload.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
         self.statuses: dict[str, Any] = {}
         self.load_error: Any = None
         self.loads = 0
-        self._loading = False
+        self._loading = 0
         self._observer: Any = None
         self._reload_timer: Any = None
 
@@ -125,11 +126,11 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
     # -- loading ---------------------------------------------------------------------------
     @work(exclusive=True, group="environments")
     async def load(self) -> None:
-        self._loading = True
+        self._loading += 1  # a count: a superseded (cancelled) load must not clear a newer one's mark
         try:
             loaded = await in_daemon_thread(partial(_read, self.app.project_dir), "environments-load")
         finally:
-            self._loading = False
+            self._loading -= 1
         self.post_message(loaded)
 
     def on_environments_loaded(self, message: EnvironmentsLoaded) -> None:
