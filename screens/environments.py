@@ -1,14 +1,16 @@
 """Environments screen: every declared environment with its bound release, rollout phase, verify
 summary, health and the age of its last promotion; live as the ledger, releases or KCL change.
 
-Same engine calls as `framework env list` and `framework env status <env> --json`; runs in a
-thread worker; rows are diffed by key so the cursor stays put on refresh; watchdog observers on
-deploy/kcl, .framework/releases and the ledger file trigger one debounced reload.
+Same engine calls as `framework env list` and `framework env status <env> --json`; they start once
+the first frame is on screen and run on a daemon thread (screens/widgets/background.py); rows are
+diffed by key so the cursor stays put on refresh; watchdog observers on deploy/kcl,
+.framework/releases and the ledger file trigger one debounced reload.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -19,6 +21,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from screens.base import DashboardScreen
+from screens.widgets.background import in_daemon_thread
 from screens.widgets.empty_state import EmptyState
 from screens.widgets.table_keys import TableKeys, table_bindings
 from screens.widgets.table_sync import sync_rows
@@ -59,6 +62,29 @@ def _row(env: Any, st: Any, clocks: bool) -> tuple[str, ...]:
             verify_summary(st.images), health, age((st.ledger or {}).get("newest_at"), clocks), st.convergence)
 
 
+def _read(project_dir: Path) -> EnvironmentsLoaded:
+    """The engine calls (on a daemon thread): `env list`, then `env status <env>` for each environment."""
+    from engine.deploy.status import env_status
+    from engine.environments import list_environments
+    from engine.errors import EngineError
+    from engine.project import find_project
+
+    try:
+        project = find_project(project_dir)
+        result = list_environments(project)
+    except EngineError as exc:
+        return EnvironmentsLoaded(error=exc)
+    statuses: dict[str, Any] = {}
+    for env in result.environments:
+        if env.error:
+            continue
+        try:  # one environment's failure never hides the others (same data as env status <env> --json)
+            statuses[env.name] = env_status(project, env.name)[0].environments[0]
+        except EngineError as exc:
+            statuses[env.name] = exc
+    return EnvironmentsLoaded(result=result, statuses=statuses)
+
+
 class EnvironmentsScreen(TableKeys, DashboardScreen):
     NAME = "environments"
     BINDINGS: ClassVar[list[Binding]] = [
@@ -66,6 +92,7 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
         Binding("enter", "details", "Details", id="environments.details", show=False),
         *table_bindings("environments"),
     ]
+    FILTER_PLACEHOLDER = "filter: name, kind, target or workload (esc clears)"
 
     def __init__(self) -> None:
         super().__init__()
@@ -73,13 +100,12 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
         self.statuses: dict[str, Any] = {}
         self.load_error: Any = None
         self.loads = 0
-        self._loading = False
+        self._loading = 0
         self._observer: Any = None
         self._reload_timer: Any = None
 
     def compose_body(self) -> ComposeResult:
         yield Static("loading environments ...", id="env-status", classes="status-line")
-        yield Input(placeholder="filter: name, kind, target or workload (esc clears)", id="filter")
         table: DataTable[str] = DataTable(id="env-table", cursor_type="row", zebra_stripes=True)
         yield table
         yield EmptyState("", "", id="env-empty")
@@ -89,41 +115,23 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         self.query_one("#env-empty").display = False
-        self.query_one("#filter", Input).cursor_blink = self.app.settings.cursor_blink
         table.focus()
         # First paint before the engine call: the worker's imports and ledger reads would otherwise
         # compete with the first frame for the GIL (bench/dashboard.py).
-        self.call_after_refresh(self.load)
+        self.app.after_first_frame(self.load)
 
     def on_unmount(self) -> None:
         self._stop_watching()
 
     # -- loading ---------------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="environments")
-    def load(self) -> None:
-        from engine.deploy.status import env_status
-        from engine.environments import list_environments
-        from engine.errors import EngineError
-        from engine.project import find_project
-
-        self._loading = True
+    @work(exclusive=True, group="environments")
+    async def load(self) -> None:
+        self._loading += 1  # a count: a superseded (cancelled) load must not clear a newer one's mark
         try:
-            project = find_project(self.app.project_dir)
-            result = list_environments(project)
-            statuses: dict[str, Any] = {}
-            for env in result.environments:
-                if env.error:
-                    continue
-                try:  # one environment's failure never hides the others (same data as env status <env> --json)
-                    statuses[env.name] = env_status(project, env.name)[0].environments[0]
-                except EngineError as exc:
-                    statuses[env.name] = exc
-        except EngineError as exc:
-            self.post_message(EnvironmentsLoaded(error=exc))
-            return
+            loaded = await in_daemon_thread(partial(_read, self.app.project_dir), "environments-load")
         finally:
-            self._loading = False
-        self.post_message(EnvironmentsLoaded(result=result, statuses=statuses))
+            self._loading -= 1
+        self.post_message(loaded)
 
     def on_environments_loaded(self, message: EnvironmentsLoaded) -> None:
         self.loads += 1
@@ -147,7 +155,7 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
         self.query_one("#env-status", Static).update("error")
 
     def _visible(self) -> list[Any]:
-        needle = self.query_one("#filter", Input).value.strip().lower()
+        needle = self._filter_text()
         envs = self.result.environments if self.result else []
         if not needle:
             return list(envs)

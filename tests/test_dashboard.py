@@ -281,3 +281,57 @@ def test_load_settings_reads_file_and_env_only_when_present(tmp_path: Path, monk
     monkeypatch.delenv("FRAMEWORK_UI_CONFIG")
     monkeypatch.setenv("FRAMEWORK_UI_REFRESH_SECONDS", "2.5")
     assert load_settings().refresh_seconds == 2.5
+
+
+def test_first_frame_is_the_real_screen_and_the_engine_read_follows_it(demo_project: Path) -> None:
+    """Issue 8 item 9 (first paint): the first frame is the Environments screen the user gets (header, sidebar,
+    table, footer, "loading"); its engine read starts only after that frame, then fills the table."""
+    from textual.widgets import DataTable, Footer, Header
+
+    seen: dict[str, object] = {}
+
+    class Probe(Dashboard):
+        def on_ready(self) -> None:  # runs before Dashboard.on_ready (Textual dispatches along the MRO)
+            screen = self.screen
+            seen.update(name=getattr(screen, "NAME", None), loads=getattr(screen, "loads", None),
+                        workers=len(self.workers), status=str(screen.query_one("#env-status").render()),
+                        frame=all(screen.query(w) for w in (Header, "#sidebar", DataTable, Footer)))
+
+    async def scenario() -> None:
+        app = Probe(project_dir=demo_project, settings=deterministic_settings())
+        async with app.run_test(size=SIZE) as pilot:
+            await _loaded(app, pilot)
+            assert seen == {"name": "environments", "loads": 0, "workers": 0, "status": "loading environments ...",
+                            "frame": True}
+            assert app.screen.query_one("#env-table", DataTable).row_count == 5
+
+    asyncio.run(scenario())
+
+
+def test_an_engine_read_runs_on_a_daemon_thread_that_quit_does_not_wait_for() -> None:
+    """Issue 8 item 9 (first paint) / STYLE (engine calls off the UI thread): a screen's read runs on a daemon
+    thread, so quitting mid-read never waits for it; its result or error reaches the awaiting worker."""
+    import threading
+
+    from screens.widgets.background import in_daemon_thread
+
+    async def scenario() -> None:
+        assert await in_daemon_thread(lambda: threading.current_thread().daemon) is True
+        with pytest.raises(ValueError, match="bad project"):
+            await in_daemon_thread(lambda: (_ for _ in ()).throw(ValueError("bad project")))
+        release = threading.Event()
+        started = threading.Event()
+
+        def stuck() -> None:
+            started.set()
+            release.wait()
+
+        task = asyncio.ensure_future(in_daemon_thread(stuck, "stuck-read"))
+        await asyncio.get_running_loop().run_in_executor(None, started.wait)
+        task.cancel()  # what a quit does to the awaiting worker
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert [t.daemon for t in threading.enumerate() if t.name == "stuck-read"] == [True]
+        release.set()
+
+    asyncio.run(scenario())

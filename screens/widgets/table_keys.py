@@ -1,13 +1,16 @@
 """Keyboard habits shared by screens built around one table: j/k/g/G, `/` filter, esc clears it.
 
 A screen mixes in `TableKeys`, names its table in `_main_table()`, re-renders in `_render_rows()`
-and adds `table_bindings("<screen id>")` to its BINDINGS (every binding has an id).
+and adds `table_bindings("<screen id>")` to its BINDINGS (every binding has an id). The filter box
+is an Input with id `filter`: composed by the screen, or, when the screen names a
+`FILTER_PLACEHOLDER` instead, mounted above the table on the first `/` (an Input is a good part of
+a screen's mount time; the first screen leaves it out of its first frame, bench/dashboard.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from textual.binding import Binding
 from textual.widgets import DataTable, Input
@@ -28,7 +31,12 @@ def table_bindings(prefix: str, *, filter: bool = True) -> list[Binding]:  # noq
 
 
 class TableKeys:
+    FILTER_PLACEHOLDER: ClassVar[str] = ""
+    """Set by a screen that does not compose `#filter`: the placeholder of the box `/` mounts."""
+
     # Provided by the screen that mixes this in (declared here for readers and type checkers).
+    app: Any
+    query: Any
     query_one: Any
     _main_table: Callable[[], DataTable[str]]
     _render_rows: Callable[[], None]
@@ -45,14 +53,28 @@ class TableKeys:
     def action_cursor_bottom(self) -> None:
         self._main_table().move_cursor(row=self._main_table().row_count - 1)
 
-    def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
+    def _filter_box(self) -> Input | None:
+        found = self.query("#filter")
+        return found.first(Input) if found else None
+
+    def _filter_text(self) -> str:
+        """The filter as typed, lower-cased and stripped ("" when there is no filter box yet)."""
+        box = self._filter_box()
+        return box.value.strip().lower() if box is not None else ""
+
+    async def action_filter(self) -> None:
+        box = self._filter_box()
+        if box is None:
+            box = Input(placeholder=self.FILTER_PLACEHOLDER, id="filter")
+            table = self._main_table()
+            await table.parent.mount(box, before=table)
+            box.cursor_blink = self.app.settings.cursor_blink
         box.add_class("visible")
         box.focus()
 
     def action_clear_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        if box.value or box.has_class("visible"):
+        box = self._filter_box()
+        if box is not None and (box.value or box.has_class("visible")):
             box.value = ""
             box.remove_class("visible")
             self._main_table().focus()
