@@ -48,9 +48,12 @@ def test_rollouts_show_the_phases_of_a_real_deploy(demo) -> None:  # type: ignor
                     seen.add(row.workloads[0].phase)
                 return bool(row and row.in_flight and row.workloads and row.workloads[0].phase == phase)
 
-            await until(pilot, lambda: phase_is("progressing"))
+            def unhealthy() -> bool:  # listening and answering 503 (before it listens: connection refused)
+                return phase_is("progressing") and "503" in " ".join(_row(app, "gated").workloads[0].probes)
+
+            await until(pilot, unhealthy)
             row = _row(app, "gated")
-            assert row.wait_budget == 120 and "503" in " ".join(row.workloads[0].probes)
+            assert row.wait_budget == 120
             assert "in flight" in str(app.screen.query_one("#rollouts-status").render())
             assert app.screen.query_one("#rollout-envs").get_row("gated")[1] == "IN FLIGHT"
             gate.write_text("ok")
