@@ -14,6 +14,20 @@ app = group_app("platform", "automation")
 HELP = PLATFORM.groups["automation"].commands
 JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document (ok, exit_code, error, payload).")
 SERVER_NOTE = "\n\n  The server is PLATFORM_SERVER_URL; the API token is PLATFORM_TOKEN."
+LIMIT_OPTION = typer.Option(50, "--limit", min=1, max=1000, help="Newest deliveries to show.")
+BEFORE_OPTION = typer.Option(None, "--before", help="Older page: the previous page's next_before.")
+
+
+def run_history(automation: str, trigger: str | None, limit: int, before: str | None, json_output: bool) -> int:
+    """`automation history` and `trigger history`: one page of deliveries through the server's cursor."""
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.hooks.client import history as fetch
+
+        return fetch(automation, trigger, limit, before), 0
+
+    return run_command(json_output, action, render_history)
 
 
 def render_history(result: Any) -> None:
@@ -101,15 +115,8 @@ def list_(json_output: bool = JSON_OPTION) -> None:
 )
 def history(
     automation: str = typer.Argument(..., help="Automation name."),
-    limit: int = typer.Option(50, "--limit", min=1, max=1000, help="Newest deliveries to show."),
-    before: str | None = typer.Option(None, "--before", help="Older page: the previous page's next_before."),
+    limit: int = LIMIT_OPTION,
+    before: str | None = BEFORE_OPTION,
     json_output: bool = JSON_OPTION,
 ) -> None:
-    from app.output import run_command
-
-    def action() -> tuple[Any, int]:
-        from engine.hooks.client import history as fetch
-
-        return fetch(automation, None, limit, before), 0
-
-    raise typer.Exit(run_command(json_output, action, render_history))
+    raise typer.Exit(run_history(automation, None, limit, before, json_output))

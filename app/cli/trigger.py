@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from app.cli import group_app
+from app.cli.automation import BEFORE_OPTION, LIMIT_OPTION, run_history
 from app.registry import PLATFORM
 
 app = group_app("platform", "trigger")
@@ -173,19 +174,11 @@ def disable(automation: str = AUTOMATION, trigger: str = TRIGGER, json_output: b
 def history(
     automation: str = AUTOMATION,
     trigger: str = TRIGGER,
-    limit: int = typer.Option(50, "--limit", min=1, max=1000, help="Newest deliveries to show."),
-    before: str | None = typer.Option(None, "--before", help="Older page: the previous page's next_before."),
+    limit: int = LIMIT_OPTION,
+    before: str | None = BEFORE_OPTION,
     json_output: bool = JSON_OPTION,
 ) -> None:
-    from app.cli.automation import render_history
-    from app.output import run_command
-
-    def action() -> tuple[Any, int]:
-        from engine.hooks.client import history as fetch
-
-        return fetch(automation, trigger, limit, before), 0
-
-    raise typer.Exit(run_command(json_output, action, render_history))
+    raise typer.Exit(run_history(automation, trigger, limit, before, json_output))
 
 
 @app.command(

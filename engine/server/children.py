@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 _URL_ENV = "PLATFORM_CHILD_DATABASE_URL"
+RESPAWN_PAUSE = 1.0  # seconds between starts of a child that keeps dying
 
 
 def spawn(module: str, database_url: str, *args: str, reply_pipe: bool = False) -> subprocess.Popen[bytes]:

@@ -195,16 +195,14 @@ class BatchRecorder:
 
 
 class _TriggerRow(NamedTuple):
+    """The columns of `triggers` that ingestion reads (the SELECT list is these names)."""
+
     id: str
     automation_id: str
-    name: str
     definition: str
     enabled: bool
     token_hash: str | None
     hmac_secret_sealed: str | None
-    activated_at: int | None
-    rotated_at: int | None
-    created_at: int
 
 
 class _Driver:

@@ -78,12 +78,13 @@ def serve(config: ServerConfig) -> int:
         ) from None
     port = sock.getsockname()[1]
     # Only once listening: an admin token created by a start that then fails would never be shown.
-    engine = store.open_engine(database_url(data_dir))
+    url = database_url(data_dir)
+    engine = store.open_engine(url)
     up(engine)
     box = SecretBox(data_dir)
     admin = ensure_admin_token(engine)
-    workers = RunnerClient(database_url(data_dir), data_dir, size=config.workers)
-    committer = RecorderClient(database_url(data_dir), data_dir, on_enqueued=workers.wake)
+    workers = RunnerClient(url, data_dir, size=config.workers)
+    committer = RecorderClient(url, data_dir, on_enqueued=workers.wake)
     app = build_app(
         ServerState(engine=engine, box=box, data_dir=data_dir, committer=committer, workers=workers)
     )

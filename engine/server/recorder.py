@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.db.store import now_us
-from engine.server.children import child_setup, spawn
+from engine.server.children import RESPAWN_PAUSE, child_setup, spawn
 from engine.server.ingest import REFUSED, Submission, Verdict
 
 log = logging.getLogger("platform.server")
@@ -41,7 +41,6 @@ MAX_BATCH = 512  # submissions per transaction
 # meanwhile gather into the next frame (fewer, larger frames: one pipe write and one wake-up of
 # the recorder per batch, not per event-loop iteration).
 MAX_IN_FLIGHT = 2
-RESPAWN_PAUSE = 1.0  # seconds between starts of a recorder that keeps dying
 
 
 def frame(obj: Any) -> bytes:

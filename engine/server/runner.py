@@ -19,10 +19,9 @@ import threading
 import time
 from pathlib import Path
 
-from engine.server.children import child_setup, spawn
+from engine.server.children import RESPAWN_PAUSE, child_setup, spawn
 
 log = logging.getLogger("platform.server")
-RESPAWN_PAUSE = 1.0
 
 
 class RunnerClient:
