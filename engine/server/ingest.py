@@ -9,12 +9,10 @@ history.
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import operator
 import secrets
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -26,6 +24,7 @@ from engine.hooks.models import TriggerDefinition
 from engine.hooks.payload import build_payload, dedupe_key
 from engine.hooks.secrets import SecretBox, token_matches
 from engine.hooks.signature import verify
+from engine.server.keys import Driver, Keys, keys_for
 
 log = logging.getLogger("platform.server")
 
@@ -69,6 +68,7 @@ class BatchRecorder:
         self.box = box
         self._parsed: dict[tuple[str, str, str | None], tuple[TriggerDefinition, bytes | None]] = {}
         self._conn: Connection | None = None
+        self._keys: Keys | None = None
 
     def record(self, batch: list[Submission]) -> list[Verdict]:
         """The verdict of each submission, in order; all 503 when the batch could not be
@@ -122,7 +122,7 @@ class BatchRecorder:
     def _statements(self, conn: Connection, batch: list[Submission]) -> list[Verdict]:
         """Authenticate and record a batch inside the caller's transaction. Straight on the DBAPI
         connection: SQLAlchemy's per-statement machinery is measurable at this rate."""
-        db = _Driver(conn)
+        db = Driver(conn)
         ids = sorted({s.trigger_id for s in batch})
         found = db.rows(f"SELECT {_TRIGGER_COLUMNS} FROM triggers WHERE id IN ({db.marks(len(ids))})", ids)
         rows = {r[0]: _TriggerRow._make(r) for r in found}
@@ -163,30 +163,22 @@ class BatchRecorder:
         return [v or REFUSED for v in verdicts]
 
     def _dedupe(
-        self, db: _Driver, pending: list[tuple[int, dict[str, Any]]], verdicts: list[Verdict | None]
+        self, db: Driver, pending: list[tuple[int, dict[str, Any]]], verdicts: list[Verdict | None]
     ) -> None:
         """A retry is recorded but never starts a second run (spec 1 Events 2), across processes:
-        the (trigger, key) primary key decides, first writer wins (INSERT ... ON CONFLICT DO
-        NOTHING RETURNING names the keys this transaction took)."""
+        the first delivery of a key in this batch claims it (engine.server.keys); whoever holds it
+        is the one every copy names."""
         candidates = sorted(
             ((d["trigger_id"], d["dedupe_key"]), i, d) for i, d in pending if d["outcome"] == "queued"
         )
-        first: dict[tuple[str, str], dict[str, Any]] = {}
+        first: dict[tuple[str, str], str] = {}
         for key, _i, d in candidates:
-            first.setdefault(key, d)
-        inserted: set[tuple[str, str]] = set()
-        if first:
-            taken = db.insert(
-                "delivery_keys",
-                ("trigger_id", "dedupe_key", "delivery_id"),
-                [(k[0], k[1], d["id"]) for k, d in first.items()],
-                suffix=" ON CONFLICT DO NOTHING RETURNING trigger_id, dedupe_key",
-            )
-            inserted = {(r[0], r[1]) for r in taken}
-        lost = [k for k in first if k not in inserted]
-        existing = _existing_keys(db, lost) if lost else {}
+            first.setdefault(key, d["id"])
+        if self._keys is None:
+            self._keys = keys_for(self.engine.dialect.name)
+        holders = self._keys.claim(db, first) if first else {}
         for key, i, d in candidates:
-            winner = first[key]["id"] if key in inserted else existing.get(key)
+            winner = holders[key]
             if winner == d["id"]:
                 verdicts[i] = Verdict(202, d["id"], "queued")
             else:
@@ -203,46 +195,6 @@ class _TriggerRow(NamedTuple):
     enabled: bool
     token_hash: str | None
     hmac_secret_sealed: str | None
-
-
-class _Driver:
-    """The DBAPI connection under a SQLAlchemy Connection (sqlite3 or psycopg), inside the
-    transaction SQLAlchemy began."""
-
-    def __init__(self, conn: Connection) -> None:
-        self.raw: Any = conn.connection.dbapi_connection
-        self.mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-
-    def marks(self, n: int) -> str:
-        return ", ".join([self.mark] * n)
-
-    def rows(self, sql: str, params: Sequence[Any]) -> list[Any]:
-        return list(self.raw.execute(sql, tuple(params)).fetchall())
-
-    def insert(
-        self, table: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]], suffix: str = ""
-    ) -> list[Any]:
-        """One multi-row INSERT: one driver call per batch. (executemany steps once per row,
-        dropping and re-taking the GIL each time.)"""
-        group = "(" + self.marks(len(columns)) + ")"
-        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES " + ", ".join([group] * len(rows)) + suffix
-        cursor = self.raw.execute(sql, tuple(itertools.chain.from_iterable(rows)))
-        return list(cursor.fetchall()) if suffix else []
-
-
-def _existing_keys(db: _Driver, keys: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    by_trigger: dict[str, list[str]] = {}
-    for trigger_id, key in keys:
-        by_trigger.setdefault(trigger_id, []).append(key)
-    found: dict[tuple[str, str], str] = {}
-    for trigger_id, group in by_trigger.items():
-        result = db.rows(
-            f"SELECT dedupe_key, delivery_id FROM delivery_keys WHERE trigger_id = {db.mark}"
-            f" AND dedupe_key IN ({db.marks(len(group))})",
-            (trigger_id, *group),
-        )
-        found.update({(trigger_id, r[0]): r[1] for r in result})
-    return found
 
 
 _TRIGGER_COLUMNS = ", ".join(_TriggerRow._fields)
