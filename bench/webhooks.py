@@ -1,13 +1,15 @@
 """Webhook ingestion throughput and p99 latency (issue 7 item 10).
 
 Baseline, measured in the same run on the same stack (uvicorn + uvloop + httptools, one
-process): a bare Starlette endpoint that answers 202. Reference, for orientation: the issue's
+process): a bare Starlette endpoint that answers 202. The same endpoint is also measured with the
+server's own HTTP protocol (engine/server/http_protocol.py: one write per response instead of
+uvicorn's two), so that what that protocol alone buys is visible. Reference, for orientation: the issue's
 naive design, the same endpoint with one inline SQLite insert + commit per request (WAL,
 synchronous=FULL). Subject: `platform server` accepting real deliveries (token in path, distinct
 X-Delivery-Id, durable group-committed recording into SQLite with synchronous=FULL by its
 recorder process) with `--workers 0`, so that the figure is ingestion alone; a last line runs
 the default worker pool executing every run alongside. Load: 50 keep-alive connections for
-~10 s from a separate process (raw HTTP/1.1 over uvloop). Rounds interleave the three (machine
+~10 s from a separate process (raw HTTP/1.1 over uvloop). Rounds interleave them (machine
 load changes hit all alike); medians are reported. Server CPU counts the server's children.
 Aim: >= 0.5x the baseline's throughput and p99 under 50 ms.
 
@@ -58,6 +60,13 @@ async def hook(request):
     db.execute("BEGIN IMMEDIATE"); db.execute("INSERT INTO d (body, at) VALUES (?, 0)", (body,))
     db.execute("COMMIT")""",
 )
+# The baseline again with the server's own HTTP protocol (one write per response,
+# engine/server/http_protocol.py): how much of the subject's figure that protocol alone buys.
+GATHERED_APP = BARE_APP.replace(
+    'loop="uvloop", http="httptools"',
+    'loop="uvloop", http=__import__("engine.server.http_protocol").server.http_protocol.GatheringHttpProtocol',
+)
+assert GATHERED_APP != BARE_APP
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
 
 
@@ -208,11 +217,12 @@ def _line(label: str, r: dict[str, float], unit: str = "req/s") -> str:
 def main() -> int:
     """Rounds interleave baseline, reference and subject, so that a change in machine load hits
     all three alike; medians over rounds are reported."""
-    runs: dict[str, list[dict[str, float]]] = {"bare": [], "inline": [], "subject": []}
+    runs: dict[str, list[dict[str, float]]] = {"bare": [], "gathered": [], "inline": [], "subject": []}
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for n in range(ROUNDS):
             runs["bare"].append(_bare(BARE_APP, []))
+            runs["gathered"].append(_bare(GATHERED_APP, []))
             runs["inline"].append(_bare(INLINE_APP, [tmpdir]))
             proc, hook = _subject(tmp / f"round-{n}", 0)
             try:
@@ -226,9 +236,10 @@ def main() -> int:
         finally:
             proc.terminate()
             proc.wait()
-    bare, inline, subject = (_median(runs[k]) for k in ("bare", "inline", "subject"))
+    bare, gathered, inline, subject = (_median(runs[k]) for k in ("bare", "gathered", "inline", "subject"))
     print(f"connections={CONNECTIONS} duration={SECONDS:g}s rounds={ROUNDS} (medians)")
     print(_line("baseline: bare Starlette 202", bare))
+    print(_line("bare Starlette 202, server's HTTP protocol", gathered) + f"  ({gathered['rps'] / bare['rps']:.2f}x)")
     reference = inline["rps"] / bare["rps"]
     print(_line("reference: inline SQLite commit per request", inline) + f"  ({reference:.2f}x)")
     print(_line("platform server --workers 0 (durable)", subject, "accepted/s") + f"  non-202 {subject['non_202']:.0f}")
@@ -239,6 +250,7 @@ def main() -> int:
         f"ratio (durable ingestion / bare): {ratio:.2f}x throughput (aim >= 0.5x; rounds {rounds}), "
         f"p99 {subject['p99_ms']:.1f} ms (aim < 50 ms); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
+    print(f"against the baseline with the server's HTTP protocol too: {subject['rps'] / gathered['rps']:.2f}x")
     return 0
 
 

@@ -60,6 +60,7 @@ def serve(config: ServerConfig) -> int:
     from engine.db.migrations import up
     from engine.hooks.secrets import SecretBox
     from engine.server.app import ServerState, build_app
+    from engine.server.http_protocol import GatheringHttpProtocol
     from engine.server.recorder import RecorderClient
     from engine.server.runner import RunnerClient
 
@@ -97,7 +98,7 @@ def serve(config: ServerConfig) -> int:
         uvicorn.Config(
             app,
             loop="uvloop",
-            http="httptools",
+            http=GatheringHttpProtocol,
             access_log=False,
             log_level="warning",
             lifespan="on",

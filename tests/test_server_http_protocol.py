@@ -1,0 +1,88 @@
+"""`platform server`'s HTTP protocol (engine/server/http_protocol.py): a response leaves as one
+write, and gathering writes changes nothing a client sees — keep-alive, pipelined requests,
+`Connection: close` (spec 1 Webhook ingestion: 202 answers; issue 7 item 10, throughput)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+from tests.webhooks_fixtures import make_trigger, server, server_factory  # noqa: F401
+
+
+def _request(path: str, body: bytes, *headers: str) -> bytes:
+    head = [f"POST {path} HTTP/1.1", "Host: test", f"Content-Length: {len(body)}", *headers]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+def _responses(sock: socket.socket, count: int) -> list[tuple[bytes, bytes]]:
+    """Read `count` complete responses (head, body) from a keep-alive connection."""
+    buf = b""
+    out = []
+    while len(out) < count:
+        while b"\r\n\r\n" not in buf:
+            chunk = sock.recv(65536)
+            assert chunk, f"connection closed after {len(out)} responses"
+            buf += chunk
+        head, buf = buf.split(b"\r\n\r\n", 1)
+        length = int(
+            next(ln for ln in head.split(b"\r\n") if ln.lower().startswith(b"content-length:")).split(b":")[1]
+        )
+        while len(buf) < length:
+            buf += sock.recv(65536)
+        out.append((head, buf[:length]))
+        buf = buf[length:]
+    return out
+
+
+def _connect(url: str) -> socket.socket:
+    host, port = url.split("://", 1)[1].split(":")
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+def test_a_response_is_one_write(server, tmp_path: Path) -> None:
+    """Status line, headers and body of a 202 arrive together: the first read holds all of it."""
+    act = make_trigger(server, tmp_path)
+    path = "/" + act["url_with_token"].split("/", 3)[3]
+    with _connect(server.url) as sock:
+        sock.sendall(_request(path, b'{"n": 1}', "Content-Type: application/json"))
+        first = sock.recv(65536)
+    head, _, body = first.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 202")
+    assert json.loads(body)["status"] == "accepted"
+
+
+def test_pipelined_requests_get_every_response_in_order(server, tmp_path: Path) -> None:
+    """Three requests written at once on one connection: three complete answers, in order."""
+    act = make_trigger(server, tmp_path)
+    path = "/" + act["url_with_token"].split("/", 3)[3]
+    with _connect(server.url) as sock:
+        sock.sendall(
+            _request(path, b"a", "X-Delivery-Id: p-1")
+            + _request("/hooks/trg_0000000000000000/nope", b"b")
+            + _request(path, b"c", "X-Delivery-Id: p-1")
+        )
+        answers = _responses(sock, 3)
+    assert [h.split(b" ")[1] for h, _ in answers] == [b"202", b"404", b"202"]
+    assert answers[1][1] == b"Not Found"
+    first, third = json.loads(answers[0][1]), json.loads(answers[2][1])
+    assert (first["status"], third["status"], third["duplicate_of"]) == (
+        "accepted",
+        "retry",
+        first["delivery"],
+    )
+
+
+def test_connection_close_sends_the_whole_response_first(server, tmp_path: Path) -> None:
+    """With `Connection: close` the server closes after the response, never before its body."""
+    act = make_trigger(server, tmp_path)
+    path = "/" + act["url_with_token"].split("/", 3)[3]
+    with _connect(server.url) as sock:
+        sock.sendall(_request(path, b"x", "Connection: close"))
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 202") and b"connection: close" in head.lower()
+    assert json.loads(body)["status"] == "accepted"
