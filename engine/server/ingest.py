@@ -68,18 +68,28 @@ class BatchRecorder:
         self.box = box
         self._parsed: dict[tuple[str, str, str | None], tuple[TriggerDefinition, bytes | None]] = {}
         self._conn: Connection | None = None
+        self._db: Driver | None = None
         self._keys: Keys | None = None
 
     def record(self, batch: list[Submission]) -> list[Verdict]:
         """The verdict of each submission, in order; all 503 when the batch could not be
         recorded (nothing of it is kept: its transaction is rolled back)."""
         try:
-            if self._conn is None:
-                self._conn = self.engine.connect().execution_options(immediate=True)
-            with self._conn.begin():
-                return self._statements(self._conn, batch)
+            if self._db is None:
+                self._conn = self.engine.connect()
+                self._db = Driver(self._conn)
+            db = self._db
+            db.begin()
+            try:
+                verdicts = self._statements(db, batch)
+                db.commit()
+            except BaseException:
+                db.rollback()
+                raise
+            return verdicts
         except Exception as exc:  # noqa: BLE001 - never leave a request without an answer
-            if isinstance(exc, SQLAlchemyError):
+            dbapi = self.engine.dialect.dbapi
+            if isinstance(exc, SQLAlchemyError) or (dbapi is not None and isinstance(exc, dbapi.Error)):
                 log.warning("delivery batch of %d not recorded: %s", len(batch), str(exc).splitlines()[0])
             else:
                 log.error("delivery batch of %d failed", len(batch), exc_info=exc)
@@ -87,6 +97,7 @@ class BatchRecorder:
             return [REFUSED] * len(batch)
 
     def close(self) -> None:
+        self._db = None
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -119,10 +130,8 @@ class BatchRecorder:
             return None  # unknown or never activated: nothing can authenticate
         return "path" if by_path else "bearer" if by_bearer else "hmac" if by_hmac else None
 
-    def _statements(self, conn: Connection, batch: list[Submission]) -> list[Verdict]:
-        """Authenticate and record a batch inside the caller's transaction. Straight on the DBAPI
-        connection: SQLAlchemy's per-statement machinery is measurable at this rate."""
-        db = Driver(conn)
+    def _statements(self, db: Driver, batch: list[Submission]) -> list[Verdict]:
+        """Authenticate and record a batch inside the caller's transaction."""
         ids = sorted({s.trigger_id for s in batch})
         found = db.rows(f"SELECT {_TRIGGER_COLUMNS} FROM triggers WHERE id IN ({db.marks(len(ids))})", ids)
         rows = {r[0]: _TriggerRow._make(r) for r in found}
