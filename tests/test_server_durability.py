@@ -111,3 +111,17 @@ def test_sigkill_one_of_two_postgres_processes_loses_nothing(
     urls = [act["url_with_token"], act["url_with_token"].replace(a.url, b.url)]
     accepted = _load(urls, total=300, kill_after=60, kill=a.kill)
     _all_ran(b, accepted)
+
+
+def test_deliveries_commit_durably_and_run_bookkeeping_need_not(tmp_path: Path) -> None:
+    """Durable recording (issue 7 items 8 and 10): the recorder's SQLite connections commit with
+    synchronous=FULL (each commit fsyncs the WAL before a 202); the run workers' bookkeeping uses
+    NORMAL (a power loss can only make a run execute again, as after a crash)."""
+    from engine.db.store import open_engine
+
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    for kwargs, expected in (({}, 2), ({"synchronous": "NORMAL"}, 1)):
+        engine = open_engine(url, **kwargs)
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == expected
+        engine.dispose()

@@ -102,11 +102,14 @@ def now_us() -> int:
     return time.time_ns() // 1000
 
 
-def open_engine(url: str, *, pool_size: int = 5, connect_timeout: int = 10) -> Engine:
-    """An Engine for `url` (already normalised by engine.db.url)."""
+def open_engine(
+    url: str, *, pool_size: int = 5, connect_timeout: int = 10, synchronous: str | None = None
+) -> Engine:
+    """An Engine for `url` (already normalised by engine.db.url). `synchronous` (SQLite): FULL
+    unless said otherwise here or in PLATFORM_SQLITE_SYNCHRONOUS."""
     if url.startswith("sqlite"):
         busy_ms = int(os.environ.get("PLATFORM_DB_BUSY_TIMEOUT_MS", "10000"))
-        synchronous = os.environ.get("PLATFORM_SQLITE_SYNCHRONOUS", "FULL").upper()
+        synchronous = (synchronous or os.environ.get("PLATFORM_SQLITE_SYNCHRONOUS", "FULL")).upper()
         if synchronous not in ("FULL", "NORMAL", "EXTRA"):
             synchronous = "FULL"
         engine = create_engine(

@@ -88,7 +88,11 @@ def run(data_dir: Path, size: int) -> int:
     from engine.db import store
     from engine.server.worker import WorkerPool
 
-    engine = store.open_engine(child_setup())
+    # Run bookkeeping (claim, start, finish) commits without waiting for the disk: a power loss can
+    # only undo the last of these, which makes a run execute again, exactly as after a crash
+    # (runs are at-least-once through leases). Deliveries are the recorder's, always FULL: its
+    # fsync of the shared WAL also covers every earlier run commit.
+    engine = store.open_engine(child_setup(), synchronous="NORMAL")
     pool = WorkerPool(engine, data_dir, size=size)
     pool.start()
     try:
