@@ -102,9 +102,10 @@ class RecorderClient:
         self._scheduled = False
         self._started_at = 0.0
         self._starting: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def start(self) -> None:
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
         self._in_flight = 0
         self._started_at = time.monotonic()
         proc = spawn("engine.server.recorder", self.database_url, str(self.data_dir), reply_pipe=True)
@@ -140,10 +141,12 @@ class RecorderClient:
         content_type: str,
         too_large: bool,
     ) -> Verdict:
-        loop = asyncio.get_running_loop()
         if self._writer is None or self._writer.is_closing():
             if not await self._restart():
                 return REFUSED
+        # The loop start() ran on (asyncio.get_running_loop() is a getpid() system call per request).
+        loop = self._loop
+        assert loop is not None
         self._seq += 1
         seq = self._seq
         future: asyncio.Future[Verdict] = loop.create_future()
@@ -231,7 +234,7 @@ def _read_batch(fd: int, frames: _Frames) -> list[list[Any]] | None:
     got: list[list[Any]] = []
     count = 0
     while not got or (count < MAX_BATCH and select.select([fd], [], [], 0)[0]):
-        data = os.read(fd, 1 << 20)
+        data = os.read(fd, 1 << 16)  # under malloc's mmap threshold: no map/unmap per read
         if not data:
             return got or None
         for item in frames.feed(data):
