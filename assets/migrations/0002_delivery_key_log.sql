@@ -13,7 +13,8 @@ CREATE TABLE delivery_key_log (
     delivery_id TEXT NOT NULL
 );
 
--- A merge in progress: log rows with seq < upto are being merged, range by range (0-15).
+-- A merge in progress: log rows with seq < upto are merged range by range (next_range 0-63),
+-- then deleted (next_range 64).
 CREATE TABLE delivery_key_merge (
     id INTEGER PRIMARY KEY,
     upto BIGINT NOT NULL,

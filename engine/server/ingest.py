@@ -96,7 +96,29 @@ class BatchRecorder:
             self.close()
             return [REFUSED] * len(batch)
 
+    def warm(self) -> None:
+        """Before the first request: open the connection, parse every trigger (and open its HMAC
+        secret) and read the key log, so that the first batches are not the slow ones. Only reads
+        committed rows; a failure here is left for the first batch to report."""
+        try:
+            if self._db is None:
+                self._conn = self.engine.connect()
+                self._db = Driver(self._conn)
+            db = self._db
+            if self._keys is None:
+                self._keys = keys_for(self.engine.dialect.name)
+            for row in db.rows(f"SELECT {_TRIGGER_COLUMNS} FROM triggers LIMIT 10000"):
+                self._state(_TriggerRow._make(row))
+            self._keys.warm(db)
+            db.commit()
+        except Exception as exc:  # noqa: BLE001 - the first batch reports it, as a 503
+            log.warning("delivery recorder warm-up: %s", str(exc).splitlines()[0])
+            self.close()
+
     def close(self) -> None:
+        """Drop the connection (after a batch that did not commit, or at exit)."""
+        if self._keys is not None:
+            self._keys.reset()
         self._db = None
         if self._conn is not None:
             try:

@@ -30,9 +30,10 @@ from sqlalchemy.engine import Connection
 
 Key = tuple[str, str]  # (trigger_id, dedupe_key)
 _KEY_COLUMNS = ("trigger_id", "dedupe_key", "delivery_id")
-RANGES = 16  # a key's range is the first hex digit of its digest
-MERGE_AT = 32_768  # log rows that start a merge
+RANGES = 64  # a key's range: the first two hex digits of its digest, divided by 4
+MERGE_AT = 32_768  # log rows that start a merge (a merge step then takes ~1/64 of them)
 _INSERT_ROWS = 1_000  # rows per multi-row INSERT of a merge run (bound parameters stay small)
+_DELETE_ROWS = 4_096  # merged log rows deleted per batch once every range is merged
 
 
 class Driver:
@@ -84,6 +85,12 @@ class Driver:
 class Keys(Protocol):
     def claim(self, db: Driver, wanted: dict[Key, str]) -> dict[Key, str]: ...
 
+    def reset(self) -> None:
+        """After a batch that did not commit: forget anything learnt during it."""
+
+    def warm(self, db: Driver) -> None:
+        """Before the first batch, outside any write transaction: read what can be read."""
+
 
 def keys_for(dialect: str) -> Keys:
     """PLATFORM_KEY_MERGE_AT (log rows that start a merge) exists for tests and tuning."""
@@ -108,11 +115,18 @@ class IndexedKeys:
             winners.update(indexed_holders(db, lost))
         return winners
 
+    def reset(self) -> None:
+        pass
+
+    def warm(self, db: Driver) -> None:
+        pass
+
 
 class LoggedKeys:
     """Keys appended to `delivery_key_log` and merged into `delivery_keys` in sorted runs
     (SQLite; see the module's text). One per recorder; its memory is only a copy of committed
-    rows, so a batch that rolls back leaves nothing to undo."""
+    rows, except that a merge step drops the keys it merged into delivery_keys; the recorder calls
+    `reset` after a batch that did not commit, and the next batch reads the whole log again."""
 
     def __init__(self, merge_at: int = MERGE_AT) -> None:
         self.merge_at = max(1, merge_at)
@@ -120,6 +134,15 @@ class LoggedKeys:
         # (and possibly rows already merged and deleted: still true, dropped in time).
         self._seen: list[dict[Key, tuple[str, int]]] = [{} for _ in range(RANGES)]
         self._upto = 0
+
+    def reset(self) -> None:
+        self._seen = [{} for _ in range(RANGES)]
+        self._upto = 0
+
+    def warm(self, db: Driver) -> None:
+        """Read the log as it is (committed rows only: a copy that stays true; the first batch
+        reads on from there under the write lock)."""
+        self._catch_up(db)
 
     def claim(self, db: Driver, wanted: dict[Key, str]) -> dict[Key, str]:
         low, merge_upto, next_range = self._catch_up(db)
@@ -161,21 +184,29 @@ class LoggedKeys:
         return low, merge_upto, next_range or 0
 
     def _merge_step(self, db: Driver, low: int | None, upto: int | None, next_range: int) -> None:
-        """One range of a merge per batch: that range's keys of the log rows with seq < upto go
-        into delivery_keys in key order; after the last range those rows are deleted."""
+        """One step of a merge per batch, so that no batch waits for a whole merge: first, range
+        by range, the keys of the log rows with seq < upto go into delivery_keys in key order
+        (and leave our memory: they are found there now); then those rows leave the log,
+        _DELETE_ROWS a batch."""
         if upto is None:
             if low is None or self._upto - low + 1 < self.merge_at:
                 return
             upto, next_range = self._upto, 0  # the newest row stays: seqs keep growing
             db.execute("INSERT INTO delivery_key_merge (id, upto, next_range) VALUES (1, ?, 0)", (upto,))
-        run = sorted((k[0], k[1], held[0]) for k, held in self._seen[next_range].items() if held[1] < upto)
-        for start in range(0, len(run), _INSERT_ROWS):
-            chunk = run[start : start + _INSERT_ROWS]
-            db.insert("delivery_keys", _KEY_COLUMNS, chunk, suffix=" ON CONFLICT DO NOTHING")
-        if next_range + 1 < RANGES:
+        if next_range < RANGES:
+            part = self._seen[next_range]
+            merged = [key for key, held in part.items() if held[1] < upto]
+            run = sorted((key[0], key[1], part[key][0]) for key in merged)
+            for start in range(0, len(run), _INSERT_ROWS):
+                chunk = run[start : start + _INSERT_ROWS]
+                db.insert("delivery_keys", _KEY_COLUMNS, chunk, suffix=" ON CONFLICT DO NOTHING")
+            for key in merged:
+                del part[key]
             db.execute("UPDATE delivery_key_merge SET next_range = ? WHERE id = 1", (next_range + 1,))
-        else:
-            db.execute("DELETE FROM delivery_key_log WHERE seq < ?", (upto,))
+            return
+        bound = min(upto, (low if low is not None else upto) + _DELETE_ROWS)
+        db.execute("DELETE FROM delivery_key_log WHERE seq < ?", (bound,))
+        if bound >= upto:
             db.execute("DELETE FROM delivery_key_merge WHERE id = 1")
 
     def size(self) -> int:
@@ -183,10 +214,14 @@ class LoggedKeys:
 
 
 def key_range(key: str) -> int:
-    """The first hex digit of the digest in `key:<hex>` / `body:<hex>:<minute>` (engine.hooks.payload
-    .dedupe_key): keys of one range sit together in delivery_keys' index."""
-    digit = key[key.find(":") + 1 : key.find(":") + 2]
-    return int(digit, 16) if digit and digit in "0123456789abcdef" else 0
+    """From the first two hex digits of the digest in `key:<hex>` / `body:<hex>:<minute>`
+    (engine.hooks.payload.dedupe_key): keys of one range sit together in delivery_keys' index."""
+    start = key.find(":") + 1
+    digits = key[start : start + 2]
+    try:
+        return int(digits, 16) * RANGES // 256 if len(digits) == 2 else 0
+    except ValueError:
+        return 0
 
 
 def indexed_holders(db: Driver, keys: list[Key]) -> dict[Key, str]:

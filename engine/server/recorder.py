@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import marshal
 import os
@@ -37,6 +38,7 @@ from engine.server.ingest import REFUSED, Submission, Verdict
 log = logging.getLogger("platform.server")
 _LENGTH = struct.Struct(">I")
 MAX_BATCH = 512  # submissions per transaction
+READY_TIMEOUT = 10.0  # seconds the server waits at start for a warm recorder
 # Frames sent ahead of the recorder's answers: one, being recorded. Requests arriving meanwhile
 # gather into the next frame, sent the moment the answer arrives: a batch's commit costs ~0.4 ms
 # whatever its size (fsync, fixed pages), so fewer, larger batches beat overlap; measured with
@@ -74,12 +76,15 @@ class _Replies(asyncio.Protocol):
     def __init__(self, owner: RecorderClient) -> None:
         self.owner = owner
         self.frames = _Frames()
+        self.ready = asyncio.Event()  # the recorder's first frame (it is warm), or its end
 
     def data_received(self, data: bytes) -> None:
+        self.ready.set()
         for replies in self.frames.feed(data):
             self.owner._answered(replies)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.ready.set()
         self.owner._lost(self)
 
 
@@ -114,6 +119,12 @@ class RecorderClient:
         self._writer, _ = await loop.connect_write_pipe(asyncio.BaseProtocol, proc.stdin)
         _, protocol = await loop.connect_read_pipe(lambda: _Replies(self), proc.stdout)
         self._replies = protocol
+        # Serve once the recorder is warm (connection open, triggers parsed, key log read): the
+        # first requests would otherwise wait out its start-up in the pipe.
+        try:
+            await asyncio.wait_for(protocol.ready.wait(), READY_TIMEOUT)
+        except TimeoutError:
+            log.warning("delivery recorder not ready after %gs; requests wait for it", READY_TIMEOUT)
 
     async def stop(self, timeout: float = 30.0) -> None:
         """Close the recorder's input (after what is buffered was written); it commits what it
@@ -257,11 +268,15 @@ def run(data_dir: Path) -> int:
     # Losing the server (stop or SIGKILL) closes our input: we finish what we read, then exit.
     engine = store.open_engine(child_setup())
     recorder = BatchRecorder(engine, SecretBox(data_dir))
+    recorder.warm()
     frames = _Frames()
+    gc.freeze()  # start-up objects are never collected: full collections stay short
     # Frames go to a private copy of stdout; anything a library prints goes to stderr instead of
     # into the frame stream.
     stdin, stdout = sys.stdin.fileno(), os.dup(sys.stdout.fileno())
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    with contextlib.suppress(BrokenPipeError):
+        _write_all(stdout, frame((0, [])))  # ready: an answer that covers no frame
     try:
         while (batch := _read_batch(stdin, frames)) is not None:
             items = [item for group in batch for item in group]
