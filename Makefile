@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: run test bench lint venv clean snapshots system-deps postgres
+.PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres
 
 # System pieces the tests drive for real, as command:Debian-package pairs: tmux (terminal
 # end-to-end test), docker-registry (release verify against a real OCI registry). Installed
@@ -41,7 +41,13 @@ postgres:
 snapshots: $(STAMP)
 	$(BIN)/python -m pytest tests/test_snapshots.py --snapshot-update
 
-bench: $(STAMP)
+# wrk, the load generator of bench/webhooks.py (it falls back to a Python client without it).
+bench-deps:
+	@command -v wrk >/dev/null 2>&1 || (echo "installing wrk for the benchmarks" && apt-get update -qq && \
+	   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk </dev/null >/dev/null) || \
+	   echo "wrk not installed: bench/webhooks.py uses its Python client"
+
+bench: $(STAMP) bench-deps
 	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 lint: $(STAMP)
