@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from screens.base import DashboardScreen
+from screens.widgets.background import read_worker
 from screens.widgets.empty_state import EmptyState
 from screens.widgets.table_keys import TableKeys, table_bindings
 from screens.widgets.table_sync import sync_rows
@@ -66,14 +66,14 @@ class DaemonScreen(TableKeys, DashboardScreen):
     def _main_table(self) -> DataTable[str]:
         return self.query_one("#daemon-table", DataTable)
 
-    @work(thread=True, exclusive=True, group="daemon")
-    def load(self) -> None:
+    @read_worker("daemon")
+    def load(self) -> InstancesLoaded:
         from engine.daemon.instances import list_instances
 
         try:
-            self.post_message(InstancesLoaded(result=list_instances()))
+            return InstancesLoaded(result=list_instances())
         except OSError as exc:
-            self.post_message(InstancesLoaded(error=exc))
+            return InstancesLoaded(error=exc)
 
     def on_instances_loaded(self, message: InstancesLoaded) -> None:
         self.loads += 1

@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Log, Static
 
 from screens.base import DashboardScreen
+from screens.widgets.background import read_worker
 from screens.widgets.empty_state import EmptyState
 from screens.widgets.table_keys import TableKeys, table_bindings
 from screens.widgets.table_sync import sync_rows
@@ -137,8 +138,8 @@ class DevStacksScreen(TableKeys, DashboardScreen):
             self._observer = None
 
     # -- loading ---------------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="devstacks")
-    def load(self) -> None:
+    @read_worker("devstacks")
+    def load(self) -> StacksLoaded:
         from engine.devstack.blocks import list_blocks
         from engine.devstack.stacks import ps
         from engine.errors import EngineError
@@ -147,8 +148,7 @@ class DevStacksScreen(TableKeys, DashboardScreen):
         try:
             result = ps()
         except EngineError as exc:
-            self.post_message(StacksLoaded(error=exc))
-            return
+            return StacksLoaded(error=exc)
         roots = [str(self.app.project_dir), *[s.project_root for s in result.stacks]]
         blocks, notes, seen = [], [], set()
         for root in roots:
@@ -162,7 +162,7 @@ class DevStacksScreen(TableKeys, DashboardScreen):
             if listing.registry not in seen:
                 seen.add(listing.registry)
                 blocks.append((str(project.root), project.key, listing))
-        self.post_message(StacksLoaded(ps=result, blocks=blocks, notes=notes))
+        return StacksLoaded(ps=result, blocks=blocks, notes=notes)
 
     def on_stacks_loaded(self, message: StacksLoaded) -> None:
         self.loads += 1

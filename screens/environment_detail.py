@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -19,6 +18,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from screens.widgets.background import read_worker
 from screens.widgets.table_sync import sync_rows
 
 PAGE = 10  # promotions per history page (`--limit`)
@@ -82,8 +82,8 @@ class EnvironmentDetailScreen(Screen[None]):
         self.evaluate()
         self.set_interval(self.app.settings.refresh_seconds, self.evaluate)
 
-    @work(thread=True, exclusive=True, group="environment-detail")
-    def evaluate(self) -> None:
+    @read_worker("environment-detail")
+    def evaluate(self) -> DetailLoaded:
         from engine.deploy.status import env_status
         from engine.environments import evaluate_environment
         from engine.errors import EngineError
@@ -93,14 +93,12 @@ class EnvironmentDetailScreen(Screen[None]):
             project = find_project(self.app.project_dir)
             doc = evaluate_environment(project, self.env_name)
         except EngineError as exc:
-            self.post_message(DetailLoaded(error=exc))
-            return
+            return DetailLoaded(error=exc)
         try:
             result, _ = env_status(project, self.env_name, history=True, limit=self.page_size, before=self.before)
         except EngineError as exc:
-            self.post_message(DetailLoaded(document=doc, error=exc))
-            return
-        self.post_message(DetailLoaded(document=doc, status=result.environments[0]))
+            return DetailLoaded(document=doc, error=exc)
+        return DetailLoaded(document=doc, status=result.environments[0])
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
         self.loads += 1

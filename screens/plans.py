@@ -28,6 +28,7 @@ from screens.deploy_support import (
     deploy_argv,
     run_deploy,
 )
+from screens.widgets.background import read_worker
 from screens.widgets.table_sync import sync_rows
 
 ENV_COLUMNS = (("name", "Environment"), ("kind", "Kind"), ("target", "Target"), ("protected", "Protected"))
@@ -112,8 +113,8 @@ class PlansScreen(DashboardScreen):
         self.load()
 
     # -- loading ---------------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="plans-load")
-    def load(self) -> None:
+    @read_worker("plans-load")
+    def load(self) -> ChoicesLoaded:
         from engine.environments import list_environments
         from engine.errors import EngineError
         from engine.project import find_project
@@ -121,9 +122,9 @@ class PlansScreen(DashboardScreen):
 
         try:
             project = find_project(self.app.project_dir)
-            self.post_message(ChoicesLoaded(list_environments(project), release_list(project)))
+            return ChoicesLoaded(list_environments(project), release_list(project))
         except EngineError as exc:
-            self.post_message(ChoicesLoaded(error=exc))
+            return ChoicesLoaded(error=exc)
 
     def on_choices_loaded(self, message: ChoicesLoaded) -> None:
         self.loads += 1
@@ -187,14 +188,14 @@ class PlansScreen(DashboardScreen):
             "Same as: " + command_line(deploy_argv(env, version, plan=True)))
         self._plan(env, version)
 
-    @work(thread=True, exclusive=True, group="plans-plan")
-    def _plan(self, env: str, version: str) -> None:
+    @read_worker("plans-plan")
+    def _plan(self, env: str, version: str) -> PlanComputed:
         from engine.errors import EngineError
 
         try:
-            self.post_message(PlanComputed(env, version, result=compute_plan(self.app.project_dir, env, version)))
+            return PlanComputed(env, version, result=compute_plan(self.app.project_dir, env, version))
         except EngineError as exc:
-            self.post_message(PlanComputed(env, version, error=exc))
+            return PlanComputed(env, version, error=exc)
 
     def on_plan_computed(self, message: PlanComputed) -> None:
         if self.plan_for != (message.env, message.version):

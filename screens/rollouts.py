@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Static
 
 from screens.base import DashboardScreen
 from screens.deploy_support import DeployFinished, DeployProgress, command_line, deploy_argv, run_deploy
+from screens.widgets.background import read_worker
 from screens.widgets.table_keys import TableKeys, table_bindings
 from screens.widgets.table_sync import sync_rows
 
@@ -89,16 +90,16 @@ class RolloutsScreen(TableKeys, DashboardScreen):
         focused = self.focused
         return focused if isinstance(focused, DataTable) else self.query_one("#rollout-envs", DataTable)
 
-    @work(thread=True, exclusive=True, group="rollouts")
-    def load(self) -> None:
+    @read_worker("rollouts")
+    def load(self) -> RolloutsLoaded:
         from engine.deploy.rollouts import rollouts
         from engine.errors import EngineError
         from engine.project import find_project
 
         try:
-            self.post_message(RolloutsLoaded(view=rollouts(find_project(self.app.project_dir))))
+            return RolloutsLoaded(view=rollouts(find_project(self.app.project_dir)))
         except EngineError as exc:
-            self.post_message(RolloutsLoaded(error=exc))
+            return RolloutsLoaded(error=exc)
 
     def on_rollouts_loaded(self, message: RolloutsLoaded) -> None:
         self.loads += 1

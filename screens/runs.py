@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from screens.base import DashboardScreen
+from screens.widgets.background import read_worker
 from screens.widgets.empty_state import EmptyState
 from screens.widgets.table_keys import TableKeys, table_bindings
 from screens.widgets.table_sync import sync_rows
@@ -83,15 +84,15 @@ class RunsScreen(TableKeys, DashboardScreen):
     def _main_table(self) -> DataTable[str]:
         return self.query_one("#runs-table", DataTable)
 
-    @work(thread=True, exclusive=True, group="runs")
-    def load(self) -> None:
+    @read_worker("runs")
+    def load(self) -> RunsLoaded:
         from engine.errors import EngineError
         from engine.runs.store import list_runs
 
         try:
-            self.post_message(RunsLoaded(page=list_runs(limit=200)))
+            return RunsLoaded(page=list_runs(limit=200))
         except EngineError as exc:
-            self.post_message(RunsLoaded(error=exc))
+            return RunsLoaded(error=exc)
 
     def on_runs_loaded(self, message: RunsLoaded) -> None:
         self.loads += 1
@@ -194,15 +195,15 @@ class RunDetailScreen(TableKeys, Screen[None]):
         if self.record is None or self.record.status == "running":
             self.load()
 
-    @work(thread=True, exclusive=True, group="run-detail")
-    def load(self) -> None:
+    @read_worker("run-detail")
+    def load(self) -> RunLoaded:
         from engine.errors import EngineError
         from engine.runs.store import load_run
 
         try:
-            self.post_message(RunLoaded(record=load_run(self.run_id)))
+            return RunLoaded(record=load_run(self.run_id))
         except EngineError as exc:
-            self.post_message(RunLoaded(error=exc))
+            return RunLoaded(error=exc)
 
     def on_run_loaded(self, message: RunLoaded) -> None:
         self.loads += 1

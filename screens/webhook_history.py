@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from screens.webhooks import server_of
+from screens.widgets.background import read_worker
 from screens.widgets.table_keys import TableKeys, table_bindings
 from screens.widgets.table_sync import sync_rows
 
@@ -109,17 +110,17 @@ class WebhookHistoryScreen(TableKeys, Screen[None]):
         before = f" --before {self.cursors[-1]}" if self.cursors[-1] else ""
         return f"platform trigger history {self.automation} {self.trigger} --limit {PAGE}{before}"
 
-    @work(thread=True, exclusive=True, group="webhook-history")
-    def load(self) -> None:
+    @read_worker("webhook-history")
+    def load(self) -> HistoryLoaded:
         from engine.errors import EngineError
         from engine.hooks.client import history
 
         try:
             page = history(self.automation, self.trigger, PAGE, self.cursors[-1] or None,
                            server=server_of(self.app))
-            self.post_message(HistoryLoaded(page=page))
+            return HistoryLoaded(page=page)
         except EngineError as exc:
-            self.post_message(HistoryLoaded(error=exc))
+            return HistoryLoaded(error=exc)
 
     def on_history_loaded(self, message: HistoryLoaded) -> None:
         self.loads += 1

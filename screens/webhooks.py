@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from screens.base import DashboardScreen
+from screens.widgets.background import read_worker
 from screens.widgets.empty_state import EmptyState
 from screens.widgets.table_keys import TableKeys, table_bindings
 from screens.widgets.table_sync import sync_rows
@@ -95,15 +96,15 @@ class WebhooksScreen(TableKeys, DashboardScreen):
     def _main_table(self) -> DataTable[str]:
         return self.query_one("#hooks-table", DataTable)
 
-    @work(thread=True, exclusive=True, group="webhooks")
-    def load(self) -> None:
+    @read_worker("webhooks")
+    def load(self) -> TriggersLoaded:
         from engine.errors import EngineError
         from engine.hooks.client import list_automations
 
         try:
-            self.post_message(TriggersLoaded(result=list_automations(server=server_of(self.app))))
+            return TriggersLoaded(result=list_automations(server=server_of(self.app)))
         except EngineError as exc:
-            self.post_message(TriggersLoaded(error=exc))
+            return TriggersLoaded(error=exc)
 
     def on_triggers_loaded(self, message: TriggersLoaded) -> None:
         self.loads += 1

@@ -335,3 +335,44 @@ def test_an_engine_read_runs_on_a_daemon_thread_that_quit_does_not_wait_for() ->
         release.set()
 
     asyncio.run(scenario())
+
+
+def test_quitting_while_a_screen_reads_does_not_wait_for_the_read(
+    demo_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 8 (keyboard: q quits) / STYLE (engine calls off the UI thread): every screen's read
+    (here the Rollouts screen's) runs on a daemon thread; q quits at once although the read is
+    still stuck, and a later load supersedes an older one."""
+    import threading
+    import time
+
+    import engine.deploy.rollouts as rollouts_module
+
+    release, started = threading.Event(), threading.Event()
+    real = rollouts_module.rollouts
+
+    def stuck(project):  # the engine read hangs (a slow KCL evaluation, a stuck disk)
+        started.set()
+        release.wait(60)
+        return real(project)
+
+    monkeypatch.setattr(rollouts_module, "rollouts", stuck)
+
+    began: list[float] = []
+
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
+        async with app.run_test(size=SIZE) as pilot:
+            await _loaded(app, pilot)
+            await pilot.press("2")
+            await _until(pilot, lambda: app.current_mode == "rollouts" and started.is_set())
+            assert any(t.daemon and t.name == "rollouts-read" for t in threading.enumerate())
+            began.append(time.monotonic())
+            await pilot.press("q")
+            await _until(pilot, lambda: not app.is_running, timeout=10)
+
+    try:
+        asyncio.run(scenario())  # returns once the loop and its executor threads are shut down
+        assert time.monotonic() - began[0] < 5  # a thread worker would have held it for 60 s
+    finally:
+        release.set()

@@ -10,9 +10,13 @@ a daemon thread instead; the awaiting async worker keeps Textual's groups, `excl
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
+
+from textual import work
+from textual.message import Message
 
 T = TypeVar("T")
 
@@ -44,3 +48,22 @@ async def in_daemon_thread(fn: Callable[[], T], name: str = "dashboard-read") ->
 
     threading.Thread(target=body, name=name, daemon=True).start()
     return await done
+
+
+def read_worker(group: str) -> Callable[[Callable[..., Message | None]], Any]:
+    """`@work(exclusive=True, group=...)` for a screen's read: the decorated method is synchronous
+    and returns the message to post (or None); it runs on a daemon thread, so a quit never waits
+    for it, and a newer load supersedes an older one as with `exclusive`. Only for reads: an
+    action that must finish (deploy, supersede, replay, stack up/down) stays a thread worker."""
+
+    def decorate(read: Callable[..., Message | None]) -> Any:
+        @work(exclusive=True, group=group)
+        @functools.wraps(read)
+        async def load(self: Any, *args: Any, **kwargs: Any) -> None:
+            message = await in_daemon_thread(functools.partial(read, self, *args, **kwargs), f"{group}-read")
+            if message is not None:
+                self.post_message(message)
+
+        return load
+
+    return decorate
