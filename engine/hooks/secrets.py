@@ -31,9 +31,13 @@ _DUMMY_HASH = token_hash("no such trigger")
 
 def token_matches(presented: str | None, stored_hash: str | None) -> bool:
     """Constant-time check of a presented token against a stored hash."""
-    candidate = token_hash(presented or "")
-    ok = hmac.compare_digest(candidate, stored_hash or _DUMMY_HASH)
-    return ok and bool(presented) and bool(stored_hash)
+    return hash_matches(token_hash(presented) if presented else None, stored_hash)
+
+
+def hash_matches(presented_hash: str | None, stored_hash: str | None) -> bool:
+    """Constant-time check of a presented token's hash (token_hash) against a stored hash."""
+    ok = hmac.compare_digest(presented_hash or _DUMMY_HASH, stored_hash or _DUMMY_HASH)
+    return ok and bool(presented_hash) and bool(stored_hash)
 
 
 def _key(data_dir: Path) -> bytes:
