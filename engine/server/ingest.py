@@ -69,16 +69,13 @@ class BatchRecorder:
         self._parsed: dict[tuple[str, str, str | None], tuple[TriggerDefinition, bytes | None]] = {}
         self._conn: Connection | None = None
         self._db: Driver | None = None
-        self._keys: Keys | None = None
+        self._keys: Keys = keys_for(engine.dialect.name)
 
     def record(self, batch: list[Submission]) -> list[Verdict]:
         """The verdict of each submission, in order; all 503 when the batch could not be
         recorded (nothing of it is kept: its transaction is rolled back)."""
         try:
-            if self._db is None:
-                self._conn = self.engine.connect()
-                self._db = Driver(self._conn)
-            db = self._db
+            db = self._driver()
             db.begin()
             try:
                 verdicts = self._statements(db, batch)
@@ -101,12 +98,7 @@ class BatchRecorder:
         secret) and read the key log, so that the first batches are not the slow ones. Only reads
         committed rows; a failure here is left for the first batch to report."""
         try:
-            if self._db is None:
-                self._conn = self.engine.connect()
-                self._db = Driver(self._conn)
-            db = self._db
-            if self._keys is None:
-                self._keys = keys_for(self.engine.dialect.name)
+            db = self._driver()
             for row in db.rows(f"SELECT {_TRIGGER_COLUMNS} FROM triggers LIMIT 10000"):
                 self._state(_TriggerRow._make(row))
             self._keys.warm(db)
@@ -115,10 +107,16 @@ class BatchRecorder:
             log.warning("delivery recorder warm-up: %s", str(exc).splitlines()[0])
             self.close()
 
+    def _driver(self) -> Driver:
+        """The kept-open connection (opened again after a failed batch dropped it)."""
+        if self._db is None:
+            self._conn = self.engine.connect()
+            self._db = Driver(self._conn)
+        return self._db
+
     def close(self) -> None:
         """Drop the connection (after a batch that did not commit, or at exit)."""
-        if self._keys is not None:
-            self._keys.reset()
+        self._keys.reset()
         self._db = None
         if self._conn is not None:
             try:
@@ -207,8 +205,6 @@ class BatchRecorder:
         first: dict[tuple[str, str], str] = {}
         for key, _i, d in candidates:
             first.setdefault(key, d["id"])
-        if self._keys is None:
-            self._keys = keys_for(self.engine.dialect.name)
         holders = self._keys.claim(db, first) if first else {}
         for key, i, d in candidates:
             winner = holders[key]
