@@ -84,7 +84,7 @@ FRAMEWORK = Program(
             help="Check evidence (gates) recorded against promotions.",
             commands={
                 "record": "Record a gate against an environment's current promotion (append-only, idempotent).",
-                "list": "List a promotion's gates: promote-time gates first, then later ones oldest first.",
+                "list": "List gates (every environment's without env): promote-time first, then oldest first.",
             },
             examples=("framework gate record dev --name smoke --status passed",
                       "framework gate list dev --json"),

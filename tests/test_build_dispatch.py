@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import demo_fixture  # noqa: E402,F401
+from deploy_fixtures import FRAMEWORK_BIN, demo_fixture  # noqa: E402,F401
 
 
 def set_build(demo, build: str, workload: str = "api") -> None:
@@ -40,12 +40,71 @@ def test_failing_shell_build_reports_its_output(demo):
     assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.skipif(shutil.which("go") is not None, reason="checks the message shown when Go is absent")
 def test_go_build_without_toolchain_fails_clearly(demo):
-    """`go` needs the Go toolchain; without it the build fails with a clear message."""
+    """`go` needs the Go toolchain; without it (Go hidden from PATH) the build fails with a clear message."""
     set_build(demo, 'framework.Build {type = "go", context = "services/api"}')
-    code, doc = demo.json("env", "build", "dev")
-    assert code == 1 and doc["error"]["code"] == "tool_missing" and "go" in doc["error"]["message"]
+    go_dirs = {str(Path(p).parent) for p in (shutil.which("go"),) if p}
+    path = os.pathsep.join(d for d in demo.env["PATH"].split(os.pathsep) if d not in go_dirs)
+    env = {**demo.env, "PATH": path}
+    assert shutil.which("go", path=path) is None  # the check below would otherwise not be about Go
+    proc = subprocess.run([FRAMEWORK_BIN, "env", "build", "dev", "--json"], cwd=demo.root, env=env,
+                          capture_output=True, text=True, timeout=120)
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 1 and doc["error"]["code"] == "tool_missing"
+    assert "`go` toolchain" in doc["error"]["message"] and "Traceback" not in proc.stderr
+
+
+GO_MAIN = """package main
+
+import (
+\t"fmt"
+\t"net/http"
+\t"os"
+)
+
+func main() {
+\thttp.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
+\thttp.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello from go") })
+\tif err := http.ListenAndServe("127.0.0.1:"+os.Getenv("PORT"), nil); err != nil {
+\t\tpanic(err)
+\t}
+}
+"""
+
+
+def test_go_build_is_built_released_and_deployed_on_the_process_runtime(demo):
+    """spec 2 `env build` build type `go`: `go build` of a tiny Go workload, its binary cut into a release
+    and deployed on the process runtime (healthy, serving)."""
+    import urllib.request
+
+    from deploy_fixtures import free_port
+
+    hello = demo.root / "services" / "hello"
+    hello.mkdir()
+    (hello / "go.mod").write_text("module example.com/hello\n\ngo 1.21\n")
+    (hello / "main.go").write_text(GO_MAIN)
+    port = free_port()
+    env_dir = demo.root / "deploy" / "kcl" / "gohello"
+    env_dir.mkdir()
+    (env_dir / "main.k").write_text(
+        'import framework\n\nenvironment = framework.Environment {\n    name = "gohello"\n    kind = "local"\n'
+        '    target = framework.Process {}\n    workloads = [framework.Workload {\n        name = "hello"\n'
+        '        build = framework.Build {type = "go", context = "services/hello", artifacts = ["bin/hello"]}\n'
+        '        run = ["bin/hello"]\n'
+        f'        ports = [framework.Port {{port = {port}}}]\n'
+        '        health = framework.HealthCheck {path = "/healthz"}\n    }]\n}\n')
+    with (demo.root / ".gitignore").open("a") as ignore:
+        ignore.write("bin/\n")
+    demo.commit("go workload")
+    code, doc = demo.json("env", "build", "gohello", "--release", "g1")
+    assert code == 0, doc
+    assert [(b["workload"], b["type"], b["status"]) for b in doc["builds"]] == [("hello", "go", "built")]
+    assert (demo.root / "bin" / "hello").is_file()
+    code, dep = demo.json("env", "deploy", "gohello", "g1", "--yes", "--stability-window", "0.3")
+    assert code == 0, dep
+    assert dep["rollout"]["phase"] == "ready"
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as resp:
+        assert resp.read() == b"hello from go"
 
 
 def test_docker_build_without_daemon_and_remote_build_fail_clearly(demo):

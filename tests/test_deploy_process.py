@@ -64,8 +64,9 @@ def test_redeploying_the_running_release_appends_nothing(demo):
     assert pids(first) == pids(again)
 
 
-def test_no_terminal_and_no_yes_exits_5_having_written_nothing(demo):
-    """Rule 7: with no terminal and no --yes the command exits 5 having written no promotion (or release)."""
+def test_no_terminal_and_no_yes_exits_5_having_written_no_promotion(demo):
+    """Rule 7: with no terminal and no --yes the command exits 5 having written no promotion; the Forms
+    order (cut, then confirm) means the auto-named release it names in `next_step` is cut."""
     proc = demo.run("env", "deploy", "dev", "--json")
     assert proc.returncode == 5
     doc = json.loads(proc.stdout)
@@ -73,9 +74,28 @@ def test_no_terminal_and_no_yes_exits_5_having_written_nothing(demo):
         doc["error"]["code"] == "plan_unconfirmed" and doc["confirmed"] is False and doc["applied"] is False
     )
     assert "--yes" in doc["error"]["hint"] or "--approve" in doc["error"]["hint"]
-    assert not (demo.root / ".framework" / "releases").exists()
+    assert (demo.root / ".framework" / "releases" / f"{doc['target']['release']}.json").is_file()
     assert promotions(demo) == []
     assert "Deploy plan" in proc.stderr  # rule 10: human output on stderr with --json
+
+
+def test_exit_5_next_step_run_as_printed_deploys_with_the_plan_digest(demo):
+    """Forms + rule 7 (issue 23, defect 1): the exit-5 document's `next_step`, run verbatim, deploys the
+    auto-cut release (exit 0) and its promotion carries the plan digest; a rerun reuses the auto name
+    ("reused when its tree matches the checkout")."""
+    import shlex
+
+    code, first = demo.json("env", "deploy", "dev")
+    assert code == 5 and first["error"]["code"] == "plan_unconfirmed"
+    code, again = demo.json("env", "deploy", "dev")
+    assert code == 5 and again["target"]["release"] == first["target"]["release"]
+    assert again["next_step"] == first["next_step"]
+    argv = shlex.split(first["next_step"])
+    assert argv[:4] == ["framework", "env", "deploy", "dev"] and "--approve" in argv
+    code, done = demo.json(*argv[1:], *FAST)
+    assert code == 0, done
+    assert done["promotion"]["plan_digest"] == first["deploy_plan"]["digest"]
+    assert [p["release"] for p in promotions(demo)] == [first["target"]["release"]]
 
 
 def test_plan_writes_nothing_and_approve_applies_only_that_plan(demo):
@@ -133,6 +153,7 @@ def test_unknown_version_and_rule_1_refusals_exit_1(demo):
     --dry-run/--explain."""
     code, doc = demo.json("env", "deploy", "dev", "nope", "--yes")
     assert code == 1 and doc["error"]["code"] == "release_not_found"
+    assert "framework release list" in doc["error"]["hint"]  # issue 23 defect 4: the command that exists
     code, doc = demo.json("env", "deploy", "dev", "--target", "api", "--yes")
     assert code == 1 and doc["refusal"]["code"] == "invalid_input"
     code, doc = demo.json("env", "deploy", "dev", "--target", "api", "--dry-run")
@@ -171,12 +192,17 @@ def test_hosted_environment_without_reachable_control_plane_exits_2(demo):
     assert not (demo.root / ".framework" / "releases").exists()
 
 
-def test_k8s_environment_fails_clearly_when_its_context_is_missing(demo):
-    """Rule 9: applies target exactly the declared context; fails if it is missing locally (no override)."""
+def test_k8s_environment_refusal_says_what_is_true(demo):
+    """Issue 23 defect 5: a K8sCluster apply is refused saying applying is not supported by this version
+    (the manifests are rendered: the hint names `env render`), never that manifests are missing; a dry
+    run's preflight (rule 8) reports the missing kubectl/context (rule 9) first."""
     proc = demo.run("env", "deploy", "cluster", "--yes")
     assert proc.returncode == 1
-    assert "k3d-demo" in proc.stderr or "kubectl" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    assert "not supported by this version" in proc.stderr and "framework env render cluster" in proc.stderr
+    assert "does not produce" not in proc.stderr and "Traceback" not in proc.stderr
+    code, doc = demo.json("env", "deploy", "cluster", "--dry-run")
+    assert code == 1 and ("k3d-demo" in doc["error"]["message"] or "kubectl" in doc["error"]["message"])
+    assert demo.run("env", "render", "cluster").returncode == 0  # what the hint points to works
     for flags in (("--dry-run",), ("--yes", "--skip-preflight"), ("v1", "--yes", "--skip-preflight")):
         code, doc = demo.json("env", "deploy", "cluster", *flags)
         assert code == 1 and "Traceback" not in json.dumps(doc), (flags, doc)
@@ -247,5 +273,8 @@ def test_compose_target_fails_clearly_without_docker_compose(demo):
         'run = ["python3", "services/api/main.py"]}]\n}\n')
     code, doc = demo.json("env", "deploy", "box", "--yes")
     assert code == 1 and doc["error"]["code"] == "runtime_unavailable"
-    assert "compose" in doc["error"]["message"].lower() or "docker" in doc["error"]["message"].lower()
+    assert "not supported by this version" in doc["error"]["message"]
+    assert "framework env render box" in doc["error"]["hint"]
+    code, doc = demo.json("env", "deploy", "box", "--dry-run")  # preflight: the missing tool, named
+    assert code == 1 and "docker" in doc["error"]["message"].lower()
     assert demo.json("ledger", "show", "box")[1]["promotions"] == []

@@ -139,6 +139,25 @@ def test_gate_file_freezes_evidence_onto_the_promotion(demo, tmp_path):
     assert [(g["name"], g["status"]) for g in gates["gates"]] == [("unit", "passed"), ("smoke", "failed")]
 
 
+def test_gate_list_without_environment_lists_every_environment(demo):
+    """spec 2 `gate list [env]` (issue 23, defect 2): the environment is optional; without it every
+    machine-ledger environment's current gates, each in the spec's order; hosted ones are skipped."""
+    assert demo.json("env", "deploy", "dev", "--yes", "--no-wait")[0] == 0
+    demo.run("gate", "record", "dev", "--name", "smoke", "--status", "passed", check=True)
+    demo.run("gate", "record", "dev", "--name", "load", "--status", "failed", check=True)
+    code, doc = demo.json("gate", "list")
+    assert code == 0, doc
+    by_env = {e["env"]: e for e in doc["environments"]}
+    assert sorted(by_env) == ["cluster", "dev", "prod", "staging"]
+    assert [g["name"] for g in by_env["dev"]["gates"]] == ["smoke", "load"]
+    assert by_env["staging"]["promotion_id"] is None and by_env["staging"]["gates"] == []
+    assert [s["env"] for s in doc["skipped"]] == ["cloud"]
+    code, one = demo.json("gate", "list", "--promotion", by_env["dev"]["promotion_id"])
+    assert code == 0 and [e["env"] for e in one["environments"]] == ["dev"]
+    human = demo.run("gate", "list", check=True).stdout
+    assert "dev " in human and "staging has no promotion" in human
+
+
 def test_removed_workload_needs_acknowledge_destructive(demo):
     """Stop-class findings (a workload removed) need --acknowledge-destructive."""
     assert demo.json("env", "deploy", "dev", "--yes", "--no-wait")[0] == 0

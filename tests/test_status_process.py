@@ -16,6 +16,22 @@ from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: 
 FAST = ("--stability-window", "0.3")
 
 
+def drift_v1_running_v2_promoted(demo) -> None:
+    """v1 applied, then an out-of-band promotion of v2 (no apply): the ledger expects v2 while v1 runs."""
+    demo.run("env", "build", "dev", "--release", "v1", check=True)
+    demo.edit_api("changed")
+    demo.commit("change")
+    demo.run("env", "build", "dev", "--release", "v2", check=True)
+    assert demo.json("env", "deploy", "dev", "v1", "--yes", *FAST)[0] == 0
+    code = (
+        "from engine.ledger.store import Ledger\nfrom engine.project import find_project\n"
+        "from engine.releases.store import load_release\np = find_project()\nr = load_release(p, 'v2')\n"
+        "l = Ledger.open('demo')\nl.append_promotion('dev', 'v2', r.images, direction='AHEAD', "
+        "expected_current=l.current_id('dev'))\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=demo.root, env=demo.env, check=True)
+
+
 def test_status_reports_release_images_phases_health_provenance(demo):
     """Status reports bound release, verify state per image, rollout phase, health, ledger freshness, provenance."""
     code, before = demo.json("env", "status", "dev")
@@ -57,23 +73,23 @@ def test_missing_process_is_missing_exit_1(demo):
 
 def test_drift_when_running_digest_differs_from_frozen(demo):
     """Verify state `drift`: the digest actually running differs from the ledger's frozen digest."""
-    demo.run("env", "build", "dev", "--release", "v1", check=True)
-    demo.edit_api("changed")
-    demo.commit("change")
-    demo.run("env", "build", "dev", "--release", "v2", check=True)
-    assert demo.json("env", "deploy", "dev", "v1", "--yes", *FAST)[0] == 0
-    # an out-of-band promotion (no apply): the ledger now expects v2 while v1 runs
-    code = (
-        "from engine.ledger.store import Ledger\nfrom engine.project import find_project\n"
-        "from engine.releases.store import load_release\np = find_project()\nr = load_release(p, 'v2')\n"
-        "l = Ledger.open('demo')\nl.append_promotion('dev', 'v2', r.images, direction='AHEAD', "
-        "expected_current=l.current_id('dev'))\n"
-    )
-    subprocess.run([sys.executable, "-c", code], cwd=demo.root, env=demo.env, check=True)
+    drift_v1_running_v2_promoted(demo)
     code, doc = demo.json("env", "status", "dev")
     assert code == 1
     states = {i["name"]: i["state"] for i in doc["environments"][0]["images"]}
     assert states == {"api": "drift", "web": "match"}
+
+
+def test_signal_selects_which_checks_decide_the_exit_status(demo):
+    """spec 2 Status `--signal <name>` (issue 23, defect 3; signals defined in engine/deploy/status.py):
+    drift fails `verify` (1) but not `health` or `deploy` (0); an unknown signal is a usage error (2)."""
+    drift_v1_running_v2_promoted(demo)
+    codes = {sig: demo.json("env", "status", "dev", "--signal", sig)[0] for sig in ("verify", "health", "deploy")}
+    assert codes == {"verify": 1, "health": 0, "deploy": 0}
+    code, doc = demo.json("env", "status", "dev")
+    assert code == 1 and doc["environments"][0]["signals"] == {"deploy": 0, "health": 0, "verify": 1}
+    code, bad = demo.json("env", "status", "dev", "--signal", "latency")
+    assert code == 2 and bad["error"]["code"] == "usage" and "deploy, health, verify" in bad["error"]["message"]
 
 
 def test_history_paging_with_before_cursor(demo):

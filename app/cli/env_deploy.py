@@ -121,8 +121,10 @@ def env_deploy(
 @app.command("status", help=HELP["status"], epilog=(
     "Examples:\n\n  framework env status\n\n  framework env status dev --json\n\n"
     "  framework env status dev --wait --timeout 120\n\n  framework env status dev --history --limit 20\n\n"
+    "  framework env status staging --signal health\n\n"
     "Exit codes: 0 everything declared running; 1 drift/missing (or DEGRADED with --wait); 2 could not "
-    "determine; 6 superseded; 8 wait timed out."))
+    "determine; 6 superseded; 8 wait timed out. --signal deploy|health|verify: the exit status reflects "
+    "only that signal's checks (2 and the outcomes of --wait still apply)."))
 def env_status(
     env: str | None = typer.Argument(None, help="Environment name (default: every declared environment)."),
     wait: bool = typer.Option(False, "--wait", help="Wait, pinned to the current promotion, past the window."),
@@ -131,6 +133,8 @@ def env_status(
     history: bool = typer.Option(False, "--history", help="Include the promotion history."),
     limit: int = typer.Option(20, "--limit", help="History page size."),
     before: str | None = typer.Option(None, "--before", help="History cursor: a previous page's next_before."),
+    signal: str | None = typer.Option(
+        None, "--signal", help="deploy, health or verify: the exit status reflects only that signal's checks."),
     json_output: bool = JSON_OPTION,
 ) -> None:
     from app.cli.deploy_views import render_status
@@ -141,11 +145,10 @@ def env_status(
         from engine.project import find_project
 
         return status(find_project(), env, wait=wait, timeout=timeout, history=history, limit=limit,
-                      before=before, stability_window=stability_window)
+                      before=before, stability_window=stability_window, signal=signal)
 
     def why(result: Any) -> dict[str, Any]:
-        bad = [s for s in result.environments if s.exit_code]
-        first = bad[0]
+        first = next(s for s in result.environments if s.exit_code)
         names = {1: "wrong", 2: "undetermined", 6: "superseded", 7: "queued", 8: "wait_timed_out"}
         bad_images = [f"{i['name']} {i['state']}" for i in first.images if i["state"] != "match"]
         detail = first.message or ", ".join(bad_images) \

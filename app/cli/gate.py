@@ -70,7 +70,7 @@ def gate_record(
     raise typer.Exit(run_command(json_output, action, _render_record))
 
 
-def _render_list(r: Any) -> None:
+def _render_one(r: Any) -> None:
     if r.promotion_id is None:
         sys.stdout.write(f"{r.env} has no promotion\n")
         return
@@ -80,22 +80,35 @@ def _render_list(r: Any) -> None:
         sys.stdout.write(f"  {g.name:<16} {g.status:<8} {when:<8} {g.run_id:<12} {g.summary}\n")
 
 
+def _render_list(r: Any) -> None:
+    for one in getattr(r, "environments", [r]):
+        _render_one(one)
+    for s in getattr(r, "skipped", []):
+        sys.stderr.write(f"{s.env}: skipped ({s.reason})\n")
+
+
 @app.command(
     "list",
     help=HELP["list"],
-    epilog="Examples:\n\n  framework gate list dev\n\n  framework gate list dev --json",
+    epilog=(
+        "Without an environment: every declared environment's current gates (JSON: `environments`, "
+        "a list of the one-environment documents, and `skipped`).\n\n"
+        "Examples:\n\n  framework gate list\n\n  framework gate list dev\n\n  framework gate list dev --json"
+    ),
 )
 def gate_list(
-    env: str = typer.Argument(..., help="Environment name."),
+    env: str | None = typer.Argument(None, help="Environment name (default: every environment)."),
     promotion: str | None = typer.Option(None, "--promotion", help="Default: the current promotion."),
     json_output: bool = JSON_OPTION,
 ) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
-        from engine.deploy.gates import list_gates
+        from engine.deploy.gates import list_all_gates, list_gates
         from engine.project import find_project
 
+        if env is None:
+            return list_all_gates(find_project(), promotion), 0
         return list_gates(find_project(), env, promotion), 0
 
     raise typer.Exit(run_command(json_output, action, _render_list))

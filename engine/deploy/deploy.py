@@ -244,13 +244,12 @@ def deploy(
         unknown = sorted(set(opts.targets) - {w["name"] for w in workloads})
         if unknown:
             return _refuse(result, "invalid_input", f"unknown workload {unknown[0]!r} for --target", 1)
-    # rule 8: preflight (remote targets) runs under --dry-run unless --skip-preflight; rule 9: an apply
-    # always needs the declared context, so a real apply checks it whatever the flags say
-    needs_check = mode == "apply" or (mode == "dry_run" and not opts.skip_preflight)
-    if target.get("type") != "process" and needs_check:
+    # rule 8: preflight (remote targets) runs under --dry-run unless --skip-preflight; applying to those
+    # targets is not supported by this version, which check_target says (pointing to `env render`)
+    if target.get("type") != "process" and mode in ("apply", "dry_run"):
         from engine.runtime.external import check_target
 
-        check_target(target)
+        check_target(target, env, preflight=mode == "dry_run" and not opts.skip_preflight)
 
     ledger = Ledger.open(project.key)
     try:
@@ -322,14 +321,11 @@ def _deploy(
         return result
     if result.mode == "dry_run" and not opts.plan_only:
         return result
+    # Forms: the auto-named release is cut before confirmation is asked, so that the `next_step` of a
+    # refusal (exit 5) or a --plan-only stage names a release that exists, and a rerun reuses it
+    if needs_cut:
+        release, result.release_created = cut_release(project, release, sources)
     if opts.plan_only:
-        if needs_cut:
-            _, result.release_created = cut_release(project, release, sources)
-        result.next_step = (
-            yes_form
-            if plan is None
-            else f"framework env deploy {env} {release.version} --approve {plan.digest}"
-        )
         return result
     # -- compare-and-set preconditions (exit 3) and confirmation ---------------------------
     cur_id = current.id if current else None
@@ -379,9 +375,7 @@ def _deploy(
                 hint=f"pass --acknowledge-destructive {','.join(missing)}",
             )
     gates = _read_gates(opts.gate_file) if opts.gate_file else []
-    # -- cut, promote (compare-and-set), apply ---------------------------------------------
-    if needs_cut:
-        release, result.release_created = cut_release(project, release, sources)
+    # -- promote (compare-and-set), apply ----------------------------------------------------
     if opts.from_env is not None and ledger.current_id(opts.from_env) != source_id:
         return _refuse(result, "source_moved", f"--from {opts.from_env}: the source environment moved", 3)
     try:

@@ -158,9 +158,49 @@ class GateList(BaseModel):
 def list_gates(project: Project, env: str, promotion: str | None = None) -> GateList:
     _machine_ledger_only(project, env)
     with Ledger.open(project.key) as ledger:
-        p = ledger.get(promotion) if promotion else ledger.current(env)
-        if promotion and p is None:
-            raise EngineError(f"promotion {promotion!r} not found", code="promotion_not_found")
-        if p is None:
-            return GateList(env=env, promotion_id=None, release=None, gates=[])
-        return GateList(env=env, promotion_id=p.id, release=p.release, gates=ledger.gates(p.id))
+        return _gate_list(ledger, env, promotion)
+
+
+def _gate_list(ledger: Ledger, env: str, promotion: str | None) -> GateList:
+    p = ledger.get(promotion) if promotion else ledger.current(env)
+    if promotion and (p is None or p.env != env):
+        raise EngineError(f"promotion {promotion!r} not found in {env}", code="promotion_not_found")
+    if p is None:
+        return GateList(env=env, promotion_id=None, release=None, gates=[])
+    return GateList(env=env, promotion_id=p.id, release=p.release, gates=ledger.gates(p.id))
+
+
+class SkippedEnvironment(BaseModel):
+    env: str
+    reason: str
+
+
+class GateListAll(BaseModel):
+    """`gate list` with no environment: each declared environment's current gates (spec 2, `gate list
+    [env]`), in declaration order, each ordered as `gate list <env>` orders them."""
+
+    environments: list[GateList]
+    skipped: list[SkippedEnvironment] = []
+
+
+def list_all_gates(project: Project, promotion: str | None = None) -> GateListAll:
+    """Every machine-ledger environment's gates; with --promotion, that promotion's environment only.
+
+    Environments declared on a control plane are listed under `skipped` (their gates live there)
+    rather than failing the whole listing."""
+    from engine.environments import declared_names, evaluate_environment
+
+    with Ledger.open(project.key) as ledger:
+        if promotion is not None:
+            p = ledger.get(promotion)
+            if p is None:
+                raise EngineError(f"promotion {promotion!r} not found", code="promotion_not_found")
+            return GateListAll(environments=[_gate_list(ledger, p.env, promotion)])
+        result = GateListAll(environments=[])
+        for env in declared_names(project):
+            if evaluate_environment(project, env).get("control_plane"):
+                result.skipped.append(SkippedEnvironment(
+                    env=env, reason="its ledger is on a control plane: framework gate list " + env))
+                continue
+            result.environments.append(_gate_list(ledger, env, None))
+        return result

@@ -12,11 +12,17 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine.errors import EngineError
+from engine.errors import EngineError, UsageError
 from engine.ledger.store import Ledger
 from engine.project import Project
 
 EXIT_PRIORITY = (1, 6, 8, 7, 2)
+# `--signal <name>` (spec 2, Status flags; the spec names the flag, this build defines the signals):
+# the exit status reflects only that signal's checks. `verify`: image verify states (drift, missing,
+# untagged -> 1; unreachable -> 2); `health`: runtime health checks (unhealthy -> 1); `deploy`: the
+# last apply's outcome (failed or timed out -> 1; in flight or ready -> 0). "Could not determine"
+# (2) and the outcomes of --wait (6, 8, 1 when it fell over) apply whatever the signal.
+SIGNALS = ("deploy", "health", "verify")
 
 
 class EnvStatus(BaseModel):
@@ -36,6 +42,7 @@ class EnvStatus(BaseModel):
     history: dict[str, Any] | None = None
     wait: dict[str, Any] | None = None
     message: str = ""
+    signals: dict[str, int] = {}  # exit status of each signal's checks alone (see SIGNALS)
     exit_code: int = 0
 
 
@@ -76,6 +83,7 @@ def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Led
         except EngineError as exc:
             st.message = exc.message
         st.convergence, st.health, st.exit_code = "unknown", "unknown", 2
+        st.signals = dict.fromkeys(SIGNALS, 2)
         return st
     newest = ledger.history(env, limit=1)
     st.ledger = {
@@ -90,6 +98,7 @@ def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Led
     current = ledger.current(env)
     if current is None:
         st.message = "no promotion yet"
+        st.signals = dict.fromkeys(SIGNALS, 0)
         return st
     st.promotion = current.model_dump(mode="json", exclude={"gates"})
     st.release = current.release
@@ -108,6 +117,7 @@ def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Led
             )
         st.message = f"the {target} runtime cannot be observed from this machine"
         st.convergence, st.exit_code = "unknown", 2
+        st.signals = dict.fromkeys(SIGNALS, 2)
         return st
     observed = observe(project.key, env)
     applies = ledger.applies(env, limit=1)
@@ -150,6 +160,8 @@ def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Led
     st.health = "healthy" if healthy_all else "unhealthy"
     st.convergence = "converging" if in_flight else ("converged" if not wrong and healthy_all else "diverged")
     st.exit_code = 0 if (not wrong and healthy_all) else 1
+    failed = last is not None and not in_flight and last.outcome in ("failed", "timed_out")
+    st.signals = {"deploy": 1 if failed else 0, "health": 0 if healthy_all else 1, "verify": 1 if wrong else 0}
     return st
 
 
@@ -182,9 +194,12 @@ def env_status(
     limit: int = 20,
     before: str | None = None,
     stability_window: float = 2.0,
+    signal: str | None = None,
 ) -> tuple[StatusResult, int]:
     from engine.environments import declared_names, env_file, evaluate_environment
 
+    if signal is not None and signal not in SIGNALS:
+        raise UsageError(f"--signal {signal!r} is not a status signal; choose one of {', '.join(SIGNALS)}")
     if env is not None:
         env_file(project, env)
     names = [env] if env else declared_names(project)
@@ -200,10 +215,20 @@ def env_status(
                 st = observe_env(project, name, env_doc, ledger)
             if history:
                 st.history = _history(ledger, name, limit, before)
+            if signal is not None:
+                st.exit_code = _signal_exit(st, signal)
             out.environments.append(st)
     codes = {s.exit_code for s in out.environments}
     code = next((c for c in EXIT_PRIORITY if c in codes), 0)
     return out, code
+
+
+def _signal_exit(st: EnvStatus, signal: str) -> int:
+    """The exit status of one signal: undetermined (2) and --wait outcomes stand whatever the signal."""
+    outcome = (st.wait or {}).get("outcome")
+    if st.exit_code == 2 or outcome in ("SUPERSEDED", "DEGRADED") or (outcome == "timed_out" and st.exit_code == 8):
+        return st.exit_code
+    return st.signals.get(signal, st.exit_code)
 
 
 def _wait(

@@ -266,7 +266,7 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
         from engine.runtime.external import check_target
 
         _say(progress, "deploy")
-        check_target(target)  # raises a clear error: this build cannot apply clusters or compose projects
+        check_target(target, env, preflight=True)  # raises: this version cannot apply clusters or compose
     from engine.render import process_plan
 
     plan = process_plan(project, env, defines, port_offset=offset)

@@ -95,7 +95,7 @@ def load_release(project: Project, version: str) -> Release:
     except FileNotFoundError as exc:
         raise ReleaseNotFound(
             f"release {version!r} not found ({path.relative_to(project.root)} does not exist)",
-            hint="list releases with `ls .framework/releases`, or cut one with "
+            hint="list releases with `framework release list`, or cut one with "
             "`framework env build <env> --release <version>`",
         ) from exc
     except (OSError, ValueError) as exc:

@@ -64,19 +64,28 @@ def check_compose() -> None:
         )
 
 
-def check_target(target: dict[str, Any]) -> None:
-    """Preflight of a self-managed, non-process target; raises with a clear message when unusable."""
+def check_target(target: dict[str, Any], env: str, *, preflight: bool) -> None:
+    """Refuse a deploy to a self-managed, non-process target, saying what is true: the manifests and the
+    compose file are rendered (`env render`), applying them is not supported by this version.
+
+    With `preflight` (a dry run without --skip-preflight, rule 8) the target's own checks run first, so
+    a missing CLI or context (rule 9) is reported as such."""
     kind = target.get("type")
     if kind == "k8s":
-        check_k8s(target)
+        if preflight:
+            check_k8s(target)
         raise RuntimeUnavailable(
-            f"kubectl knows context {target.get('context')!r}, but applying to a cluster needs rendered manifests, "
-            "which this build does not produce yet",
-            hint="deploy a Process environment, or use `env render`",
+            f"applying to a Kubernetes cluster (context {target.get('context')!r}) is not supported by this "
+            "version of framework; its manifests are rendered",
+            hint=f"render them with `framework env render {env}` and apply them with kubectl, "
+            "or deploy a Process environment",
         )
     if kind == "compose":
-        check_compose()
+        if preflight:
+            check_compose()
         raise RuntimeUnavailable(
-            "docker compose is available, but applying a compose project needs a rendered "
-            "compose file, which this build does not produce yet"
+            "applying a Docker Compose project is not supported by this version of framework; "
+            "its compose file is rendered",
+            hint=f"render it with `framework env render {env}` and run it with `docker compose up`, "
+            "or deploy a Process environment",
         )
