@@ -131,7 +131,7 @@ def open_history(url: str, sizes: list[str], runs: int) -> dict[str, list[float]
 
     from app.dashboard import Dashboard
     from app.settings import deterministic_settings
-    from screens.webhook_history import HistoryLoaded, WebhookHistoryScreen
+    from screens.webhooks.history import HistoryLoaded, WebhookHistoryScreen
 
     class Timed(WebhookHistoryScreen):
         def __init__(self, trigger: str, shown: asyncio.Event) -> None:

@@ -14,12 +14,12 @@ class ScreenInfo(NamedTuple):
 
 
 SCREENS: tuple[ScreenInfo, ...] = (
-    ScreenInfo("environments", "Environments", "1", "screens.environments", "EnvironmentsScreen"),
-    ScreenInfo("rollouts", "Rollouts", "2", "screens.rollouts", "RolloutsScreen"),
-    ScreenInfo("plans", "Plans", "3", "screens.plans", "PlansScreen"),
-    ScreenInfo("devstacks", "Dev stacks", "4", "screens.devstacks", "DevStacksScreen"),
+    ScreenInfo("environments", "Environments", "1", "screens.environments.listing", "EnvironmentsScreen"),
+    ScreenInfo("rollouts", "Rollouts", "2", "screens.deploys.rollouts", "RolloutsScreen"),
+    ScreenInfo("plans", "Plans", "3", "screens.deploys.plans", "PlansScreen"),
+    ScreenInfo("devstacks", "Dev stacks", "4", "screens.devstacks.listing", "DevStacksScreen"),
     ScreenInfo("daemon", "Daemon", "5", "screens.daemon", "DaemonScreen"),
-    ScreenInfo("webhooks", "Webhooks", "6", "screens.webhooks", "WebhooksScreen"),
+    ScreenInfo("webhooks", "Webhooks", "6", "screens.webhooks.listing", "WebhooksScreen"),
     ScreenInfo("runs", "Runs", "7", "screens.runs", "RunsScreen"),
     ScreenInfo("debug", "Debug", "8", "screens.debug", "DebugScreen"),
 )

@@ -120,7 +120,7 @@ def test_details_and_escape_back(demo_project: Path) -> None:
 
 def test_help_lists_every_binding(demo_project: Path) -> None:
     """Issue 2 item 6: `?` lists every binding (app and screen), each with an id and a description."""
-    from screens.environments import EnvironmentsScreen
+    from screens.environments.listing import EnvironmentsScreen
     from screens.help import HelpScreen
 
     async def scenario() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.bundles import record_bundle
+from engine.environments.bundles import record_bundle
+from engine.environments.shape import compute_shape
 from engine.project import find_project
-from engine.shape import compute_shape
 from tests.kcl_fixtures import SYNTAX_ERROR_ENV, WRITING_ENV, fw, fw_json, write_env
 
 

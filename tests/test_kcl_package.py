@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.environments import evaluate_environment
+from engine.environments.evaluate import evaluate_environment
 from engine.errors import KclError
 from engine.project import find_project
 from tests.kcl_fixtures import FAILED_CHECK_ENV, SYNTAX_ERROR_ENV, fw, fw_json, write_env
@@ -23,7 +23,7 @@ def test_nothing_is_written_under_home(demo_project: Path, tmp_path: Path) -> No
     env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(cache)}
     env.pop("KCL_PKG_PATH", None)
     code = (
-        "from engine.project import find_project; from engine.environments import evaluate_environment; "
+        "from engine.project import find_project; from engine.environments.evaluate import evaluate_environment; "
         "print(evaluate_environment(find_project(), 'staging')['name'])"
     )
     proc = subprocess.run(

@@ -64,7 +64,7 @@ def test_rows_match_env_status_and_refresh_when_the_ledger_changes(demo) -> None
 def test_detail_pages_history_with_the_ledger_cursor(demo, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     """Spec 2 Status `--history --limit --before`: the detail shows per-image verify state and per-workload
     phase, and `n`/`p` walk the promotion history pages by `next_before` (same pages as the CLI)."""
-    import screens.environment_detail as detail
+    import screens.environments.detail as detail
 
     two_releases(demo)
     for version in ("v1", "v2", "v1"):

@@ -98,7 +98,7 @@ def test_moved_environment_is_refused_and_one_key_replans(demo) -> None:  # type
 def test_protected_environment_needs_its_name_typed(demo) -> None:  # type: ignore[no-untyped-def]
     """Issue 8 item 2: deploying to a protected environment (settings) needs the environment's name typed;
     `y` alone or a wrong name writes nothing."""
-    from screens.deploy_confirm import ConfirmDeployScreen
+    from screens.deploys.confirm import ConfirmDeployScreen
 
     two_releases(demo)
 

@@ -52,9 +52,9 @@ def test_webhooks_flow_activate_deliver_inspect_replay_rotate(server: Server, tm
     _setup(server, tmp_path)
 
     async def scenario() -> None:
-        from screens.webhook_history import WebhookHistoryScreen, short_key
-        from screens.webhook_payload import PayloadModal
-        from screens.webhook_token import TokenModal
+        from screens.webhooks.history import WebhookHistoryScreen, short_key
+        from screens.webhooks.payload import PayloadModal
+        from screens.webhooks.token import TokenModal
 
         app = Dashboard(project_dir=demo_project, settings=_settings(server))
         async with app.run_test(size=SIZE) as pilot:
@@ -135,7 +135,7 @@ def test_history_pages_with_the_server_cursor(server: Server, tmp_path: Path,  #
         demo_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 8 item 9: history is paged with next_before (one page loaded at a time); the CLI's
     --before walks the same pages; the last page has an empty cursor."""
-    import screens.webhook_history as module
+    import screens.webhooks.history as module
 
     _setup(server, tmp_path)
     activation = server.cli_json("trigger", "activate", "triage", "ci")

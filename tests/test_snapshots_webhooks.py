@@ -134,7 +134,7 @@ def _then(key: str, ready: Any) -> Any:
 def test_webhook_history_layout(snap_compare: Any, populated: Server, demo_project: Path,
                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Spec 1 Events 1-3: each delivery with status, what it did, de-duplication key, filter outcome, run."""
-    from screens.webhook_history import WebhookHistoryScreen
+    from screens.webhooks.history import WebhookHistoryScreen
 
     monkeypatch.chdir(demo_project)
     ready = _then("enter", lambda s: isinstance(s, WebhookHistoryScreen) and s.loads >= 1)
@@ -144,7 +144,7 @@ def test_webhook_history_layout(snap_compare: Any, populated: Server, demo_proje
 def test_token_modal_layout(snap_compare: Any, populated: Server, demo_project: Path,
                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Spec 1: the rotated token and URL shown once, with copy keys and the equivalent command."""
-    from screens.webhook_token import TokenModal
+    from screens.webhooks.token import TokenModal
 
     monkeypatch.chdir(demo_project)
     ready = _then("o", lambda s: isinstance(s, TokenModal))

@@ -57,7 +57,7 @@ def env_list(json_output: bool = JSON_OPTION) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
-        from engine.environments import list_environments
+        from engine.environments.evaluate import list_environments
         from engine.project import find_project
 
         result = list_environments(find_project())
@@ -240,7 +240,7 @@ def env_shape(
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
-        from engine.shape import compute_shape
+        from engine.environments.shape import compute_shape
 
         return compute_shape(_project(), env, _defines(defines)), 0
 
@@ -282,7 +282,7 @@ def env_diff(
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
-        from engine.envdiff import diff_environments
+        from engine.environments.diff import diff_environments
 
         report = diff_environments(_project(), env, all_envs=all_envs, charts=charts)
         return report, (1 if report.failing else 0)
@@ -320,7 +320,7 @@ def env_config(
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
-        from engine.envconfig import env_config as resolve
+        from engine.environments.config import env_config as resolve
 
         return resolve(_project(), env, _defines(defines), workload), 0
 
@@ -366,7 +366,7 @@ def env_new(
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
-        from engine.envnew import new_environment
+        from engine.environments.new import new_environment
 
         return new_environment(_project(), name, from_env=from_env, binds=bind, check=check), 0
 

@@ -31,7 +31,7 @@ def env_build(
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
-        from engine.build.dispatch import env_build as build
+        from engine.builds.dispatch import env_build as build
         from engine.project import find_project
 
         result = build(find_project(), env, targets=target or None, push=push, release=release, tag=tag,

@@ -185,8 +185,8 @@ def shape_of(env_doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def declared_shape(project: Project, env: str, env_doc: dict[str, Any]) -> dict[str, Any]:
-    """The shape `env diff` compares against (engine.shape), or a minimal one if it cannot render."""
-    from engine.shape import compute_shape
+    """The shape `env diff` compares against (engine.environments.shape), or a minimal one if it cannot render."""
+    from engine.environments.shape import compute_shape
 
     try:
         return compute_shape(project, env).model_dump(mode="json")
@@ -203,7 +203,7 @@ def deploy(
     emit: Emit | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> DeployResult:
-    from engine.environments import evaluate_environment
+    from engine.environments.evaluate import evaluate_environment
 
     say = progress or (lambda _m: None)
     mode = "explain" if opts.explain else ("dry_run" if (opts.dry_run or opts.plan or opts.plan_only) else "apply")
@@ -270,7 +270,7 @@ def _deploy(
     emit: Emit | None,
     say: Callable[[str], None],
 ) -> DeployResult:
-    from engine.build.dispatch import cut_release, env_build, prepare_release
+    from engine.builds.dispatch import cut_release, env_build, prepare_release
     from engine.releases.store import find_release
 
     current = ledger.current(env)
@@ -431,7 +431,7 @@ def _apply(
     emit: Emit | None,
     say: Callable[[str], None],
 ) -> DeployResult:
-    from engine.bundles import record_bundle
+    from engine.environments.bundles import record_bundle
     from engine.runtime.process import ProcessRuntime, RolloutOptions
 
     selected = [w for w in workloads if not opts.targets or w["name"] in opts.targets]

@@ -78,7 +78,7 @@ def gates_from_document(doc: Any, *, name: str | None = None, run_id: str | None
 def _machine_ledger_only(project: Project, env: str) -> None:
     """Gates of an environment on a control plane live there (and need deploy:write): exit 2 here."""
     from engine.deploy.deploy import check_control_plane
-    from engine.environments import evaluate_environment
+    from engine.environments.evaluate import evaluate_environment
 
     doc = evaluate_environment(project, env)
     if doc.get("control_plane"):
@@ -188,7 +188,7 @@ def list_all_gates(project: Project, promotion: str | None = None) -> GateListAl
 
     Environments declared on a control plane are listed under `skipped` (their gates live there)
     rather than failing the whole listing."""
-    from engine.environments import declared_names, evaluate_environment
+    from engine.environments.evaluate import declared_names, evaluate_environment
 
     with Ledger.open(project.key) as ledger:
         if promotion is not None:

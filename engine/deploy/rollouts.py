@@ -82,7 +82,7 @@ def _log_of(project_key: str, env: str, workload: str) -> Path | None:
 
 def rollouts(project: Project, now: float | None = None) -> RolloutsView:
     from engine.deploy.status import observe_env
-    from engine.environments import declared_names, evaluate_environment
+    from engine.environments.evaluate import declared_names, evaluate_environment
     from engine.ledger.store import Ledger, pid_alive
 
     now = now or time.time()

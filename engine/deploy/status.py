@@ -196,7 +196,7 @@ def env_status(
     stability_window: float = 2.0,
     signal: str | None = None,
 ) -> tuple[StatusResult, int]:
-    from engine.environments import declared_names, env_file, evaluate_environment
+    from engine.environments.evaluate import declared_names, env_file, evaluate_environment
 
     if signal is not None and signal not in SIGNALS:
         raise UsageError(f"--signal {signal!r} is not a status signal; choose one of {', '.join(SIGNALS)}")

@@ -82,10 +82,10 @@ def _wait_ports_released(ports: list[int], timeout: float) -> None:
 
 def restart(launcher: Any, proc: registry.StackProcess, no_build: bool, say: Callable[[str], None]) -> None:
     """Rebuild (when declared) and restart one process on the same ports."""
-    from engine.environments import evaluate_environment
+    from engine.environments.evaluate import evaluate_environment
 
     if proc.kind == "workload" and not no_build:
-        from engine.build.dispatch import build_workload
+        from engine.builds.dispatch import build_workload
 
         doc = evaluate_environment(launcher.project, launcher.env, launcher.defines)
         workload = next((w for w in doc.get("workloads") or [] if w.get("name") == proc.name), None)

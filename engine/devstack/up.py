@@ -204,7 +204,7 @@ def _log_tail(path: Path, lines: int = 5) -> str:
 
 
 def _build(project: Project, env: str, env_doc: dict[str, Any], targets: list[str], progress: Progress | None) -> str:
-    from engine.build.dispatch import build_workload
+    from engine.builds.dispatch import build_workload
 
     built = []
     for w in env_doc.get("workloads") or []:
@@ -228,7 +228,7 @@ def _select(plan: Any, targets: list[str]) -> list[Any]:
 def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | None = None,
            on_status: Callable[[StackStatus], None] | None = None) -> UpResult:
     """Bring the stack up; hold it in the foreground when `opts.hold` (then tear it down)."""
-    from engine.environments import evaluate_environment
+    from engine.environments.evaluate import evaluate_environment
     from engine.render.options import validate_options
 
     defines = validate_options(project, env, opts.defines)  # declared names only; derived refused (exit 2)

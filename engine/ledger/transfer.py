@@ -53,7 +53,7 @@ class LedgerWhere(BaseModel):
 
 def where(project: Project, env: str) -> LedgerWhere:
     """Which backend holds the ledger and the declaration that chose it (spec 2, promotion ledger location)."""
-    from engine.environments import env_file, evaluate_environment
+    from engine.environments.evaluate import env_file, evaluate_environment
 
     rel = str(env_file(project, env).relative_to(project.root))
     doc = evaluate_environment(project, env)

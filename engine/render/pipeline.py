@@ -141,7 +141,7 @@ def render_environment(
     port_offset: int = 0,
 ) -> Rendered:
     """Evaluate and render `env`. Raises KclError, UsageError, PlaceholderLeft, RenderWroteFiles."""
-    from engine.environments import evaluate_environment_tracked
+    from engine.environments.evaluate import evaluate_environment_tracked
     from engine.render.options import derived_options, validate_options
 
     user = validate_options(project, env, options or {})

@@ -43,7 +43,7 @@ def _incomplete(runtime: str, doc: dict[str, Any]) -> str | None:
 
 
 def validate_kcl(project: Project) -> KclValidation:
-    from engine.environments import declared_names
+    from engine.environments.evaluate import declared_names
     from engine.render.pipeline import render_environment
 
     rows: list[EnvValidation] = []

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from screens.base import DashboardScreen
+from screens.webhooks.server import server_of
 from screens.widgets.background import read_worker
 from screens.widgets.empty_state import EmptyState
 from screens.widgets.table_keys import TableKeys, table_bindings
@@ -46,11 +47,6 @@ class TriggerActionDone(Message):
     command: str
     activation: Any = None
     error: Any = None
-
-
-def server_of(app: Any) -> tuple[str, str]:
-    settings = app.settings
-    return settings.platform_server_url, settings.platform_token.get_secret_value()
 
 
 def trigger_state(t: Any) -> str:
@@ -181,7 +177,7 @@ class WebhooksScreen(TableKeys, DashboardScreen):
         self._main_table().focus()
 
     def action_history(self) -> None:
-        from screens.webhook_history import WebhookHistoryScreen
+        from screens.webhooks.history import WebhookHistoryScreen
 
         t = self._selected()
         if t is not None:
@@ -235,7 +231,7 @@ class WebhooksScreen(TableKeys, DashboardScreen):
             hint = f"\n{message.error.hint}" if message.error.hint else ""
             self.notify(f"{message.command}: {message.error.message}{hint}", severity="error")
         elif message.activation is not None:
-            from screens.webhook_token import TokenModal
+            from screens.webhooks.token import TokenModal
 
             self.app.push_screen(TokenModal(message.activation, message.command))
             message.activation = None

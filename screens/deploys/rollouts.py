@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from screens.base import DashboardScreen
-from screens.deploy_support import DeployFinished, DeployProgress, command_line, deploy_argv, run_deploy
+from screens.deploys.support import DeployFinished, DeployProgress, command_line, deploy_argv, run_deploy
 from screens.widgets.background import read_worker
 from screens.widgets.table_keys import TableKeys, table_bindings
 from screens.widgets.table_sync import sync_rows
@@ -39,7 +39,7 @@ class RolloutsLoaded(Message):
 
 
 def _elapsed(row: Any, clocks: bool) -> str:
-    from screens.status_text import seconds
+    from screens.widgets.status_text import seconds
 
     if row.elapsed_seconds is None:
         return "-"
@@ -180,7 +180,7 @@ class RolloutsScreen(TableKeys, DashboardScreen):
 
     # -- supersede -------------------------------------------------------------------------
     def action_supersede(self) -> None:
-        from screens.deploy_confirm import ConfirmDeployScreen
+        from screens.deploys.confirm import ConfirmDeployScreen
 
         row = self._selected_env()
         if row is None or not row.in_flight or not row.release:

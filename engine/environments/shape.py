@@ -2,7 +2,7 @@
 
 A projection of the render: kind, workloads, secret names, domains, clusters and one hash per
 rendered object, plus provenance. It carries no secret values (renders only name secrets).
-`env deploy` records `compute_shape(...).model_dump(mode="json")` with engine.bundles; `env
+`env deploy` records `compute_shape(...).model_dump(mode="json")` with engine.environments.bundles; `env
 diff` compares a fresh shape's object hashes against that record.
 """
 

@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from screens.webhooks import server_of
+from screens.webhooks.server import server_of
 from screens.widgets.background import read_worker
 from screens.widgets.table_keys import TableKeys, table_bindings
 from screens.widgets.table_sync import sync_rows
@@ -172,7 +172,7 @@ class WebhookHistoryScreen(TableKeys, Screen[None]):
         self.load()
 
     def action_inspect(self) -> None:
-        from screens.webhook_payload import PayloadModal
+        from screens.webhooks.payload import PayloadModal
 
         d = self.selected()
         if d is not None:

@@ -343,7 +343,7 @@ class DevStacksScreen(TableKeys, DashboardScreen):
         return False
 
     def action_up(self) -> None:
-        from screens.devstack_up import DevStackUpScreen
+        from screens.devstacks.up import DevStackUpScreen
 
         if self._refuse_if_busy():
             return
@@ -380,7 +380,7 @@ class DevStacksScreen(TableKeys, DashboardScreen):
                                                  f"stop it with: framework env down {env}"))
 
     def action_down(self) -> None:
-        from screens.devstack_confirm import ConfirmScreen
+        from screens.devstacks.confirm import ConfirmScreen
 
         stack = self.selected_stack()
         if stack is None or self._refuse_if_busy():
@@ -414,7 +414,7 @@ class DevStacksScreen(TableKeys, DashboardScreen):
                                      else f"stack {env} stopped"))
 
     def action_logs(self) -> None:
-        from screens.devstack_logs import ServiceLogScreen
+        from screens.devstacks.logs import ServiceLogScreen
 
         stack = self.selected_stack()
         service = self.selected_service()
@@ -448,7 +448,7 @@ class DevStacksScreen(TableKeys, DashboardScreen):
             self.post_message(ReleasePlanned(root, key, error=exc))
 
     def on_release_planned(self, message: ReleasePlanned) -> None:
-        from screens.devstack_confirm import ConfirmScreen
+        from screens.devstacks.confirm import ConfirmScreen
 
         self.busy = ""
         if message.error is not None:

@@ -322,7 +322,7 @@ def env_build(
     progress: Progress | None = None,
 ) -> BuildResult:
     """`env build <env>` with every flag of spec 2 (see module doc)."""
-    from engine.environments import evaluate_environment
+    from engine.environments.evaluate import evaluate_environment
 
     say = progress or (lambda _m: None)
     if release is not None:

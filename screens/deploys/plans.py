@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from screens.base import DashboardScreen
-from screens.deploy_support import (
+from screens.deploys.support import (
     DeployFinished,
     DeployProgress,
     PlanComputed,
@@ -44,7 +44,7 @@ class ChoicesLoaded(Message):
 
 def plan_text(result: Any) -> str:
     """The plan as plain text: images with both digests, direction, commits, findings."""
-    from screens.status_text import short_digest
+    from screens.widgets.status_text import short_digest
 
     plan = result.deploy_plan
     if plan is None:
@@ -115,7 +115,7 @@ class PlansScreen(DashboardScreen):
     # -- loading ---------------------------------------------------------------------------
     @read_worker("plans-load")
     def load(self) -> ChoicesLoaded:
-        from engine.environments import list_environments
+        from engine.environments.evaluate import list_environments
         from engine.errors import EngineError
         from engine.project import find_project
         from engine.releases.store import release_list
@@ -222,7 +222,7 @@ class PlansScreen(DashboardScreen):
 
     # -- deploy ----------------------------------------------------------------------------
     def action_deploy(self) -> None:
-        from screens.deploy_confirm import ConfirmDeployScreen
+        from screens.deploys.confirm import ConfirmDeployScreen
 
         if self.deploying:
             self.notify("a deploy started here is still running", severity="warning")

@@ -58,9 +58,9 @@ def _recorded_objects(bundle: dict[str, Any], charts: bool) -> dict[str, dict[st
 
 
 def diff_environment(project: Project, env: str, *, charts: bool = False) -> EnvDiff:
-    from engine.bundles import last_bundle
+    from engine.environments.bundles import last_bundle
+    from engine.environments.shape import compute_shape
     from engine.render.pipeline import RenderWroteFiles
-    from engine.shape import compute_shape
 
     try:
         shape = compute_shape(project, env, charts=charts)
@@ -132,7 +132,7 @@ def diff_environment(project: Project, env: str, *, charts: bool = False) -> Env
 def diff_environments(
     project: Project, env: str | None = None, *, all_envs: bool = False, charts: bool = False
 ) -> DiffReport:
-    from engine.environments import declared_names, env_file
+    from engine.environments.evaluate import declared_names, env_file
 
     if env is not None and all_envs:
         raise UsageError("give an environment or --all, not both")

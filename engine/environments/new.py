@@ -206,7 +206,7 @@ def new_environment(
     binds: list[str] | None = None,
     check: bool = False,
 ) -> NewEnvironment:
-    from engine.environments import env_file, evaluate_environment
+    from engine.environments.evaluate import env_file, evaluate_environment
     from engine.paths import atomic_write_bytes
     from engine.render.pipeline import PlaceholderLeft, find_placeholders
 

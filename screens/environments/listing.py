@@ -49,7 +49,7 @@ class KclFilesChanged(Message):
 
 
 def _row(env: Any, st: Any, clocks: bool) -> tuple[str, ...]:
-    from screens.status_text import age, phase_summary, verify_summary
+    from screens.widgets.status_text import age, phase_summary, verify_summary
 
     if env.error:
         return (env.name, "-", "-", "-", "-", "-", "-", "-", "error: " + str(env.error.get("message", ""))[:60])
@@ -65,7 +65,7 @@ def _row(env: Any, st: Any, clocks: bool) -> tuple[str, ...]:
 def _read(project_dir: Path) -> EnvironmentsLoaded:
     """The engine calls (on a daemon thread): `env list`, then `env status <env>` for each environment."""
     from engine.deploy.status import env_status
-    from engine.environments import list_environments
+    from engine.environments.evaluate import list_environments
     from engine.errors import EngineError
     from engine.project import find_project
 
@@ -255,6 +255,6 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
             self._open_details(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
 
     def _open_details(self, name: str) -> None:
-        from screens.environment_detail import EnvironmentDetailScreen
+        from screens.environments.detail import EnvironmentDetailScreen
 
         self.app.push_screen(EnvironmentDetailScreen(name))

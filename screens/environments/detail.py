@@ -85,7 +85,7 @@ class EnvironmentDetailScreen(Screen[None]):
     @read_worker("environment-detail")
     def evaluate(self) -> DetailLoaded:
         from engine.deploy.status import env_status
-        from engine.environments import evaluate_environment
+        from engine.environments.evaluate import evaluate_environment
         from engine.errors import EngineError
         from engine.project import find_project
 
@@ -112,7 +112,7 @@ class EnvironmentDetailScreen(Screen[None]):
         self._tables(st)
 
     def _summary(self, st: Any) -> None:
-        from screens.status_text import age
+        from screens.widgets.status_text import age
 
         clocks = self.app.settings.show_volatile
         lines = [f"kind {st.kind or '-'}   target {st.target or '-'}   release {st.release or '-'}   "
@@ -131,7 +131,7 @@ class EnvironmentDetailScreen(Screen[None]):
         self.query_one("#detail", Static).update("\n".join(lines))
 
     def _tables(self, st: Any) -> None:
-        from screens.status_text import age, short_digest
+        from screens.widgets.status_text import age, short_digest
 
         clocks = self.app.settings.show_volatile
         images = {i["name"]: (i["name"], i["state"], short_digest(i.get("expected_digest")),

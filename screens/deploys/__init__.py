@@ -1,0 +1,1 @@
+"""Deploys screens."""

@@ -1,0 +1,1 @@
+"""Webhooks screens."""
