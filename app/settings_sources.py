@@ -11,7 +11,7 @@ from typing import Any, get_type_hints
 from pydantic import SecretStr, create_model
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
-from app.settings import ENV_PREFIX, DashboardFields, Secret, settings_file
+from app.settings_fields import ENV_PREFIX, DashboardFields, Secret, settings_file
 
 
 class _Sources(BaseSettings):

@@ -59,9 +59,9 @@ def main() -> None:
     os.environ["XDG_CACHE_HOME"] = str(base / "cache")
     os.environ["HOME"] = str(base / "home")
     try:
+        from engine.environments.render.pipeline import render_environment
         from engine.kcl.evaluate import external_pkgs, kcl_api
         from engine.project import find_project
-        from engine.render.pipeline import render_environment
 
         root = _project(base)
         project = find_project(root)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
+from engine.environments.render import process_plan
 from engine.project import find_project
-from engine.render import process_plan
 from tests.kcl_fixtures import COMPOSE_ENV, PLACEHOLDER_ENV, WRITING_ENV, fw, fw_json, write_env
 
 

@@ -60,8 +60,13 @@ def test_engine_never_imports_ui_libraries() -> None:
 
 
 def test_import_linter_contracts_hold() -> None:
-    """Issue 2 item 5: the import-linter contract (engine never imports textual, typer, rich) is kept."""
+    """Issue 2 item 5 and issue 23 (house 3): the import-linter contracts are kept: the engine never imports
+    the UI, no import circles at any depth (acyclic_siblings), the engine's layers and sides."""
     proc = subprocess.run([str(BIN / "lint-imports")], cwd=REPO, capture_output=True, text=True, timeout=300,
                           check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Contracts: 2 kept, 0 broken." in proc.stdout
+    import re
+
+    kept = re.search(r"Contracts: (\d+) kept, 0 broken\.", proc.stdout)
+    assert kept and int(kept.group(1)) >= 8, proc.stdout
+    assert "import circles" in proc.stdout and "layers" in proc.stdout

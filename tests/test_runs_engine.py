@@ -17,7 +17,7 @@ from starlette.routing import Route
 
 from engine.runs.engine import execute_run
 from engine.runs.store import load_run
-from engine.runs.workflow import WorkflowError, load_workflow, parse_inputs
+from engine.workflows.definition import WorkflowError, load_workflow, parse_inputs
 from tests.tools_fixtures import LocalServer, isolated_home, subprocess_env  # noqa: F401 - fixtures
 
 

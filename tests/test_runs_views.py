@@ -12,7 +12,7 @@ from app.dashboard import Dashboard
 from app.settings import deterministic_settings
 from engine.runs.engine import execute_run
 from engine.runs.store import list_runs
-from engine.runs.workflow import load_workflow
+from engine.workflows.definition import load_workflow
 from tests.conftest import run_cli
 from tests.test_dashboard import SIZE, _until
 

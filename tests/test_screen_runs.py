@@ -17,7 +17,7 @@ from app.dashboard import Dashboard
 from app.settings import deterministic_settings
 from engine.runs.engine import execute_run
 from engine.runs.store import load_run
-from engine.runs.workflow import load_workflow
+from engine.workflows.definition import load_workflow
 from tests.test_dashboard import SIZE, _until
 from tests.test_runs_views import STEPS
 

@@ -17,7 +17,7 @@ import yaml
 from app.dashboard import Dashboard
 from app.settings import deterministic_settings
 from engine.runs.engine import execute_run
-from engine.runs.workflow import load_workflow
+from engine.workflows.definition import load_workflow
 from tests.devstack_fixtures import add_worktree, demo_repo, framework, framework_json
 from tests.devstack_fixtures import stacks_cleanup as stacks_cleanup
 from tests.test_runs_views import STEPS

@@ -8,11 +8,11 @@ from typing import Any
 import typer
 
 from app.cli import group_app
+from app.cli.options import JSON_OPTION
 from app.registry import PLATFORM
 
 app = group_app("platform", "automation")
 HELP = PLATFORM.groups["automation"].commands
-JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document (ok, exit_code, error, payload).")
 SERVER_NOTE = "\n\n  The server is PLATFORM_SERVER_URL; the API token is PLATFORM_TOKEN."
 LIMIT_OPTION = typer.Option(50, "--limit", min=1, max=1000, help="Newest deliveries to show.")
 BEFORE_OPTION = typer.Option(None, "--before", help="Older page: the previous page's next_before.")

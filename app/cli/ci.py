@@ -42,8 +42,8 @@ def validate_kcl(json_output: bool = typer.Option(False, "--json", help="Print o
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
+        from engine.environments.render.validate import validate_kcl as validate
         from engine.project import find_project
-        from engine.render.validate import validate_kcl as validate
 
         result = validate(find_project())
         return result, (1 if result.failed else 0)

@@ -7,11 +7,11 @@ from typing import Any
 import typer
 
 from app.cli import group_app
+from app.cli.options import JSON_OPTION
 from app.registry import PLATFORM
 
 app = group_app("platform", "daemon")
 HELP = PLATFORM.groups["daemon"].commands
-JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document (ok, exit_code, error, payload).")
 
 
 def _render(result: Any) -> None:

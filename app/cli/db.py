@@ -7,6 +7,7 @@ from typing import Any
 import typer
 
 from app.cli import group_app
+from app.cli.options import JSON_OPTION
 from app.registry import PLATFORM
 
 app = group_app("platform", "db")
@@ -19,7 +20,6 @@ migrate = typer.Typer(
 )
 app.add_typer(migrate, name="migrate")
 
-JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document (ok, exit_code, error, payload).")
 ENV_NOTE = "\n\n  DATABASE_URL is required; DATABASE_DRIVER (postgres or sqlite) is optional."
 
 

@@ -6,13 +6,10 @@ from typing import Any
 
 import typer
 
-from app.cli import group_app
-from app.registry import FRAMEWORK
-
-app = group_app("framework", "env")
-HELP = FRAMEWORK.groups["env"].commands
-
-JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document (ok, exit_code, error, payload).")
+# the deploy and dev-stack commands live beside this module; importing them registers them on `app`
+from app.cli import env_deploy, env_stacks  # noqa: F401
+from app.cli.env_group import DEFINE_OPTION, HELP, app, current_project
+from app.cli.options import JSON_OPTION
 
 
 def _render_env_list(result: Any) -> None:
@@ -58,31 +55,15 @@ def env_list(json_output: bool = JSON_OPTION) -> None:
 
     def action() -> tuple[Any, int]:
         from engine.environments.evaluate import list_environments
-        from engine.project import find_project
 
-        result = list_environments(find_project())
+        result = list_environments(current_project())
         return result, (1 if result.failed else 0)
 
     raise typer.Exit(run_command(json_output, action, _render_env_list, partial_error=_env_list_error))
 
 
-DEFINE_OPTION = typer.Option(
-    [],
-    "-D",
-    "--define",
-    metavar="NAME=VALUE",
-    help="Set a render option the environment declares (see `env options`). Repeatable.",
-)
-
-
-def _project() -> Any:
-    from engine.project import find_project
-
-    return find_project()
-
-
 def _defines(pairs: list[str]) -> dict[str, str]:
-    from engine.render.options import parse_assignments
+    from engine.environments.options import parse_assignments
 
     return parse_assignments(pairs)
 
@@ -116,9 +97,9 @@ def env_options(
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
-        from engine.render.options import env_options as list_options
+        from engine.environments.options import env_options as list_options
 
-        return list_options(_project(), env), 0
+        return list_options(current_project(), env), 0
 
     raise typer.Exit(run_command(json_output, action, _render_options))
 
@@ -166,10 +147,10 @@ def env_render(
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
-        from engine.render.pipeline import render_environment, select, yaml_stream
+        from engine.environments.render.pipeline import render_environment, select, yaml_stream
 
         rendered = render_environment(
-            _project(), env, _defines(defines), charts=not no_charts, fail_on_write=fail_on_write
+            current_project(), env, _defines(defines), charts=not no_charts, fail_on_write=fail_on_write
         )
         objects = select(rendered, cluster=cluster, kinds=kind.split(",") if kind else None, targets=target)
         payload = {
@@ -242,7 +223,7 @@ def env_shape(
     def action() -> tuple[Any, int]:
         from engine.environments.shape import compute_shape
 
-        return compute_shape(_project(), env, _defines(defines)), 0
+        return compute_shape(current_project(), env, _defines(defines)), 0
 
     raise typer.Exit(run_command(json_output, action, _render_shape))
 
@@ -284,7 +265,7 @@ def env_diff(
     def action() -> tuple[Any, int]:
         from engine.environments.diff import diff_environments
 
-        report = diff_environments(_project(), env, all_envs=all_envs, charts=charts)
+        report = diff_environments(current_project(), env, all_envs=all_envs, charts=charts)
         return report, (1 if report.failing else 0)
 
     raise typer.Exit(run_command(json_output, action, _render_diff, partial_error=_diff_error))
@@ -322,7 +303,7 @@ def env_config(
     def action() -> tuple[Any, int]:
         from engine.environments.config import env_config as resolve
 
-        return resolve(_project(), env, _defines(defines), workload), 0
+        return resolve(current_project(), env, _defines(defines), workload), 0
 
     raise typer.Exit(run_command(json_output, action, _render_config))
 
@@ -368,10 +349,6 @@ def env_new(
     def action() -> tuple[Any, int]:
         from engine.environments.new import new_environment
 
-        return new_environment(_project(), name, from_env=from_env, binds=bind, check=check), 0
+        return new_environment(current_project(), name, from_env=from_env, binds=bind, check=check), 0
 
     raise typer.Exit(run_command(json_output, action, _render_new))
-
-
-# The other env commands live beside this module; importing them registers them on `app`.
-from app.cli import env_deploy, env_stacks  # noqa: E402,F401

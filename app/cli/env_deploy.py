@@ -9,7 +9,8 @@ from typing import Any
 
 import typer
 
-from app.cli.env import HELP, JSON_OPTION, app
+from app.cli.env_group import HELP, app, current_project
+from app.cli.options import JSON_OPTION
 from app.output import progress
 
 
@@ -32,9 +33,8 @@ def env_build(
 
     def action() -> tuple[Any, int]:
         from engine.builds.dispatch import env_build as build
-        from engine.project import find_project
 
-        result = build(find_project(), env, targets=target or None, push=push, release=release, tag=tag,
+        result = build(current_project(), env, targets=target or None, push=push, release=release, tag=tag,
                        no_build=no_build, plan=plan, progress=progress)
         failed = bool(result.plan and (result.plan["missing"] or result.plan["conflict"]))
         return result, (1 if failed else 0)
@@ -99,7 +99,6 @@ def env_deploy(
 
     def action() -> tuple[Any, int]:
         from engine.deploy.deploy import DeployOptions, deploy
-        from engine.project import find_project
 
         opts = DeployOptions(
             version=version, from_env=from_env, plan=plan, plan_only=plan_only, yes=yes, approve=approve,
@@ -109,7 +108,7 @@ def env_deploy(
             dry_run=dry_run, explain=explain, tag=tag, namespace=namespace, targets=target,
             skip_frontend=skip_frontend, frontends_only=frontends_only, skip_preflight=skip_preflight)
         terminal = sys.stdin.isatty() and not json_output
-        result = deploy(find_project(), env, opts, confirm=confirm if terminal else None,
+        result = deploy(current_project(), env, opts, confirm=confirm if terminal else None,
                         emit=emit if events else None, progress=progress)
         if json_output:  # rule 10: one document on stdout; human output moves to stderr
             render_deploy(result, sys.stderr)
@@ -142,9 +141,8 @@ def env_status(
 
     def action() -> tuple[Any, int]:
         from engine.deploy.status import env_status as status
-        from engine.project import find_project
 
-        return status(find_project(), env, wait=wait, timeout=timeout, history=history, limit=limit,
+        return status(current_project(), env, wait=wait, timeout=timeout, history=history, limit=limit,
                       before=before, stability_window=stability_window, signal=signal)
 
     def why(result: Any) -> dict[str, Any]:

@@ -9,7 +9,8 @@ from typing import Any
 
 import typer
 
-from app.cli.env import DEFINE_OPTION, HELP, JSON_OPTION, _project, app
+from app.cli.env_group import DEFINE_OPTION, HELP, app, current_project
+from app.cli.options import JSON_OPTION
 
 
 @app.command("up", help=HELP["up"], context_settings={"allow_extra_args": True}, epilog=(
@@ -49,7 +50,7 @@ def env_up(
     def action() -> tuple[Any, int]:
         from engine.devstack.up import UpOptions
         from engine.devstack.up import env_up as up
-        from engine.render.options import parse_assignments
+        from engine.environments.options import parse_assignments
 
         opts = UpOptions(no_build=no_build, no_deploy=no_deploy, no_seed=no_seed, targets=target,
                          defines=parse_assignments(define), watch=watch and not background, background=background,
@@ -57,7 +58,8 @@ def env_up(
         if hold:
             signal.signal(signal.SIGTERM, on_term)  # a terminated foreground stack tears down like Ctrl-C
         try:
-            result = up(_project(), env, opts, progress=view.progress, on_status=view.status if terminal else None)
+            result = up(current_project(), env, opts, progress=view.progress,
+                        on_status=view.status if terminal else None)
         finally:
             view.close()
         return result, (130 if result.interrupted else 0)
@@ -87,7 +89,7 @@ def env_down(
         if all_stacks:
             result = down(None, env, None, all_stacks=True)
         else:
-            project = _project()
+            project = current_project()
             result = down(project.key, env, detect(project.root).key)
         return result, (1 if result.survivors else 0)
 
@@ -136,7 +138,7 @@ def _devstack_app() -> Any:
         def action() -> tuple[Any, int]:
             from engine.devstack.blocks import port
 
-            return port(_project(), base, key=key), 0
+            return port(current_project(), base, key=key), 0
 
         raise typer.Exit(run_command(wants_json(ctx, json_output), action,
                                      lambda r: stdout_console().print(str(r.port))))
@@ -149,7 +151,7 @@ def _devstack_app() -> Any:
         def action() -> tuple[Any, int]:
             from engine.devstack.checkout import detect
 
-            return detect(_project().root), 0
+            return detect(current_project().root), 0
 
         def show(r: Any) -> None:
             typer.echo(r.key)
@@ -168,7 +170,7 @@ def _devstack_app() -> Any:
         def action() -> tuple[Any, int]:
             from engine.devstack.blocks import list_blocks
 
-            result = list_blocks(_project())
+            result = list_blocks(current_project())
             if stacks_only:
                 result.blocks = [b for b in result.blocks if b.label == "dev stack"]
             return result, 0
@@ -187,7 +189,7 @@ def _devstack_app() -> Any:
         def action() -> tuple[Any, int]:
             from engine.devstack.blocks import prune
 
-            return prune(_project(), dry_run=dry_run), 0
+            return prune(current_project(), dry_run=dry_run), 0
 
         raise typer.Exit(run_command(wants_json(ctx, json_output), action, render_change))
 
@@ -204,7 +206,7 @@ def _devstack_app() -> Any:
         def action() -> tuple[Any, int]:
             from engine.devstack.blocks import release
 
-            return release(_project(), key, apply=apply), 0
+            return release(current_project(), key, apply=apply), 0
 
         raise typer.Exit(run_command(wants_json(ctx, json_output), action, render_change))
 

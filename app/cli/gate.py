@@ -8,11 +8,11 @@ from typing import Any
 import typer
 
 from app.cli import group_app
+from app.cli.options import JSON_OPTION
 from app.registry import FRAMEWORK
 
 app = group_app("framework", "gate")
 HELP = FRAMEWORK.groups["gate"].commands
-JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document (ok, exit_code, error, payload).")
 
 
 def _render_record(r: Any) -> None:

@@ -43,9 +43,9 @@ def kcl_eval(
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
+        from engine.environments.options import parse_assignments
         from engine.errors import UsageError
         from engine.kcl.query import eval_file, raw_lines
-        from engine.render.options import parse_assignments
 
         if output_format not in ("yaml", "json", "raw"):
             raise UsageError(f"--format {output_format}: expected yaml, json or raw")
@@ -58,8 +58,8 @@ def kcl_eval(
         import json
         import sys
 
+        from engine.environments.render.pipeline import dump_yaml
         from engine.kcl.query import raw_lines
-        from engine.render.pipeline import dump_yaml
 
         values = (
             list(result.values.values())

@@ -9,11 +9,11 @@ from typing import Any
 import typer
 
 from app.cli import group_app
+from app.cli.options import JSON_OPTION
 from app.registry import FRAMEWORK
 
 app = group_app("framework", "ledger")
 HELP = FRAMEWORK.groups["ledger"].commands
-JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document (ok, exit_code, error, payload).")
 
 
 def _when(ts: float | None) -> str:

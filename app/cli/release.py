@@ -8,11 +8,11 @@ from typing import Any
 import typer
 
 from app.cli import group_app
+from app.cli.options import JSON_OPTION
 from app.registry import FRAMEWORK
 
 app = group_app("framework", "release")
 HELP = FRAMEWORK.groups["release"].commands
-JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document (ok, exit_code, error, payload).")
 
 
 def _render_where(result: Any) -> None:
@@ -72,8 +72,8 @@ def release_where(
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
+        from engine.ledger.bound import release_where as where
         from engine.project import find_project
-        from engine.releases.verify import where
 
         return where(find_project(), version, env)
 

@@ -63,7 +63,7 @@ def command(
 
     def action() -> tuple[Any, int]:
         from engine.runs.engine import execute_run
-        from engine.runs.workflow import load_workflow, parse_inputs
+        from engine.workflows.definition import load_workflow, parse_inputs
 
         wf = load_workflow(workflow)
         record = execute_run(

@@ -8,11 +8,11 @@ from typing import Any
 import typer
 
 from app.cli import group_app
+from app.cli.options import JSON_OPTION
 from app.registry import PLATFORM
 
 app = group_app("platform", "runs")
 HELP = PLATFORM.groups["runs"].commands
-JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document (ok, exit_code, error, payload).")
 
 
 def _when(ts: float | None) -> str:
@@ -58,7 +58,7 @@ def runs_list(
 
 def _render_show(result: dict[str, Any]) -> None:
     from app.cli.run import print_step
-    from engine.runs.engine import RunStep
+    from engine.runs.records import RunStep
 
     run = result["run"]
     print(f"run {run['id']}  workflow {run['workflow']}  status {run['status']}  started {_when(run['started_at'])}")

@@ -8,12 +8,12 @@ from typing import Any
 import typer
 
 from app.cli import group_app
+from app.cli.options import JSON_OPTION
 from app.registry import PLATFORM
 
 app = group_app("platform", "tools")
 HELP = PLATFORM.groups["tools"].commands
 
-JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document (ok, exit_code, error, payload).")
 ROOT_OPTION = typer.Option(
     None,
     "--root",

@@ -11,11 +11,11 @@ import typer
 
 from app.cli import group_app
 from app.cli.automation import BEFORE_OPTION, LIMIT_OPTION, run_history
+from app.cli.options import JSON_OPTION
 from app.registry import PLATFORM
 
 app = group_app("platform", "trigger")
 HELP = PLATFORM.groups["trigger"].commands
-JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document (ok, exit_code, error, payload).")
 NOTE = "\n\n  The server is PLATFORM_SERVER_URL; the API token is PLATFORM_TOKEN."
 AUTOMATION = typer.Argument(..., help="Automation name.")
 TRIGGER = typer.Argument(..., help="Trigger name.")

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from engine.deploy.control_plane import check_control_plane
 from engine.deploy.plan import DeployPlan, compute_plan
 from engine.errors import EngineError
 from engine.ledger.store import Gate, Ledger, PromotionConflict, RolloutInFlight
@@ -19,11 +20,6 @@ from engine.releases.store import InvalidInput, Release, load_release
 
 Confirm = Callable[[DeployPlan | None, str], bool]
 Emit = Callable[[dict[str, Any]], None]
-
-
-class ControlPlaneUnreachable(EngineError):
-    exit_code = 2
-    code = "control_plane_unreachable"
 
 
 class DeployOptions(BaseModel):
@@ -81,32 +77,6 @@ def _refuse(
     result.error = {"code": code, "message": message, **({"hint": hint} if hint else {})}
     result.exit_code = exit_code
     return result
-
-
-def check_control_plane(env_doc: dict[str, Any]) -> None:
-    """Hosted environments are converged by a control plane; none is reachable here -> exit 2."""
-    cp = env_doc.get("control_plane") or {}
-    endpoint = cp.get("endpoint")
-    if not endpoint:
-        raise ControlPlaneUnreachable(
-            "control plane unreachable: the environment uses the default hosted service, which is not "
-            "configured on this machine",
-            hint="declare framework.ControlPlane.endpoint, or deploy a self-managed or local environment",
-        )
-    import httpx
-
-    try:
-        httpx.get(endpoint.rstrip("/") + "/health", timeout=5.0)
-    except httpx.HTTPError as exc:
-        raise ControlPlaneUnreachable(
-            f"control plane unreachable at {endpoint}: {exc}",
-            hint="check the endpoint and your network, then retry",
-        ) from exc
-    raise ControlPlaneUnreachable(
-        f"control plane at {endpoint} answered, but this build has no control-plane client; "
-        "the outcome of a hosted deploy cannot be determined",
-        hint="deploy a self-managed or local environment",
-    )
 
 
 def _read_gates(path: str) -> list[Gate]:

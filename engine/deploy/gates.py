@@ -77,7 +77,7 @@ def gates_from_document(doc: Any, *, name: str | None = None, run_id: str | None
 
 def _machine_ledger_only(project: Project, env: str) -> None:
     """Gates of an environment on a control plane live there (and need deploy:write): exit 2 here."""
-    from engine.deploy.deploy import check_control_plane
+    from engine.deploy.control_plane import check_control_plane
     from engine.environments.evaluate import evaluate_environment
 
     doc = evaluate_environment(project, env)

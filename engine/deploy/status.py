@@ -72,7 +72,7 @@ def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Led
     )
     st = EnvStatus(env=env, kind=env_doc.get("kind"), target=target)
     if env_doc.get("kind") == "hosted" or env_doc.get("control_plane"):
-        from engine.deploy.deploy import check_control_plane
+        from engine.deploy.control_plane import check_control_plane
 
         st.ledger = {
             "backend": "control_plane",

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from engine.project import Project
+
 
 class Checkout(BaseModel):
     root: str           # the project's directory in this checkout
@@ -75,3 +77,11 @@ def worktree_exists(origin: str) -> bool:
     """A linked worktree still exists when its directory still holds its `.git` file."""
     top = Path(origin)
     return (top / ".git").exists()
+
+
+def refresh_session(project: Project, checkout: Checkout, env: str) -> None:
+    """The local session presence row (spec 2: one per worktree per machine)."""
+    from engine.ledger.store import Ledger
+
+    with Ledger.open(project.key) as ledger:
+        ledger.upsert_session(checkout.key, env, checkout.branch, is_dirty(Path(checkout.root)))

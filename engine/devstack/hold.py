@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.devstack import stacks as registry
-from engine.devstack.checkout import Checkout
+from engine.devstack.checkout import Checkout, refresh_session
 from engine.devstack.stacks import StackStatus
 from engine.errors import EngineError
 
@@ -104,7 +104,6 @@ def restart(launcher: Any, proc: registry.StackProcess, no_build: bool, say: Cal
 def hold(launcher: Any, opts: Any, checkout: Checkout, progress: Callable[[str], None] | None,
          on_status: Callable[[StackStatus], None] | None, events: list[str], watcher: Watcher | None) -> None:
     """Block until interrupted (KeyboardInterrupt) or until the stack is stopped from elsewhere."""
-    from engine.devstack.up import _refresh_session
 
     def say(message: str) -> None:
         events.append(message)
@@ -125,7 +124,7 @@ def hold(launcher: Any, opts: Any, checkout: Checkout, progress: Callable[[str],
             if on_status:
                 on_status(registry.status_of(launcher.stack))
             if time.monotonic() - refreshed > SESSION_REFRESH:  # spec 2: refreshed while a stack runs
-                _refresh_session(launcher.project, checkout, launcher.env)
+                refresh_session(launcher.project, checkout, launcher.env)
                 refreshed = time.monotonic()
             while watcher is not None:
                 try:

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from engine.devstack import stacks as registry
 from engine.devstack.blocks import BLOCK_SIZE, allocate
-from engine.devstack.checkout import Checkout, detect, is_dirty
+from engine.devstack.checkout import Checkout, detect, refresh_session
 from engine.devstack.stacks import Stack, StackProcess, StackStatus
 from engine.errors import EngineError, UsageError
 from engine.project import Project
@@ -229,7 +229,7 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
            on_status: Callable[[StackStatus], None] | None = None) -> UpResult:
     """Bring the stack up; hold it in the foreground when `opts.hold` (then tear it down)."""
     from engine.environments.evaluate import evaluate_environment
-    from engine.render.options import validate_options
+    from engine.environments.options import validate_options
 
     defines = validate_options(project, env, opts.defines)  # declared names only; derived refused (exit 2)
     env_doc = evaluate_environment(project, env, defines)
@@ -267,7 +267,7 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
 
         _say(progress, "deploy")
         check_target(target, env, preflight=True)  # raises: this version cannot apply clusters or compose
-    from engine.render import process_plan
+    from engine.environments.render import process_plan
 
     plan = process_plan(project, env, defines, port_offset=offset)
     chosen = _select(plan, opts.targets)
@@ -309,7 +309,7 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
         registry.stop_stack(stack)  # a failed or interrupted start leaves nothing running
         raise
     try:
-        _refresh_session(project, checkout, env)
+        refresh_session(project, checkout, env)
     except EngineError as exc:  # presence is best effort (spec 2 States: local session); the stack runs
         _say(progress, f"local session not recorded: {exc.message}")
     if not opts.hold:  # nobody holds a background stack: the keeper refreshes its session
@@ -336,11 +336,3 @@ def _context_of(env_doc: dict[str, Any], name: str) -> str | None:
         if w.get("name") == name:
             return (w.get("build") or {}).get("context")
     return None
-
-
-def _refresh_session(project: Project, checkout: Checkout, env: str) -> None:
-    """The local session presence row (spec 2: one per worktree per machine)."""
-    from engine.ledger.store import Ledger
-
-    with Ledger.open(project.key) as ledger:
-        ledger.upsert_session(checkout.key, env, checkout.branch, is_dirty(Path(checkout.root)))

@@ -40,8 +40,8 @@ class EnvConfig(BaseModel):
 def env_config(
     project: Project, env: str, options: Mapping[str, str] | None = None, workload: str | None = None
 ) -> EnvConfig:
-    from engine.render.k8s import secret_name
-    from engine.render.pipeline import render_environment
+    from engine.environments.render.k8s import secret_name
+    from engine.environments.render.pipeline import render_environment
 
     rendered = render_environment(project, env, options, charts=False)
     spec = rendered.environment

@@ -59,8 +59,8 @@ def _recorded_objects(bundle: dict[str, Any], charts: bool) -> dict[str, dict[st
 
 def diff_environment(project: Project, env: str, *, charts: bool = False) -> EnvDiff:
     from engine.environments.bundles import last_bundle
+    from engine.environments.render.pipeline import RenderWroteFiles
     from engine.environments.shape import compute_shape
-    from engine.render.pipeline import RenderWroteFiles
 
     try:
         shape = compute_shape(project, env, charts=charts)

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from engine.errors import EngineError, EnvironmentNotFound, KclError
+from engine.environments.files import MAIN_FILE, declared_names, env_file
+from engine.errors import EngineError, KclError
 from engine.project import Project
 
-MAIN_FILE = "main.k"
+__all__ = ["MAIN_FILE", "declared_names", "env_file", "evaluate_environment", "list_environments"]
+
 
 
 class EnvironmentSummary(BaseModel):
@@ -35,24 +36,6 @@ class EnvironmentList(BaseModel):
         return [e for e in self.environments if e.error]
 
 
-def declared_names(project: Project) -> list[str]:
-    """Directory names under deploy/kcl that hold a main.k, sorted."""
-    if not project.kcl_dir.is_dir():
-        return []
-    return sorted(p.parent.name for p in project.kcl_dir.glob(f"*/{MAIN_FILE}") if p.is_file())
-
-
-def env_file(project: Project, name: str) -> Path:
-    path = project.kcl_dir / name / MAIN_FILE
-    if not path.is_file():
-        known = ", ".join(declared_names(project)) or "none"
-        raise EnvironmentNotFound(
-            f"environment {name!r} is not declared: {path.relative_to(project.root)} does not exist",
-            hint=f"declared environments: {known}",
-        )
-    return path
-
-
 def evaluate_environment(
     project: Project, name: str, options: dict[str, str] | None = None
 ) -> dict[str, Any]:
@@ -73,8 +56,8 @@ def evaluate_environment_tracked(
     `options` are the user's -D values (already validated); `derived` the tool's own options
     (spec 2: env, namespace, image_tag, image_digests, worktree, branch), computed when None.
     """
+    from engine.environments.options import derived_options
     from engine.kcl.evaluate import evaluate_tracked
-    from engine.render.options import derived_options
 
     path = env_file(project, name)
     merged = dict(derived if derived is not None else derived_options(project, name))

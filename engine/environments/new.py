@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from engine.environments.render.model import EnvironmentSpec
 from engine.errors import EngineError, UsageError
 from engine.project import Project
-from engine.render.model import EnvironmentSpec
 
 BINDERS = ("hosted", "cluster", "bucket")
 _ENV_NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
@@ -207,8 +207,8 @@ def new_environment(
     check: bool = False,
 ) -> NewEnvironment:
     from engine.environments.evaluate import env_file, evaluate_environment
+    from engine.environments.render.pipeline import PlaceholderLeft, find_placeholders
     from engine.paths import atomic_write_bytes
-    from engine.render.pipeline import PlaceholderLeft, find_placeholders
 
     if not _ENV_NAME.match(name):
         raise UsageError(

@@ -114,9 +114,9 @@ def compute_shape(
     charts: bool = True,
 ) -> Shape:
     """Render `env` and project it; fails (RenderWroteFiles, exit 1) if the render wrote files."""
+    from engine.environments.render.k8s import image_reference
+    from engine.environments.render.pipeline import render_environment
     from engine.kcl.evaluate import KCL_LIB_VERSION
-    from engine.render.k8s import image_reference
-    from engine.render.pipeline import render_environment
 
     rendered = render_environment(
         project,

@@ -51,7 +51,7 @@ def iso(us: int | None) -> str | None:
 
 def workflow_name(source: str) -> str:
     """Validate a workflow document with the run engine's own parser before storing it."""
-    from engine.runs.workflow import WorkflowError, parse_workflow
+    from engine.workflows.definition import WorkflowError, parse_workflow
 
     try:
         doc = yaml.safe_load(source)
@@ -340,7 +340,7 @@ def replay(engine: Engine, automation: str, delivery_id: str) -> Delivery:
     """Replay a recorded delivery as a NEW delivery and run (issue 8 item 5): its payload is copied,
     it is recorded in history as `replay of <id>` (auth `replay`), and it is queued like any
     accepted delivery. No de-duplication key: a replay is asked for, never a retry."""
-    from engine.server.ingest import delivery_id as new_delivery_id
+    from engine.hooks.models import delivery_id as new_delivery_id
 
     with store.write(engine) as conn:
         auto = _automation_row(conn, automation)

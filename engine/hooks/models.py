@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -111,3 +112,9 @@ class AutomationList(BaseModel):
 
 
 Automation.model_rebuild()
+
+
+def delivery_id(received_us: int, random_hex: str | None = None) -> str:
+    """Time-ordered ids: new rows append at the right edge of the primary-key B-tree instead of
+    touching a random page each (fewer pages per group commit). 10 random hex digits follow."""
+    return f"dlv_{received_us:014x}{random_hex or secrets.token_hex(5)}"

@@ -138,27 +138,3 @@ def verify(
         else (2 if "UNREACHABLE" in outcomes else 0)
     )
     return VerifyResult(version=version, strict=strict, checks=checks), code
-
-
-class WhereResult(BaseModel):
-    version: str
-    cut: bool
-    environments: list[dict[str, Any]]
-
-
-def where(project: Project, version: str, env: str | None = None) -> tuple[WhereResult, int]:
-    """0 bound somewhere; 1 exists but unbound or never cut; 2 ledger unreadable (LedgerUnreadable)."""
-    from engine.ledger.store import Ledger
-    from engine.releases.store import check_version, find_release
-
-    check_version(version)
-    cut = find_release(project, version) is not None
-    from engine.ledger.store import LedgerUnreadable
-
-    try:
-        with Ledger.open(project.key) as ledger:
-            bound = [p for p in ledger.bound_envs(version) if env is None or p.env == env]
-    except LedgerUnreadable as exc:  # `release where` exits 2 when the ledger is unreadable
-        raise LedgerUnreadable(exc.message, hint=exc.hint, exit_code=2) from exc
-    rows = [{"env": p.env, "promotion_id": p.id, "promoted_at": p.created_at, "who": p.who} for p in bound]
-    return WhereResult(version=version, cut=cut, environments=rows), (0 if rows else 1)

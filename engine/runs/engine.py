@@ -14,32 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from engine.errors import EngineError
-from engine.runs.workflow import Workflow
+from engine.runs.records import RunRecord, RunStep
+from engine.workflows.definition import Workflow
 
-
-class RunStep(BaseModel):
-    index: int
-    kind: str  # tool_call | tool_result | message
-    name: str | None = None
-    data: dict[str, Any] = {}
-
-
-class RunRecord(BaseModel):
-    id: str
-    workflow: str
-    status: str  # running | succeeded | failed
-    steps: list[RunStep] = []
-    inputs: dict[str, Any] = {}
-    error: str | None = None
-    plan: dict[str, Any] | None = None
-    tasks: list[dict[str, Any]] = []
-    tools: list[str] = []
-    spawn: list[dict[str, Any]] = []  # sub-agent presets parsed from the tool_filter (spec 1, step 4)
-    started_at: float = 0.0
-    finished_at: float | None = None
+__all__ = ["RunRecord", "RunStep", "execute_run", "new_run_id"]
 
 
 def new_run_id() -> str:

@@ -17,7 +17,7 @@ from engine.errors import EngineError
 from engine.paths import atomic_write_bytes
 
 if TYPE_CHECKING:
-    from engine.runs.engine import RunRecord
+    from engine.runs.records import RunRecord
 
 
 class RunNotFound(EngineError):
@@ -40,7 +40,7 @@ def save_run(record: RunRecord, home: Path | None = None) -> Path:
 
 
 def load_run(run_id: str, home: Path | None = None) -> RunRecord:
-    from engine.runs.engine import RunRecord
+    from engine.runs.records import RunRecord
 
     path = run_dir(run_id, home) / "run.json"
     try:
@@ -72,7 +72,7 @@ class RunPage(BaseModel):
 
 def list_runs(home: Path | None = None, *, limit: int = 50, before: str = "") -> RunPage:
     """Runs recorded under the runs home, newest first (run ids start with their UTC start time)."""
-    from engine.runs.engine import RunRecord
+    from engine.runs.records import RunRecord
 
     root = home or runs_home()
     if limit < 1:

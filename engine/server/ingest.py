@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from engine.db.store import deliveries, run_queue
-from engine.hooks.models import TriggerDefinition
+from engine.hooks.models import TriggerDefinition, delivery_id
 from engine.hooks.payload import build_payload, dedupe_key
 from engine.hooks.secrets import SecretBox, hash_matches, token_hash
 from engine.hooks.signature import verify
@@ -281,9 +281,3 @@ def _delivery_row(sub: Submission, state: _TriggerState, method: str, random_hex
         "detail": None,
         "updated_at": sub.received_us,
     }
-
-
-def delivery_id(received_us: int, random_hex: str | None = None) -> str:
-    """Time-ordered ids: new rows append at the right edge of the primary-key B-tree instead of
-    touching a random page each (fewer pages per group commit). 10 random hex digits follow."""
-    return f"dlv_{received_us:014x}{random_hex or secrets.token_hex(5)}"

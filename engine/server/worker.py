@@ -172,7 +172,7 @@ class WorkerPool:
         import yaml
 
         from engine.runs.engine import execute_run
-        from engine.runs.workflow import parse_workflow
+        from engine.workflows.definition import parse_workflow
 
         root = self.data_dir / "workspaces" / auto.id
         root.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,20 @@ from pydantic import BaseModel
 
 from engine.errors import EngineError
 
+# The tags tools carry; a tool_filter's `tag:<name>` entries name one of these (spec 1, tool_filter).
+TAGS = (
+    "default",
+    "readonly",
+    "file",
+    "search",
+    "execution",
+    "web",
+    "planning",
+    "analysis",
+    "workflow",
+    "mcp",
+)
+
 
 class ToolError(EngineError):
     """A tool call failed as a whole (nothing was changed); the message is what the agent sees."""

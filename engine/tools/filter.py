@@ -16,7 +16,7 @@ import re
 from pydantic import BaseModel
 
 from engine.errors import EngineError
-from engine.tools.base import Tool
+from engine.tools.base import TAGS, Tool
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _SPAWN = re.compile(r"^spawn:([A-Za-z0-9_.\-]+)\(([^()]*)\)$")
@@ -40,8 +40,6 @@ class FilterResult(BaseModel):
 
 
 def apply_filter(entries: list[str] | None, tools: dict[str, Tool]) -> FilterResult:
-    from engine.tools.registry import TAGS
-
     entries = list(entries or []) or ["tag:default"]
     included: list[str] = []
     excluded: set[str] = set()

@@ -19,18 +19,6 @@ from engine.tools.base import InvalidParams, Tool, ToolContext, ToolError, ToolR
 # One module per tool family (spec 1, Tags); each exposes TOOLS.
 FAMILIES = ("file", "patch", "search", "execution", "web", "planning", "analysis", "worktree", "workflow")
 
-TAGS = (
-    "default",
-    "readonly",
-    "file",
-    "search",
-    "execution",
-    "web",
-    "planning",
-    "analysis",
-    "workflow",
-    "mcp",
-)
 
 
 @cache

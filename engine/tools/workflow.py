@@ -1,6 +1,6 @@
 """Workflow-builder tools (spec 1 tag `workflow`; parameters not given by the spec, so designed here).
 
-They edit a workflow definition (the YAML format of engine.runs.workflow) held in a file: `path`
+They edit a workflow definition (the YAML format of engine.workflows.definition) held in a file: `path`
 (relative to the project root) or, by default, the session's draft `<session>/workflow.yaml`.
 - read_workflow_state {path?}: the current definition and whether it is valid.
 - set_workflow {definition, path?}: replace the whole definition (validated; refused if invalid).
@@ -44,10 +44,10 @@ def _read(path: Path) -> dict[str, Any]:
 def problems(definition: dict[str, Any], base_dir: Path | None = None) -> list[str]:
     """Everything wrong with a definition, empty when it would run."""
     from engine.errors import EngineError
-    from engine.runs.providers import load_script
-    from engine.runs.workflow import parse_workflow
     from engine.tools.filter import apply_filter
     from engine.tools.registry import available_tools
+    from engine.workflows.definition import parse_workflow
+    from engine.workflows.script import load_script
 
     try:
         workflow = parse_workflow(definition, base_dir=base_dir)

@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from engine.environments.render.model import EnvironmentSpec
 from engine.errors import EngineError, KclError, UsageError
 from engine.project import Project
-from engine.render.model import EnvironmentSpec
 
 PLACEHOLDER = "REPLACE_ME_"
 
@@ -142,7 +142,7 @@ def render_environment(
 ) -> Rendered:
     """Evaluate and render `env`. Raises KclError, UsageError, PlaceholderLeft, RenderWroteFiles."""
     from engine.environments.evaluate import evaluate_environment_tracked
-    from engine.render.options import derived_options, validate_options
+    from engine.environments.options import derived_options, validate_options
 
     user = validate_options(project, env, options or {})
     derived = derived_options(project, env, image_tag=image_tag, image_digests=image_digests)
@@ -175,7 +175,7 @@ def render_environment(
     tag = derived["image_tag"]
     objects: list[RenderedObject] = []
     if spec.runtime in ("k8s", "hosted"):
-        from engine.render.k8s import render_manifests
+        from engine.environments.render.k8s import render_manifests
 
         for owner, manifest in render_manifests(
             spec, project=project.key, namespace=namespace, image_tag=tag, digests=digests
@@ -196,7 +196,7 @@ def render_environment(
                 spec, cluster, (spec.target.namespace if spec.target else None) or namespace
             )
     elif spec.runtime == "compose":
-        from engine.render.compose import render_services
+        from engine.environments.render.compose import render_services
 
         for name, service in render_services(spec, image_tag=tag, digests=digests):
             objects.append(
@@ -205,7 +205,7 @@ def render_environment(
                 )
             )
     else:
-        from engine.render.process import plan_processes
+        from engine.environments.render.process import plan_processes
 
         plan = plan_processes(spec, project=project.key, root=project.root, port_offset=port_offset)
         for proc in plan.processes:
@@ -287,7 +287,7 @@ def yaml_stream(rendered: Rendered, objects: list[RenderedObject]) -> str:
     if rendered.runtime == "compose":
         if not objects:
             return ""
-        from engine.render.compose import compose_document
+        from engine.environments.render.compose import compose_document
 
         doc = compose_document(rendered.compose_name or rendered.env, [(o.name, o.document) for o in objects])
         return f"# cluster: {objects[0].cluster}\n{dump(doc)}"

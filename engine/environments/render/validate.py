@@ -44,7 +44,7 @@ def _incomplete(runtime: str, doc: dict[str, Any]) -> str | None:
 
 def validate_kcl(project: Project) -> KclValidation:
     from engine.environments.evaluate import declared_names
-    from engine.render.pipeline import render_environment
+    from engine.environments.render.pipeline import render_environment
 
     rows: list[EnvValidation] = []
     for name in declared_names(project):

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from engine.environments.render.model import EnvironmentSpec, Workload
 from engine.errors import EngineError
-from engine.render.model import EnvironmentSpec, Workload
 
 LABEL_NAME = "app.kubernetes.io/name"
 LABEL_PART_OF = "app.kubernetes.io/part-of"

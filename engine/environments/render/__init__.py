@@ -1,6 +1,6 @@
 """Rendering environments for their runtimes (k8s manifests, compose file, process plan).
 
-Kept light: the functions below import their modules on call (see engine/render/pipeline.py).
+Kept light: the functions below import their modules on call (see engine/environments/render/pipeline.py).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from engine.environments.render.process import ProcessPlan
     from engine.project import Project
-    from engine.render.process import ProcessPlan
 
 
 def process_plan(
@@ -20,9 +20,9 @@ def process_plan(
 
     Raises RenderError (exit 1) when `env` does not run as processes (k8s, compose, hosted).
     """
-    from engine.render.k8s import RenderError
-    from engine.render.pipeline import render_environment
-    from engine.render.process import plan_processes
+    from engine.environments.render.k8s import RenderError
+    from engine.environments.render.pipeline import render_environment
+    from engine.environments.render.process import plan_processes
 
     rendered = render_environment(project, env, options, port_offset=port_offset)
     if rendered.runtime != "process":

@@ -88,7 +88,7 @@ def declared_options(file: Path, relative_to: Path | None = None) -> list[Render
 
 
 def env_options(project: Project, env: str) -> EnvOptions:
-    from engine.environments.evaluate import env_file
+    from engine.environments.files import env_file
 
     path = env_file(project, env)
     return EnvOptions(
@@ -122,7 +122,7 @@ def validate_options(project: Project, env: str, options: Mapping[str, str]) -> 
             f"{', '.join(DERIVED_OPTIONS)} are derived from the environment, release and checkout",
             hint=f"list the options you can set with: framework env options {env}",
         )
-    from engine.environments.evaluate import env_file
+    from engine.environments.files import env_file
 
     declared = {o.name: o for o in declared_options(env_file(project, env), project.root)}
     unknown = sorted(set(options) - set(declared))
