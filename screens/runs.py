@@ -120,17 +120,8 @@ class RunsScreen(TableKeys, DashboardScreen):
         self.query_one("#runs-status", Static).update(
             f"{len(rows)} of {len(self.page.runs)} runs   (same as: platform runs list)")
 
-    def action_reload(self) -> None:
-        self.load()
-
-    @on(Input.Changed, "#filter")
-    def _filter_changed(self) -> None:
-        if self.page is not None and self.page.runs:
-            self._render_rows()
-
-    @on(Input.Submitted, "#filter")
-    def _filter_submitted(self) -> None:
-        self._main_table().focus()
+    def _rows_ready(self) -> bool:
+        return self.page is not None and bool(self.page.runs)
 
     @on(DataTable.RowSelected, "#runs-table")
     def _open(self, event: DataTable.RowSelected) -> None:
@@ -264,14 +255,6 @@ class RunDetailScreen(TableKeys, Screen[None]):
             self.action_clear_filter()
         else:
             self.app.pop_screen()
-
-    @on(Input.Changed, "#filter")
-    def _filter_changed(self) -> None:
-        self._render_rows()
-
-    @on(Input.Submitted, "#filter")
-    def _filter_submitted(self) -> None:
-        self._steps_table().focus()
 
 
 def _step_detail(step: Any) -> str:

@@ -83,7 +83,8 @@ def _log_of(project_key: str, env: str, workload: str) -> Path | None:
 def rollouts(project: Project, now: float | None = None) -> RolloutsView:
     from engine.deploy.status import observe_env
     from engine.environments.evaluate import declared_names, evaluate_environment
-    from engine.ledger.store import Ledger, pid_alive
+    from engine.ledger.store import Ledger
+    from engine.processes import pid_alive
 
     now = now or time.time()
     host = socket.gethostname()

@@ -73,7 +73,7 @@ def affected(processes: list[registry.StackProcess], paths: set[str]) -> list[re
 
 def _wait_ports_released(ports: list[int], timeout: float) -> None:
     """The stopped leader can be gone while the rest of its process group still holds the port."""
-    from engine.runtime.process import port_free
+    from engine.processes import port_free
 
     deadline = time.monotonic() + timeout
     while any(not port_free(p) for p in ports) and time.monotonic() < deadline:

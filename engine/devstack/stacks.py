@@ -21,6 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from engine.paths import atomic_write_bytes, ledger_home
+from engine.processes import ancestors, start_time
 
 MARK_STACK = "FRAMEWORK_STACK"
 MARK_STACK_ID = "FRAMEWORK_STACK_ID"
@@ -154,33 +155,6 @@ def forget(stack: Stack) -> None:
 
 
 # -- /proc ------------------------------------------------------------------------------------
-
-def _stat_fields(pid: int) -> list[str] | None:
-    """Fields of /proc/<pid>/stat after the command name (field 3 onwards)."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text(errors="replace")
-    except OSError:
-        return None
-    return text.rsplit(")", 1)[1].split()
-
-
-def start_time(pid: int) -> int | None:
-    fields = _stat_fields(pid)
-    return int(fields[19]) if fields and len(fields) > 19 else None
-
-
-def ancestors(pid: int | None = None) -> set[int]:
-    """`pid` (default: this process) and every ancestor up the ppid chain."""
-    seen: set[int] = set()
-    current = pid or os.getpid()
-    while current > 0 and current not in seen:
-        seen.add(current)
-        fields = _stat_fields(current)
-        if not fields:
-            break
-        current = int(fields[1])
-    return seen
-
 
 def ownership(stack: Stack, proc: StackProcess) -> str:
     """`ours`, `gone`, or `left_alone` (markers, start time or ancestry do not allow a signal)."""

@@ -11,7 +11,6 @@ is torn down; `--background` beats `--watch`.
 from __future__ import annotations
 
 import os
-import socket
 import time
 import uuid
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from engine.devstack.blocks import BLOCK_SIZE, allocate
 from engine.devstack.checkout import Checkout, detect, refresh_session
 from engine.devstack.stacks import Stack, StackProcess, StackStatus
 from engine.errors import EngineError, UsageError
+from engine.processes import port_free
 from engine.project import Project
 
 Progress = Callable[[str], None]
@@ -84,17 +84,6 @@ class UpResult(BaseModel):
 def _say(progress: Progress | None, message: str) -> None:
     if progress:
         progress(message)
-
-
-def port_in_use(port: int) -> bool:
-    """Something already listens on 127.0.0.1:<port> (or holds it)."""
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return True
-    return False
 
 
 def _watch_paths(root: Path, cwd: Path, command: list[str], context: str | None) -> list[str]:
@@ -271,7 +260,7 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
 
     plan = process_plan(project, env, defines, port_offset=offset)
     chosen = _select(plan, opts.targets)
-    busy = [(p.name, port.port) for p in chosen for port in p.ports if port_in_use(port.port)]
+    busy = [(p.name, port.port) for p in chosen for port in p.ports if not port_free(port.port)]
     if busy:
         name, number = busy[0]
         raise PortBusy(f"port {number} for {name} (block {entry.block} of key {checkout.key!r}) is already in use "

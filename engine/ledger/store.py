@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from engine.errors import EngineError
 from engine.paths import ledger_home
+from engine.processes import pid_alive
 
 SESSION_TTL_SECONDS = 24 * 3600  # spec 2 Limits: local session record discarded after 24 h without refresh
 
@@ -182,21 +183,6 @@ def who() -> str:
 
 def ledger_path() -> Path:
     return ledger_home() / "ledger.sqlite3"
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # a zombie child counts as gone
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 class Ledger:

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from engine.errors import EngineError
 from engine.paths import atomic_write_bytes, ledger_home
+from engine.processes import environ_markers, free_port, port_free
 
 OWNER = "framework"
 POLL = 0.1
@@ -78,21 +79,7 @@ def _records(project_key: str, env: str) -> list[tuple[Path, dict[str, Any]]]:
 
 def read_markers(pid: int) -> dict[str, str] | None:
     """The FRAMEWORK_* markers of a live process, or None when it is gone or unreadable."""
-    try:
-        raw = Path(f"/proc/{pid}/environ").read_bytes()
-        stat = Path(f"/proc/{pid}/stat").read_text(errors="replace")
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    except PermissionError:
-        return {}
-    if stat.rsplit(")", 1)[1].split()[0] == "Z":
-        return None
-    marks = {}
-    for item in raw.split(b"\0"):
-        key, _, value = item.partition(b"=")
-        if key.startswith(b"FRAMEWORK_"):
-            marks[key.decode()] = value.decode(errors="replace")
-    return marks
+    return environ_markers(pid, b"FRAMEWORK_")
 
 
 def owned(record: dict[str, Any]) -> bool:
@@ -106,22 +93,6 @@ class PortBusy(EngineError):
     """The declared port is held by a process that is not this environment's: fail fast, say so."""
 
     code = "port_in_use"
-
-
-def port_free(port: int) -> bool:
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Instance:

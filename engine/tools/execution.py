@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.paths import atomic_write_bytes
+from engine.processes import pid_alive
 from engine.tools.base import (
     Tool,
     ToolContext,
@@ -76,7 +77,7 @@ class ProcessTable:
                 exit_code=int(text) if text.lstrip("-").isdigit() else None,
                 ended_at=entry.get("ended_at") or time.time(),
             )
-        elif not _alive(entry["pid"]) if child is None else child.returncode is not None:
+        elif not pid_alive(entry["pid"]) if child is None else child.returncode is not None:
             entry.update(
                 status="completed",
                 exit_code=None if child is None else child.returncode,
@@ -153,20 +154,6 @@ class ProcessTable:
                 self.kill(pid_id)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie we cannot reap (another program started it) is not running
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(") ", 1)[1][:1] != "Z"
-    except OSError:
-        return True
-
-
 def _kill_group(pid: int, child: subprocess.Popen[bytes] | None, grace: float = 2.0) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
@@ -178,7 +165,7 @@ def _kill_group(pid: int, child: subprocess.Popen[bytes] | None, grace: float = 
             if child is not None:
                 if child.poll() is not None:
                     return
-            elif not _alive(pid):
+            elif not pid_alive(pid):
                 return
             time.sleep(0.02)
     if child is not None:

@@ -175,9 +175,6 @@ class RolloutsScreen(TableKeys, DashboardScreen):
     def _highlighted(self) -> None:
         self._render_selected()
 
-    def action_reload(self) -> None:
-        self.load()
-
     # -- supersede -------------------------------------------------------------------------
     def action_supersede(self) -> None:
         from screens.deploys.confirm import ConfirmDeployScreen

@@ -104,7 +104,6 @@ class DevStacksScreen(TableKeys, DashboardScreen):
         self.loads = 0
         self.busy = ""  # the action a worker is running ("" when idle)
         self._observer: Any = None
-        self._reload_timer: Any = None
 
     def compose_body(self) -> ComposeResult:
         yield Static("loading dev stacks ...", id="stacks-status", classes="status-line")
@@ -314,14 +313,9 @@ class DevStacksScreen(TableKeys, DashboardScreen):
         self._observer = observer
 
     def on_stacks_dir_changed(self, _: StacksDirChanged) -> None:
-        if self._reload_timer is not None:
-            self._reload_timer.stop()
-        self._reload_timer = self.set_timer(self.app.settings.debounce_seconds, self.load)
+        self.reload_soon()
 
     # -- actions ---------------------------------------------------------------------------
-    def action_reload(self) -> None:
-        self.load()
-
     def _say(self, line: str) -> None:
         log = self.query_one("#stacks-progress", Log)
         log.display = True
@@ -483,10 +477,4 @@ class DevStacksScreen(TableKeys, DashboardScreen):
         blocks = ", ".join(str(e.block) for e in change.reclaimed)
         self.post_message(ActionDone("release", True, f"released block {blocks} of key {_key(key)}"))
 
-    @on(Input.Changed, "#filter")
-    def _filter_changed(self) -> None:
-        self._render_rows()
 
-    @on(Input.Submitted, "#filter")
-    def _filter_submitted(self) -> None:
-        self._stacks_table().focus()

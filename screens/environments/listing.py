@@ -18,7 +18,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Static
 
 from screens.base import DashboardScreen
 from screens.widgets.background import in_daemon_thread
@@ -102,7 +102,6 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
         self.loads = 0
         self._loading = 0
         self._observer: Any = None
-        self._reload_timer: Any = None
 
     def compose_body(self) -> ComposeResult:
         yield Static("loading environments ...", id="env-status", classes="status-line")
@@ -225,22 +224,11 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
             self._observer = None
 
     def on_kcl_files_changed(self, _: KclFilesChanged) -> None:
-        if self._reload_timer is not None:
-            self._reload_timer.stop()
-        self._reload_timer = self.set_timer(self.app.settings.debounce_seconds, self.load)
+        self.reload_soon()
 
     # -- actions ---------------------------------------------------------------------------
-    def action_reload(self) -> None:
-        self.load()
-
-    @on(Input.Changed, "#filter")
-    def _filter_changed(self) -> None:
-        if self.result is not None:
-            self._render_rows()
-
-    @on(Input.Submitted, "#filter")
-    def _filter_submitted(self) -> None:
-        self.query_one("#env-table").focus()
+    def _rows_ready(self) -> bool:
+        return self.result is not None
 
     def _main_table(self) -> DataTable[str]:
         return self.query_one("#env-table", DataTable)

@@ -168,9 +168,6 @@ class WebhookHistoryScreen(TableKeys, Screen[None]):
             self.cursors.pop()
             self.load()
 
-    def action_reload(self) -> None:
-        self.load()
-
     def action_inspect(self) -> None:
         from screens.webhooks.payload import PayloadModal
 

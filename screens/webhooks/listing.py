@@ -164,17 +164,8 @@ class WebhooksScreen(TableKeys, DashboardScreen):
             f"e {toggle:<9}  platform trigger {toggle} {a} {n}\n"
             f"enter        platform trigger history {a} {n}")
 
-    def action_reload(self) -> None:
-        self.load()
-
-    @on(Input.Changed, "#filter")
-    def _filter_changed(self) -> None:
-        if self.result is not None:
-            self._render_rows()
-
-    @on(Input.Submitted, "#filter")
-    def _filter_submitted(self) -> None:
-        self._main_table().focus()
+    def _rows_ready(self) -> bool:
+        return self.result is not None
 
     def action_history(self) -> None:
         from screens.webhooks.history import WebhookHistoryScreen

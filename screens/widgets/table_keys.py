@@ -1,7 +1,9 @@
 """Keyboard habits shared by screens built around one table: j/k/g/G, `/` filter, esc clears it.
 
 A screen mixes in `TableKeys`, names its table in `_main_table()`, re-renders in `_render_rows()`
-and adds `table_bindings("<screen id>")` to its BINDINGS (every binding has an id). The filter box
+(when `_rows_ready()`), reloads in `load()`, and adds `table_bindings("<screen id>")` to its BINDINGS
+(every binding has an id). The mixin owns the filter box's events, `r` reload and the debounced
+reload of file-watching screens (`reload_soon`). The filter box
 is an Input with id `filter`: composed by the screen, or, when the screen names a
 `FILTER_PLACEHOLDER` instead, mounted above the table on the first `/` (an Input is a good part of
 a screen's mount time; the first screen leaves it out of its first frame, bench/dashboard.py).
@@ -40,6 +42,30 @@ class TableKeys:
     query_one: Any
     _main_table: Callable[[], DataTable[str]]
     _render_rows: Callable[[], None]
+    load: Callable[[], Any]
+    set_timer: Callable[..., Any]
+    _reload_timer: Any = None
+
+    def _rows_ready(self) -> bool:
+        """Whether there are rows to re-render when the filter changes (a screen narrows this)."""
+        return True
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter" and self._rows_ready():
+            self._render_rows()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            self._main_table().focus()
+
+    def action_reload(self) -> None:
+        self.load()
+
+    def reload_soon(self) -> None:
+        """Reload once a burst of changes has settled (the app's debounce), not once per change."""
+        if self._reload_timer is not None:
+            self._reload_timer.stop()
+        self._reload_timer = self.set_timer(self.app.settings.debounce_seconds, self.load)
 
     def action_cursor_down(self) -> None:
         self._main_table().action_cursor_down()
