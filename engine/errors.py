@@ -26,6 +26,12 @@ class EngineError(Exception):
         return doc
 
 
+class InvalidInput(EngineError):
+    """A value the command was given cannot be used (exit 1): a bad file, flag combination or name."""
+
+    code = "invalid_input"
+
+
 class UsageError(EngineError):
     """Invalid input on the command line (exit 2, as argument parsers do)."""
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import signal
-import time
 from pathlib import Path
 
 import httpx
@@ -32,6 +31,19 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
+def _unread_input(pid: int) -> int:
+    """Bytes written to `pid`'s stdin pipe and not yet read (FIONREAD on the pipe, opened through /proc)."""
+    import fcntl
+    import struct
+    import termios
+
+    fd = os.open(f"/proc/{pid}/fd/0", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    finally:
+        os.close(fd)
+
+
 def _gone(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -52,7 +64,8 @@ def test_a_dead_recorder_means_503_then_a_new_recorder_accepts(server_factory, t
         pending = pool.submit(
             httpx.post, act["url_with_token"], json={"n": 2}, headers={"X-Delivery-Id": "d2"}, timeout=30
         )
-        time.sleep(0.5)
+        # the event: the delivery's frame is waiting in the stopped recorder's input pipe
+        wait_for(lambda: _unread_input(first) > 0, what="the delivery to reach the stopped recorder")
         assert not pending.done()
         os.kill(first, signal.SIGKILL)
         lost = pending.result()

@@ -18,13 +18,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine.errors import EngineError
+from engine.errors import EngineError, InvalidInput
 from engine.paths import atomic_write_bytes, ledger_home
 from engine.project import Project
 from engine.releases.git import provenance
 from engine.releases.store import (
     Artifact,
-    InvalidInput,
     Release,
     auto_name,
     cas_put,

@@ -13,10 +13,10 @@ from pydantic import BaseModel, Field
 
 from engine.deploy.control_plane import check_control_plane
 from engine.deploy.plan import DeployPlan, compute_plan
-from engine.errors import EngineError
+from engine.errors import EngineError, InvalidInput
 from engine.ledger.store import Gate, Ledger, PromotionConflict, RolloutInFlight
 from engine.project import Project
-from engine.releases.store import InvalidInput, Release, load_release
+from engine.releases.store import Release, load_release
 
 Confirm = Callable[[DeployPlan | None, str], bool]
 Emit = Callable[[dict[str, Any]], None]

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from engine.errors import EngineError
+from engine.errors import EngineError, InvalidInput
 from engine.ledger.store import Gate, Ledger, PromotionConflict
 from engine.project import Project
-from engine.releases.store import InvalidInput
 
 GATE_STATUSES = ("passed", "failed", "skipped", "error", "pending")
 
@@ -125,7 +125,7 @@ def record(
     _machine_ledger_only(project, env)
     if from_file is not None:
         try:
-            text = Path(from_file).read_text() if from_file != "-" else __import__("sys").stdin.read()
+            text = Path(from_file).read_text() if from_file != "-" else sys.stdin.read()
             doc = json.loads(text)
         except (OSError, ValueError) as exc:
             raise InvalidInput(f"--from {from_file}: cannot read JSON: {exc}") from exc

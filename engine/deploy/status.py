@@ -8,6 +8,7 @@ while pending, progressing or stabilizing.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -142,7 +143,7 @@ def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Led
         w = declared.get(name, {})
         spec = WorkloadSpec(name=name, run=[], health=_health(w))
         checks = [
-            check_health(spec, i.get("port"), Instance(i, __import__("pathlib").Path(i["record"])))
+            check_health(spec, i.get("port"), Instance(i, Path(i["record"])))
             for i in alive
         ]
         healthy = bool(checks) and all(ok for ok, _ in checks)

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine.errors import EngineError
+from engine.errors import EngineError, InvalidInput
 from engine.paths import atomic_write_bytes, ledger_home
 from engine.project import Project
 from engine.releases.git import Provenance
@@ -36,10 +36,6 @@ class ReleaseConflict(EngineError):
     """Re-cutting a version over different artifacts (releases are immutable)."""
 
     code = "release_conflict"
-
-
-class InvalidInput(EngineError):
-    code = "invalid_input"
 
 
 class Artifact(BaseModel):

@@ -51,6 +51,27 @@ def frame(obj: Any) -> bytes:
     return _LENGTH.pack(len(data)) + data
 
 
+
+# -- the pipe protocol's records ----------------------------------------------------------------
+# On the wire an item is a plain tuple (marshal takes no tuple subclasses); in code it is named:
+# a request is (seq, *Submission), a reply is (seq, *Verdict).
+
+
+def encode_request(seq: int, submission: Submission) -> tuple[Any, ...]:
+    return (seq, *submission)
+
+
+def decode_request(item: tuple[Any, ...]) -> tuple[int, Submission]:
+    return item[0], Submission._make(item[1:])
+
+
+def encode_reply(seq: int, verdict: Verdict) -> tuple[Any, ...]:
+    return (seq, *verdict)
+
+
+def decode_reply(item: tuple[Any, ...]) -> tuple[int, Verdict]:
+    return item[0], Verdict._make(item[1:])
+
 class _Frames:
     """Splits a byte stream into frames."""
 
@@ -162,9 +183,8 @@ class RecorderClient:
         seq = self._seq
         future: asyncio.Future[Verdict] = loop.create_future()
         self._waiting[seq] = future
-        self._pending.append(
-            (seq, trigger_id, path_token, bearer, body, headers, query, content_type, too_large, now_us())
-        )
+        self._pending.append(encode_request(seq, Submission(
+            trigger_id, path_token, bearer, body, headers, query, content_type, too_large, now_us())))
         if not self._scheduled and self._in_flight < MAX_IN_FLIGHT:
             # After this loop iteration: requests that arrived together travel as one frame.
             self._scheduled = True
@@ -178,7 +198,7 @@ class RecorderClient:
         pending, self._pending = self._pending, []
         if self._writer is None or self._writer.is_closing():
             for item in pending:
-                self._answer(item[0], REFUSED)
+                self._answer(decode_request(item)[0], REFUSED)
             return
         self._in_flight += 1
         self._writer.write(frame(pending))
@@ -188,9 +208,10 @@ class RecorderClient:
         self._in_flight = max(0, self._in_flight - covered)
         self._send()
         queued = False
-        for seq, *verdict in replies:
-            self._answer(seq, Verdict(*verdict))
-            queued = queued or verdict[2] == "queued"
+        for reply_item in replies:
+            seq, verdict = decode_reply(reply_item)
+            self._answer(seq, verdict)
+            queued = queued or verdict.outcome == "queued"
         if queued:
             self.on_enqueued()
 
@@ -279,9 +300,9 @@ def run(data_dir: Path) -> int:
         _write_all(stdout, frame((0, [])))  # ready: an answer that covers no frame
     try:
         while (batch := _read_batch(stdin, frames)) is not None:
-            items = [item for group in batch for item in group]
-            verdicts = recorder.record([Submission._make(item[1:]) for item in items])
-            replies = [(item[0], *verdict) for item, verdict in zip(items, verdicts, strict=True)]
+            requests = [decode_request(item) for group in batch for item in group]
+            verdicts = recorder.record([submission for _, submission in requests])
+            replies = [encode_reply(seq, verdict) for (seq, _), verdict in zip(requests, verdicts, strict=True)]
             with contextlib.suppress(BrokenPipeError):
                 _write_all(stdout, frame((len(batch), replies)))
     finally:
