@@ -37,18 +37,19 @@ def run_in_tmux(demo, args: str) -> str:
     return name
 
 
-def test_terminal_confirmation_shows_plan_and_no_writes_nothing(demo):
-    """Exit 0 when the confirmation is answered no (nothing written); yes promotes, applies and waits."""
+def test_terminal_confirmation_shows_plan_and_no_writes_no_promotion(demo):
+    """Exit 0 when the confirmation is answered no (no promotion written; the Forms order cut the release
+    first, and a rerun reuses it); yes promotes, applies and waits."""
     name = run_in_tmux(demo, "env deploy dev --stability-window 0.3")
     try:
         screen = wait_for(name, "to dev? [y/N]")
         assert "Deploy plan for `dev`" in screen and "| api | added |" in screen
         tmux("send-keys", "-t", name, "n", "Enter")
         screen = wait_for(name, "EXIT=")
-        assert "EXIT=0" in screen and "nothing written" in screen
+        assert "EXIT=0" in screen and "no promotion written" in screen
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, check=False)
-    assert not (demo.root / ".framework" / "releases").exists()
+    assert len(list((demo.root / ".framework" / "releases").glob("*.json"))) == 1
     assert demo.json("ledger", "show", "dev")[1]["promotions"] == []
     name = run_in_tmux(demo, "env deploy dev --stability-window 0.3")
     try:

@@ -24,7 +24,7 @@ def test_nothing_is_written_under_home(demo_project: Path, tmp_path: Path) -> No
     env.pop("KCL_PKG_PATH", None)
     code = (
         "from engine.project import find_project; from engine.environments.evaluate import evaluate_environment; "
-        "print(evaluate_environment(find_project(), 'staging')['name'])"
+        "print(evaluate_environment(find_project(), 'staging').name)"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], cwd=demo_project, env=env, capture_output=True, text=True, check=False
@@ -96,7 +96,7 @@ def test_schema_checks(demo_project: Path, fragment: str, message: str) -> None:
 def test_cache_misses_on_any_edit(demo_project: Path) -> None:
     """Issue 3 item 6: results are cached by content hash of every input; an edit is seen at once."""
     project = find_project(demo_project)
-    assert evaluate_environment(project, "cloud")["workloads"][0]["replicas"] == 3
+    assert evaluate_environment(project, "cloud").workloads[0].replicas == 3
     main = demo_project / "deploy" / "kcl" / "cloud" / "main.k"
     main.write_text(main.read_text().replace("replicas = 3", "replicas = 5"))
-    assert evaluate_environment(project, "cloud")["workloads"][0]["replicas"] == 5
+    assert evaluate_environment(project, "cloud").workloads[0].replicas == 5

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from engine.environments.model import EnvironmentSpec, Workload
 from engine.errors import EngineError, InvalidInput
 from engine.paths import atomic_write_bytes, ledger_home
 from engine.project import Project
@@ -64,17 +65,17 @@ class BuildResult(BaseModel):
     plan: dict[str, Any] | None = None
 
 
-def _selected(env_doc: dict[str, Any], targets: list[str] | None) -> list[dict[str, Any]]:
-    workloads = [w for w in env_doc.get("workloads") or [] if isinstance(w, dict)]
+def _selected(spec: EnvironmentSpec, targets: list[str] | None) -> list[Workload]:
+    workloads = list(spec.workloads)
     if targets:
-        names = {w["name"] for w in workloads}
+        names = {w.name for w in workloads}
         unknown = [t for t in targets if t not in names]
         if unknown:
             raise InvalidInput(
                 f"unknown workload {unknown[0]!r} for --target",
-                hint=f"workloads of {env_doc.get('name')}: {', '.join(sorted(names)) or 'none'}",
+                hint=f"workloads of {spec.name}: {', '.join(sorted(names)) or 'none'}",
             )
-        workloads = [w for w in workloads if w["name"] in targets]
+        workloads = [w for w in workloads if w.name in targets]
     return workloads
 
 
@@ -107,38 +108,38 @@ def _docker_ready(what: str) -> None:
 
 
 def build_workload(
-    project: Project, env_name: str, workload: dict[str, Any], tag: str | None
+    project: Project, env_name: str, workload: Workload, tag: str | None
 ) -> WorkloadBuild:
     """Run one workload's build. Raises BuildFailed / ToolMissing with a clear message."""
-    build = workload.get("build") or {}
-    kind = build.get("type")
-    name = workload["name"]
+    build = workload.build
+    name = workload.name
+    if build is None:
+        return WorkloadBuild(workload=name, type=None, status="skipped")
+    kind = build.type
     what = f"build of workload {name!r} ({kind})"
     start = time.monotonic()
-    cwd = project.root / (build.get("context") or ".")
+    cwd = project.root / (build.context or ".")
     output = ""
-    if not kind:
-        return WorkloadBuild(workload=name, type=None, status="skipped")
     if kind == "shell":
-        if not build.get("command"):
+        if not build.command:
             raise BuildFailed(f"{what}: declares no command")
-        output = _run(build["command"], cwd, what, shell=True)
+        output = _run(build.command, cwd, what, shell=True)
     elif kind == "go":
         if not shutil.which("go"):
             raise ToolMissing(
                 f"{what}: build type go needs the `go` toolchain, which is not installed",
                 hint="install Go (https://go.dev/dl) or use a shell build",
             )
-        out = (build.get("artifacts") or [f"bin/{name}"])[0]
+        out = (build.artifacts or [f"bin/{name}"])[0]
         output = _run(
-            build.get("command") or ["go", "build", "-o", str(project.root / out), "."],
+            build.command or ["go", "build", "-o", str(project.root / out), "."],
             cwd,
             what,
-            shell=bool(build.get("command")),
+            shell=bool(build.command),
         )
     elif kind == "docker":
         _docker_ready(what)
-        image = workload.get("image")
+        image = workload.image
         if not image:
             raise BuildFailed(f"{what}: a docker build needs the workload's `image` reference")
         output = _run(["docker", "build", "-t", f"{image}:{tag or 'latest'}", "."], cwd, what)
@@ -171,12 +172,12 @@ def _expand(project: Project, rel: str) -> list[Path]:
     return []
 
 
-def workload_files(project: Project, workload: dict[str, Any]) -> tuple[list[str], list[str]]:
+def workload_files(project: Project, workload: Workload) -> tuple[list[str], list[str]]:
     """(declared artifact paths, missing ones). Undeclared: the directory of the program `run` names."""
-    declared = list((workload.get("build") or {}).get("artifacts") or [])
+    declared = list(workload.build.artifacts) if workload.build else []
     if declared:
         return declared, [a for a in declared if not _expand(project, a)]
-    for arg in workload.get("run") or []:
+    for arg in workload.run or []:
         candidate = project.root / arg
         if "/" in arg and candidate.is_file():
             return [str(Path(arg).parent)], []
@@ -184,7 +185,7 @@ def workload_files(project: Project, workload: dict[str, Any]) -> tuple[list[str
 
 
 def collect_artifacts(
-    project: Project, workloads: list[dict[str, Any]]
+    project: Project, workloads: list[Workload]
 ) -> tuple[list[Artifact], dict[str, dict[str, str]], list[str], dict[str, Path]]:
     """Artifacts, per-image digests, missing declared artifacts, and file sources (digest -> path)."""
     artifacts: list[Artifact] = []
@@ -193,7 +194,7 @@ def collect_artifacts(
     sources: dict[str, Path] = {}
     for w in workloads:
         paths, gone = workload_files(project, w)
-        missing += [f"{w['name']}: {g}" for g in gone]
+        missing += [f"{w.name}: {g}" for g in gone]
         entries: list[tuple[str, str]] = []
         for rel in paths:
             for file in _expand(project, rel):
@@ -201,17 +202,17 @@ def collect_artifacts(
                 coord = str(file.relative_to(project.root.resolve()))
                 sources[digest] = file
                 entries.append((coord, digest))
-                artifacts.append(Artifact(workload=w["name"], kind="file", coordinate=coord, digest=digest))
+                artifacts.append(Artifact(workload=w.name, kind="file", coordinate=coord, digest=digest))
         if entries:
-            images[w["name"]] = {
+            images[w.name] = {
                 "kind": "file",
-                "coordinate": f"files:{w['name']}",
+                "coordinate": f"files:{w.name}",
                 "digest": files_digest(entries),
             }
-        elif w.get("image"):
-            images[w["name"]] = {"kind": "oci", "coordinate": str(w["image"]), "digest": ""}
-        elif w.get("run"):  # a program with no files of its own (e.g. a system binary) is still tracked
-            images[w["name"]] = {"kind": "file", "coordinate": f"files:{w['name']}", "digest": files_digest([])}
+        elif w.image:
+            images[w.name] = {"kind": "oci", "coordinate": w.image, "digest": ""}
+        elif w.run:  # a program with no files of its own (e.g. a system binary) is still tracked
+            images[w.name] = {"kind": "file", "coordinate": f"files:{w.name}", "digest": files_digest([])}
     return artifacts, images, missing, sources
 
 
@@ -245,7 +246,7 @@ def harvest_push(
 
 def prepare_release(
     project: Project,
-    workloads: list[dict[str, Any]],
+    workloads: list[Workload],
     version: str | None,
     *,
     artifacts: list[Artifact] | None = None,
@@ -336,17 +337,16 @@ def env_build(
         raise InvalidInput(
             "--no-build only makes sense with --release (it harvests digests of an earlier push)"
         )
-    env_doc = evaluate_environment(project, env)
-    workloads = _selected(env_doc, targets)
+    workloads = _selected(evaluate_environment(project, env), targets)
     result = BuildResult(env=env, builds=[])
     if plan:
         artifacts, images, missing, _ = collect_artifacts(project, workloads)
         existing = find_release(project, release) if release else None
         result.plan = {
             "version": release,
-            "workloads": [w["name"] for w in workloads],
+            "workloads": [w.name for w in workloads],
             "builds": [
-                {"workload": w["name"], "type": (w.get("build") or {}).get("type")} for w in workloads
+                {"workload": w.name, "type": w.build.type if w.build else None} for w in workloads
             ],
             "artifacts": [a.model_dump() for a in artifacts],
             "missing": missing,
@@ -361,7 +361,7 @@ def env_build(
         return result
     if not no_build:
         for w in workloads:
-            say(f"building {w['name']} ({(w.get('build') or {}).get('type') or 'no build'})")
+            say(f"building {w.name} ({w.build.type if w.build else 'no build'})")
             result.builds.append(build_workload(project, env, w, tag or release))
     if push and not no_build:
         artifacts, images, missing, sources = collect_artifacts(project, workloads)
@@ -376,9 +376,9 @@ def env_build(
         result.pushed = True
     if release is not None:
         if no_build:
-            artifacts, images = harvest_push(project, env, [w["name"] for w in workloads])
+            artifacts, images = harvest_push(project, env, [w.name for w in workloads])
             rel, sources = prepare_release(project, workloads, release, artifacts=artifacts, images=images)
-            declared = {w["name"] for w in workloads if workload_files(project, w)[0] or w.get("image")}
+            declared = {w.name for w in workloads if workload_files(project, w)[0] or w.image}
             absent = sorted(declared - set(images))
             if absent:
                 raise EngineError(

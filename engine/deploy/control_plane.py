@@ -6,8 +6,7 @@ Until this build has a control-plane client, every hosted deploy, status and gat
 
 from __future__ import annotations
 
-from typing import Any
-
+from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError
 
 
@@ -16,10 +15,9 @@ class ControlPlaneUnreachable(EngineError):
     code = "control_plane_unreachable"
 
 
-def check_control_plane(env_doc: dict[str, Any]) -> None:
+def check_control_plane(spec: EnvironmentSpec) -> None:
     """Hosted environments are converged by a control plane; none is reachable here -> exit 2."""
-    cp = env_doc.get("control_plane") or {}
-    endpoint = cp.get("endpoint")
+    endpoint = spec.control_plane.endpoint if spec.control_plane else None
     if not endpoint:
         raise ControlPlaneUnreachable(
             "control plane unreachable: the environment uses the default hosted service, which is not "

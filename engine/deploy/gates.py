@@ -80,9 +80,9 @@ def _machine_ledger_only(project: Project, env: str) -> None:
     from engine.deploy.control_plane import check_control_plane
     from engine.environments.evaluate import evaluate_environment
 
-    doc = evaluate_environment(project, env)
-    if doc.get("control_plane"):
-        check_control_plane(doc)
+    spec = evaluate_environment(project, env)
+    if spec.control_plane is not None:
+        check_control_plane(spec)
 
 
 class GateRecordResult(BaseModel):
@@ -198,7 +198,7 @@ def list_all_gates(project: Project, promotion: str | None = None) -> GateListAl
             return GateListAll(environments=[_gate_list(ledger, p.env, promotion)])
         result = GateListAll(environments=[])
         for env in declared_names(project):
-            if evaluate_environment(project, env).get("control_plane"):
+            if evaluate_environment(project, env).control_plane is not None:
                 result.skipped.append(SkippedEnvironment(
                     env=env, reason="its ledger is on a control plane: framework gate list " + env))
                 continue

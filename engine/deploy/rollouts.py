@@ -96,8 +96,8 @@ def rollouts(project: Project, now: float | None = None) -> RolloutsView:
             except EngineError as exc:
                 out.append(EnvRollout(env=name, message=exc.message))
                 continue
-            target = (doc.get("target") or {}).get("type") or ("hosted" if doc.get("kind") == "hosted" else None)
-            row = EnvRollout(env=name, kind=doc.get("kind"), target=target)
+            target = doc.target_type
+            row = EnvRollout(env=name, kind=doc.kind, target=target)
             applies = ledger.applies(name, limit=1)
             if not applies:
                 row.message = "hosted: not observable here" if target == "hosted" else "no rollout recorded yet"

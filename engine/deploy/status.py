@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError, UsageError
 from engine.ledger.store import Ledger
 from engine.project import Project
@@ -63,24 +64,21 @@ def _verify_state(expected: str, alive: list[dict[str, Any]]) -> str:
     return "match" if all(i["running_digest"] == expected for i in alive) else "drift"
 
 
-def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Ledger) -> EnvStatus:
-    from engine.deploy.deploy import _health
+def observe_env(project: Project, env: str, spec: EnvironmentSpec, ledger: Ledger) -> EnvStatus:
     from engine.releases.store import find_release
     from engine.runtime.process import Instance, WorkloadSpec, check_health, observe
 
-    target = (env_doc.get("target") or {}).get("type") or (
-        "hosted" if env_doc.get("kind") == "hosted" else None
-    )
-    st = EnvStatus(env=env, kind=env_doc.get("kind"), target=target)
-    if env_doc.get("kind") == "hosted" or env_doc.get("control_plane"):
+    target = spec.target_type
+    st = EnvStatus(env=env, kind=spec.kind, target=target)
+    if spec.on_control_plane:
         from engine.deploy.control_plane import check_control_plane
 
         st.ledger = {
             "backend": "control_plane",
-            "endpoint": (env_doc.get("control_plane") or {}).get("endpoint"),
+            "endpoint": spec.control_plane.endpoint if spec.control_plane else None,
         }
         try:
-            check_control_plane(env_doc)
+            check_control_plane(spec)
         except EngineError as exc:
             st.message = exc.message
         st.convergence, st.health, st.exit_code = "unknown", "unknown", 2
@@ -124,7 +122,6 @@ def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Led
     applies = ledger.applies(env, limit=1)
     last = applies[0] if applies else None
     phases = {r["name"]: r.get("phase") for r in (last.resources if last else [])}
-    declared = {w["name"]: w for w in env_doc.get("workloads") or [] if isinstance(w, dict)}
     healthy_all, wrong = True, False
     for name, img in sorted(current.images.items()):
         alive = [i for i in observed if i.get("workload") == name and i["alive"]]
@@ -140,10 +137,10 @@ def observe_env(project: Project, env: str, env_doc: dict[str, Any], ledger: Led
             }
         )
         wrong |= state != "match"
-        w = declared.get(name, {})
-        spec = WorkloadSpec(name=name, run=[], health=_health(w))
+        declared = spec.workload(name)
+        probe = WorkloadSpec(name=name, run=[], health=declared.health_spec() if declared else None)
         checks = [
-            check_health(spec, i.get("port"), Instance(i, Path(i["record"])))
+            check_health(probe, i.get("port"), Instance(i, Path(i["record"])))
             for i in alive
         ]
         healthy = bool(checks) and all(ok for ok, _ in checks)
@@ -209,11 +206,11 @@ def env_status(
     out = StatusResult(project=project.key, environments=[])
     with Ledger.open(project.key) as ledger:
         for name in names:
-            env_doc = evaluate_environment(project, name)
+            spec = evaluate_environment(project, name)
             if wait:
-                st = _wait(project, name, env_doc, ledger, timeout, stability_window)
+                st = _wait(project, name, spec, ledger, timeout, stability_window)
             else:
-                st = observe_env(project, name, env_doc, ledger)
+                st = observe_env(project, name, spec, ledger)
             if history:
                 st.history = _history(ledger, name, limit, before)
             if signal is not None:
@@ -233,7 +230,7 @@ def _signal_exit(st: EnvStatus, signal: str) -> int:
 
 
 def _wait(
-    project: Project, env: str, env_doc: dict[str, Any], ledger: Ledger, timeout: float, window: float
+    project: Project, env: str, spec: EnvironmentSpec, ledger: Ledger, timeout: float, window: float
 ) -> EnvStatus:
     """Pinned to the promotion current when the wait starts; reports whether it stayed up past the window."""
     pinned = ledger.current_id(env)
@@ -241,7 +238,7 @@ def _wait(
     up_since: float | None = None
     was_up = False
     while True:
-        st = observe_env(project, env, env_doc, ledger)
+        st = observe_env(project, env, spec, ledger)
         now = time.monotonic()
         moved = ledger.current_id(env)
         info = {"promotion_id": pinned, "stability_window": window, "waited_seconds": round(now - start, 3)}

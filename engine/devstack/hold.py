@@ -87,9 +87,8 @@ def restart(launcher: Any, proc: registry.StackProcess, no_build: bool, say: Cal
     if proc.kind == "workload" and not no_build:
         from engine.builds.dispatch import build_workload
 
-        doc = evaluate_environment(launcher.project, launcher.env, launcher.defines)
-        workload = next((w for w in doc.get("workloads") or [] if w.get("name") == proc.name), None)
-        if workload and (workload.get("build") or {}).get("type"):
+        workload = evaluate_environment(launcher.project, launcher.env, launcher.defines).workload(proc.name)
+        if workload is not None and workload.build is not None:
             build_workload(launcher.project, launcher.env, workload, None)
     registry.stop_process(launcher.stack, proc, grace=5.0)
     _wait_ports_released(proc.ports, timeout=10.0)

@@ -23,6 +23,7 @@ from engine.devstack import stacks as registry
 from engine.devstack.blocks import BLOCK_SIZE, allocate
 from engine.devstack.checkout import Checkout, detect, refresh_session
 from engine.devstack.stacks import Stack, StackProcess, StackStatus
+from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError, UsageError
 from engine.processes import port_free
 from engine.project import Project
@@ -192,16 +193,16 @@ def _log_tail(path: Path, lines: int = 5) -> str:
     return f"log {path}" + (":\n  " + "\n  ".join(tail) if tail else " is empty")
 
 
-def _build(project: Project, env: str, env_doc: dict[str, Any], targets: list[str], progress: Progress | None) -> str:
+def _build(project: Project, env: str, spec: EnvironmentSpec, targets: list[str], progress: Progress | None) -> str:
     from engine.builds.dispatch import build_workload
 
     built = []
-    for w in env_doc.get("workloads") or []:
-        if targets and w.get("name") not in targets or not (w.get("build") or {}).get("type"):
+    for w in spec.workloads:
+        if targets and w.name not in targets or w.build is None:
             continue
-        _say(progress, f"building {w['name']} ({w['build']['type']})")
+        _say(progress, f"building {w.name} ({w.build.type})")
         build_workload(project, env, w, None)
-        built.append(w["name"])
+        built.append(w.name)
     return f"built {', '.join(built)}" if built else "nothing declares a build"
 
 
@@ -217,13 +218,16 @@ def _select(plan: Any, targets: list[str]) -> list[Any]:
 def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | None = None,
            on_status: Callable[[StackStatus], None] | None = None) -> UpResult:
     """Bring the stack up; hold it in the foreground when `opts.hold` (then tear it down)."""
-    from engine.environments.evaluate import evaluate_environment
     from engine.environments.options import validate_options
+    from engine.environments.render.k8s import RenderError
+    from engine.environments.render.pipeline import render_environment
+    from engine.environments.render.process import plan_processes
 
     defines = validate_options(project, env, opts.defines)  # declared names only; derived refused (exit 2)
-    env_doc = evaluate_environment(project, env, defines)
-    if env_doc.get("kind") != "local":
-        raise NotLocal(f"environment {env!r} is {env_doc.get('kind')}: `env up` runs local environments only",
+    rendered = render_environment(project, env, defines)  # once: the typed environment, planned below
+    env_spec = rendered.environment
+    if env_spec.kind != "local":
+        raise NotLocal(f"environment {env!r} is {env_spec.kind}: `env up` runs local environments only",
                        hint=f"deploy it with: framework env deploy {env}")
     checkout = detect(project.root)
     entry = allocate(project, kind="dev_stack", checkout=checkout)
@@ -237,28 +241,28 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
         _say(progress, f"stopping the existing {env} stack ({len(existing.processes)} processes)")
         registry.stop_stack(existing)
         result.replaced = True
-    target = env_doc.get("target") or {}
+    target = env_spec.target
     phase_start = time.monotonic()
     if opts.no_build:
         result.phases.append(Phase(name="build", status="skipped", detail="--no-build"))
     else:
         _say(progress, "build")
-        result.phases.append(Phase(name="build", status="done", detail=_build(project, env, env_doc, opts.targets,
+        result.phases.append(Phase(name="build", status="done", detail=_build(project, env, env_spec, opts.targets,
                                                                               progress),
                                    seconds=round(time.monotonic() - phase_start, 3)))
     if opts.no_deploy:
         result.phases.append(Phase(name="deploy", status="skipped", detail="--no-deploy"))
-    elif target.get("type") == "process":
+    elif target is not None and target.type == "process":
         result.phases.append(Phase(name="deploy", status="skipped",
                                    detail="process target: no cluster or compose workloads to deploy"))
-    else:
+    elif target is not None:
         from engine.runtime.external import check_target
 
         _say(progress, "deploy")
         check_target(target, env, preflight=True)  # raises: this version cannot apply clusters or compose
-    from engine.environments.render import process_plan
-
-    plan = process_plan(project, env, defines, port_offset=offset)
+    if rendered.runtime != "process":
+        raise RenderError(f"environment {env!r} runs on {rendered.runtime}, not as processes on this machine")
+    plan = plan_processes(env_spec, project=project.key, root=project.root, port_offset=offset)
     chosen = _select(plan, opts.targets)
     busy = [(p.name, port.port) for p in chosen for port in p.ports if not port_free(port.port)]
     if busy:
@@ -286,7 +290,8 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
             began = time.monotonic()
             for planned in group:  # all start at once, then wait together: services start in parallel
                 spec = launcher.spec_for(planned, extra)
-                context = _context_of(env_doc, planned.name)
+                declared = env_spec.workload(planned.name)
+                context = declared.build.context if declared and declared.build else None
                 proc = launcher.start(spec, kind, _watch_paths(project.root, Path(planned.cwd), spec.run, context))
                 _say(progress, f"started {planned.name} pid {proc.pid} ports {', '.join(map(str, proc.ports)) or '-'}")
             launcher.wait_healthy([p.name for p in group], opts.timeout)
@@ -320,8 +325,3 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
     return result
 
 
-def _context_of(env_doc: dict[str, Any], name: str) -> str | None:
-    for w in env_doc.get("workloads") or []:
-        if w.get("name") == name:
-            return (w.get("build") or {}).get("context")
-    return None

@@ -8,10 +8,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from engine.environments.files import MAIN_FILE, declared_names, env_file
+from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError, KclError
 from engine.project import Project
 
-__all__ = ["MAIN_FILE", "declared_names", "env_file", "evaluate_environment", "list_environments"]
+__all__ = [
+    "MAIN_FILE", "declared_names", "env_file", "environment_spec", "evaluate_document", "evaluate_environment",
+    "list_environments",
+]
 
 
 
@@ -38,9 +42,33 @@ class EnvironmentList(BaseModel):
 
 def evaluate_environment(
     project: Project, name: str, options: dict[str, str] | None = None
+) -> EnvironmentSpec:
+    """The evaluated environment of `name`, typed (derived options included)."""
+    return environment_spec(project, name, evaluate_document(project, name, options))
+
+
+def evaluate_document(
+    project: Project, name: str, options: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    """The evaluated `environment` document of one environment (derived options included)."""
+    """The evaluated `environment` document as KCL gave it (for placeholders and raw views)."""
     return evaluate_environment_tracked(project, name, options)[0]
+
+
+def environment_spec(project: Project, name: str, doc: dict[str, Any]) -> EnvironmentSpec:
+    """Validate an evaluated document as an EnvironmentSpec; a mismatch is a KCL error (exit 1)."""
+    from pydantic import ValidationError
+
+    try:
+        return EnvironmentSpec.model_validate(doc)
+    except ValidationError as exc:
+        rel = f"deploy/kcl/{name}/{MAIN_FILE}"
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "environment"
+        raise KclError(
+            f"{rel}: environment.{where}: {first['msg']}",
+            file=rel,
+            hint="assign a framework.Environment to `environment` (see assets/kcl/framework/)",
+        ) from None
 
 
 def evaluate_environment_tracked(
@@ -80,13 +108,6 @@ def evaluate_environment_tracked(
     return env, result.wrote
 
 
-def _target_of(env: dict[str, Any]) -> str | None:
-    target = env.get("target")
-    if isinstance(target, dict) and target.get("type"):
-        return str(target["type"])
-    return "hosted" if env.get("kind") == "hosted" else None
-
-
 def list_environments(project: Project) -> EnvironmentList:
     rows: list[EnvironmentSummary] = []
     for name in declared_names(project):
@@ -96,9 +117,9 @@ def list_environments(project: Project) -> EnvironmentList:
         except EngineError as exc:
             rows.append(EnvironmentSummary(name=name, file=rel, error=exc.to_dict()))
             continue
-        if env.get("name") != name:
+        if env.name != name:
             mismatch = KclError(
-                f"{rel}: declares name {env.get('name')!r} but lives in deploy/kcl/{name}/",
+                f"{rel}: declares name {env.name!r} but lives in deploy/kcl/{name}/",
                 file=rel,
                 hint=f'set name = "{name}" or rename the directory',
             )
@@ -107,9 +128,9 @@ def list_environments(project: Project) -> EnvironmentList:
         rows.append(
             EnvironmentSummary(
                 name=name,
-                kind=env.get("kind"),
-                target=_target_of(env),
-                workloads=[str(w.get("name")) for w in env.get("workloads") or [] if isinstance(w, dict)],
+                kind=env.kind,
+                target=env.target_type,
+                workloads=[w.name for w in env.workloads],
                 file=rel,
             )
         )

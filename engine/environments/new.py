@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine.environments.render.model import EnvironmentSpec
+from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError, UsageError
 from engine.project import Project
 
@@ -206,7 +206,7 @@ def new_environment(
     binds: list[str] | None = None,
     check: bool = False,
 ) -> NewEnvironment:
-    from engine.environments.evaluate import env_file, evaluate_environment
+    from engine.environments.evaluate import env_file, evaluate_document, evaluate_environment
     from engine.environments.render.pipeline import PlaceholderLeft, find_placeholders
     from engine.paths import atomic_write_bytes
 
@@ -221,7 +221,7 @@ def new_environment(
         if from_env or binds:
             raise UsageError("--check reads an existing environment; it takes no --from or --bind")
         env_file(project, name)
-        left = find_placeholders(evaluate_environment(project, name))
+        left = find_placeholders(evaluate_document(project, name))
         if left:
             raise PlaceholderLeft(
                 f"{rel}: placeholders left in: {'; '.join(left)}", hint="replace every REPLACE_ME_* value"
@@ -236,7 +236,7 @@ def new_environment(
     bindings = parse_bindings(binds or [])
     if from_env is not None:
         env_file(project, from_env)
-        fields = _from_env(EnvironmentSpec.model_validate(evaluate_environment(project, from_env)), name)
+        fields = _from_env(evaluate_environment(project, from_env), name)
         note = f"Created by `framework env new {name} --from {from_env}`."
     else:
         fields = _from_services(project, name, bindings)
@@ -251,7 +251,7 @@ def new_environment(
     source = environment_source(fields, bindings, note)
     atomic_write_bytes(path, source.encode())
     try:  # never leave a file that does not evaluate
-        left = find_placeholders(evaluate_environment(project, name))
+        left = find_placeholders(evaluate_document(project, name))
     except EngineError:
         path.unlink(missing_ok=True)
         if not any(path.parent.iterdir()):

@@ -13,11 +13,14 @@ import json
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from engine.project import Project
+
+if TYPE_CHECKING:
+    from engine.environments.render.pipeline import Rendered
 
 
 class ShapeObject(BaseModel):
@@ -114,9 +117,7 @@ def compute_shape(
     charts: bool = True,
 ) -> Shape:
     """Render `env` and project it; fails (RenderWroteFiles, exit 1) if the render wrote files."""
-    from engine.environments.render.k8s import image_reference
     from engine.environments.render.pipeline import render_environment
-    from engine.kcl.evaluate import KCL_LIB_VERSION
 
     rendered = render_environment(
         project,
@@ -127,6 +128,16 @@ def compute_shape(
         charts=charts,
         fail_on_write=True,
     )
+    return shape_of_rendered(project, env, rendered, image_digests)
+
+
+def shape_of_rendered(
+    project: Project, env: str, rendered: Rendered, image_digests: Mapping[str, str] | None = None
+) -> Shape:
+    """The declared shape of an environment already rendered (a deploy renders once and reuses it)."""
+    from engine.environments.render.k8s import image_reference
+    from engine.kcl.evaluate import KCL_LIB_VERSION
+
     spec = rendered.environment
     digests = dict(image_digests or {})
     workloads = [

@@ -56,13 +56,13 @@ def where(project: Project, env: str) -> LedgerWhere:
     from engine.environments.evaluate import env_file, evaluate_environment
 
     rel = str(env_file(project, env).relative_to(project.root))
-    doc = evaluate_environment(project, env)
-    cp = doc.get("control_plane")
-    if cp:
+    spec = evaluate_environment(project, env)
+    cp = spec.control_plane
+    if cp is not None:
         return LedgerWhere(
             env=env,
             backend="control_plane",
-            location=cp.get("endpoint") or "default hosted service",
+            location=cp.endpoint or "default hosted service",
             declaration=f"{rel}: framework.ControlPlane",
         )
     return LedgerWhere(

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from typing import Any
 
+from engine.environments.model import Target
 from engine.errors import EngineError
 
 
@@ -25,9 +25,9 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
         raise RuntimeUnavailable(f"cannot run {argv[0]}: {exc}") from exc
 
 
-def check_k8s(target: dict[str, Any]) -> str:
+def check_k8s(target: Target) -> str:
     """The declared context, once kubectl is present and knows it (spec 2 Deploy rule 9)."""
-    context = str(target.get("context") or "")
+    context = target.context or ""
     if not shutil.which("kubectl"):
         raise RuntimeUnavailable(
             "this environment deploys to a Kubernetes cluster, and `kubectl` is not installed",
@@ -64,18 +64,18 @@ def check_compose() -> None:
         )
 
 
-def check_target(target: dict[str, Any], env: str, *, preflight: bool) -> None:
+def check_target(target: Target, env: str, *, preflight: bool) -> None:
     """Refuse a deploy to a self-managed, non-process target, saying what is true: the manifests and the
     compose file are rendered (`env render`), applying them is not supported by this version.
 
     With `preflight` (a dry run without --skip-preflight, rule 8) the target's own checks run first, so
     a missing CLI or context (rule 9) is reported as such."""
-    kind = target.get("type")
+    kind = target.type
     if kind == "k8s":
         if preflight:
             check_k8s(target)
         raise RuntimeUnavailable(
-            f"applying to a Kubernetes cluster (context {target.get('context')!r}) is not supported by this "
+            f"applying to a Kubernetes cluster (context {target.context!r}) is not supported by this "
             "version of framework; its manifests are rendered",
             hint=f"render them with `framework env render {env}` and apply them with kubectl, "
             "or deploy a Process environment",

@@ -243,7 +243,7 @@ class PlansScreen(DashboardScreen):
 
     def _confirmed(self, ok: bool, env: str, version: str, argv: list[str]) -> None:
         if not ok:
-            self.query_one("#deploy-log", Static).update("Not deployed: confirmation declined; nothing written.")
+            self.query_one("#deploy-log", Static).update("Not deployed: confirmation declined; no promotion written.")
             return
         plan = self.plan_result.deploy_plan
         self.deploying, self.progress, self.last_deploy = True, [], None

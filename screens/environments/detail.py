@@ -47,7 +47,7 @@ class EnvironmentDetailScreen(Screen[None]):
     def __init__(self, name: str) -> None:
         super().__init__()
         self.env_name = name
-        self.document: dict[str, Any] | None = None
+        self.document: Any = None  # the typed EnvironmentSpec
         self.status: Any = None
         self.page_size = PAGE
         self.cursors: list[str | None] = [None]  # page stack: the `--before` of each page shown so far

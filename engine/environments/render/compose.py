@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.environments.model import EnvironmentSpec, Workload
 from engine.environments.render.k8s import RenderError, image_reference
-from engine.environments.render.model import EnvironmentSpec, Workload
 
 
 def compose_service(w: Workload, image: str) -> dict[str, Any]:

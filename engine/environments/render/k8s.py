@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.environments.render.model import EnvironmentSpec, Workload
+from engine.environments.model import EnvironmentSpec, Workload
 from engine.errors import EngineError
 
 LABEL_NAME = "app.kubernetes.io/name"

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine.environments.render.model import EnvironmentSpec
+from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError, KclError, UsageError
 from engine.project import Project
 
@@ -141,7 +141,7 @@ def render_environment(
     port_offset: int = 0,
 ) -> Rendered:
     """Evaluate and render `env`. Raises KclError, UsageError, PlaceholderLeft, RenderWroteFiles."""
-    from engine.environments.evaluate import evaluate_environment_tracked
+    from engine.environments.evaluate import environment_spec, evaluate_environment_tracked
     from engine.environments.options import derived_options, validate_options
 
     user = validate_options(project, env, options or {})
@@ -159,7 +159,7 @@ def render_environment(
             f"{rel}: placeholders left in: {'; '.join(placeholders)}",
             hint=f"replace every REPLACE_ME_* value, then check with `framework env new {env} --check`",
         )
-    spec = EnvironmentSpec.model_validate(doc)
+    spec = environment_spec(project, env, doc)
     if spec.name != env:
         raise KclError(
             f"{rel}: declares name {spec.name!r} but lives in deploy/kcl/{env}/",

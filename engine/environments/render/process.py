@@ -11,8 +11,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from engine.environments.model import EnvironmentSpec, Port
 from engine.environments.render.k8s import RenderError
-from engine.environments.render.model import EnvironmentSpec, Port
 
 
 class PlannedHealth(BaseModel):

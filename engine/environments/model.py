@@ -1,7 +1,8 @@
 """The evaluated environment as typed models (mirrors assets/kcl/framework/environment.k).
 
-KCL's `check:` blocks already validated the document; these models give the renderers typed
-access and tolerate fields added to the KCL package later (extra fields are ignored).
+`evaluate_environment` returns an `EnvironmentSpec`; deploy, status, dev stacks, builds and the
+renderers all read it through these types. KCL's `check:` blocks already validated the document;
+these models tolerate fields added to the KCL package later (extra fields are ignored).
 """
 
 from __future__ import annotations
@@ -15,13 +16,19 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+EnvironmentKind = Literal["local", "self_managed", "hosted"]
+TargetType = Literal["process", "k8s", "compose"]
+Runtime = Literal["process", "k8s", "compose", "hosted"]
+BuildType = Literal["go", "docker", "shell", "remote"]
+
+
 class Port(_Model):
     name: str = "http"
     port: int
 
 
 class Build(_Model):
-    type: Literal["go", "docker", "shell", "remote"]
+    type: BuildType
     context: str | None = None
     main: str | None = None
     dockerfile: str | None = None
@@ -31,6 +38,8 @@ class Build(_Model):
 
 
 class HealthCheck(_Model):
+    type: Literal["http", "tcp", "command"] = "http"
+    command: str | None = None
     path: str = "/healthz"
     port: str | None = None
     initial_delay_seconds: int = 0
@@ -64,6 +73,27 @@ class Workload(_Model):
             return self.ports[0]
         return next((p for p in self.ports if p.name == name), None)
 
+    def health_spec(self) -> dict[str, Any] | None:
+        """The health check as the process runtime takes it: its port name resolved (health_port)."""
+        if self.health is None:
+            return None
+        spec = self.health.model_dump(exclude_none=True)
+        spec.pop("port", None)
+        port = self.health_port()
+        if port is not None:
+            spec["port"] = port
+        return spec
+
+    def health_port(self) -> int | None:
+        """The health check's port number when it names a port other than the first; None means
+        each instance's own (first) port, which differs per replica on the process runtime."""
+        if self.health is None or self.health.port is None:
+            return None
+        port = self.port_named(self.health.port)
+        if port is None or port is self.ports[0]:
+            return None
+        return port.port
+
 
 class Frontend(_Model):
     name: str
@@ -89,7 +119,7 @@ class Binding(_Model):
 
 
 class Target(_Model):
-    type: Literal["process", "k8s", "compose"]
+    type: TargetType
     context: str | None = None
     namespace: str | None = None
     ingress_class: str | None = None
@@ -106,7 +136,7 @@ class EnvironmentSpec(_Model):
     """One `framework.Environment`, evaluated."""
 
     name: str
-    kind: Literal["local", "self_managed", "hosted"]
+    kind: EnvironmentKind
     target: Target | None = None
     control_plane: ControlPlane | None = None
     workloads: list[Workload] = []
@@ -115,8 +145,23 @@ class EnvironmentSpec(_Model):
     bindings: dict[str, Binding] = Field(default_factory=dict)
 
     @property
-    def runtime(self) -> str:
+    def runtime(self) -> Runtime:
         """`process`, `k8s`, `compose`, or `hosted` (converged by the control plane)."""
         if self.kind == "hosted":
             return "hosted"
         return self.target.type if self.target else "process"
+
+    @property
+    def target_type(self) -> Runtime | None:
+        """The declared target's type, `hosted` for a hosted environment without one, else None."""
+        if self.target is not None:
+            return self.target.type
+        return "hosted" if self.kind == "hosted" else None
+
+    @property
+    def on_control_plane(self) -> bool:
+        """Hosted, or declaring a control plane: its ledger and convergence live there (spec 2)."""
+        return self.kind == "hosted" or self.control_plane is not None
+
+    def workload(self, name: str) -> Workload | None:
+        return next((w for w in self.workloads if w.name == name), None)

@@ -1,0 +1,132 @@
+"""The last stages of `env deploy` (spec 2, Deploy): apply on the process runtime, wait, record.
+
+Per-workload phases are written to the open apply while in flight (`env status` and the
+dashboard's Rollouts read them); the outcome closes it; a good apply records the declared shape
+as the environment's bundle (what `env diff` compares against).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from engine.deploy.deployment import Deployment, DeployResult
+from engine.environments.model import Workload
+from engine.errors import EngineError, InvalidInput
+from engine.project import Project
+from engine.releases.store import Release
+
+if TYPE_CHECKING:
+    from engine.runtime.process import WorkloadSpec
+
+# the rollout's phase -> the apply's recorded outcome (spec 2, rollout outcome per resource)
+OUTCOMES = {
+    "ready": "ready",
+    "not_waited": "not_waited",
+    "DEGRADED": "failed",
+    "SUPERSEDED": "superseded",
+    "timed_out": "timed_out",
+}
+
+
+def workload_specs(project: Project, release: Release, workloads: list[Workload]) -> list[WorkloadSpec]:
+    """Process specs: the release's files laid out byte for byte, the environment's run/env/ports."""
+    from engine.paths import ledger_home
+    from engine.releases.store import materialize
+    from engine.runtime.process import WorkloadSpec
+
+    specs = []
+    for w in workloads:
+        image = release.images.get(w.name)
+        if not w.run:
+            raise InvalidInput(
+                f"workload {w.name!r} declares no `run`; the process runtime runs programs",
+                hint='declare run = ["program", "arg"] or deploy it to a K8sCluster/Compose',
+            )
+        if image is not None and image.get("kind") != "file":
+            raise InvalidInput(
+                f"workload {w.name!r} ships an {image.get('kind')} image; the process runtime "
+                "runs file artifacts"
+            )
+        workdir = ledger_home() / "projects" / project.key / "releases" / release.version / w.name
+        materialize(release, w.name, workdir)
+        specs.append(
+            WorkloadSpec(
+                name=w.name,
+                run=list(w.run),
+                env=dict(w.env),
+                ports=[p.port for p in w.ports],
+                replicas=w.replicas,
+                health=w.health_spec(),
+                digest=(image or {}).get("digest", ""),
+                workdir=str(workdir),
+            )
+        )
+    return specs
+
+
+def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> DeployResult:
+    """Start the selected workloads, wait within the budget, close the apply with its outcome."""
+    from engine.runtime.process import ProcessRuntime, RolloutOptions
+
+    opts, ledger, result, release = d.opts, d.ledger, d.result, d.release
+    assert release is not None
+    selected = [w for w in d.workloads if not opts.targets or w.name in opts.targets]
+    try:
+        specs = workload_specs(d.project, release, selected)
+    except EngineError as exc:
+        ledger.update_apply(apply_seq, phase="DEGRADED", outcome="failed", finished=True)
+        result.applied = False
+        return d.refuse(exc.code, exc.message, 1, hint=exc.hint)
+    runtime = ProcessRuntime(d.project.key, d.env, release.version, promotion_id)
+    live: dict[str, dict[str, Any]] = {
+        w.name: {"name": w.name, "phase": "pending", "wait_budget": opts.timeout} for w in selected
+    }
+
+    def on_phase(workload: str, phase: str) -> None:
+        live.setdefault(workload, {"name": workload, "wait_budget": opts.timeout})["phase"] = phase
+        ledger.update_apply(apply_seq, phase=phase, resources=list(live.values()))
+        d.say(f"{workload}: {phase}")
+        if d.emit:
+            d.emit({"event": "rollout_phase", "env": d.env, "workload": workload, "phase": phase,
+                    "promotion_id": promotion_id, "at": time.time()})
+
+    def superseded() -> bool:  # a newer promotion landed, or an explicit --supersede replaced this rollout
+        return ledger.current_id(d.env) != promotion_id or ledger.apply_superseded(apply_seq)
+
+    options = RolloutOptions(
+        wait=opts.wait, timeout=opts.timeout, stability_window=opts.stability_window, grace=opts.grace
+    )
+    phase, resources = runtime.rollout(specs, options, on_phase=on_phase, superseded=superseded)
+    result.applied = True
+    result.rollout = {"phase": phase, "resources": [{**r.model_dump(), "wait_budget": opts.timeout} for r in resources]}
+    return _record(d, apply_seq, phase, resources)
+
+
+def _record(d: Deployment, apply_seq: int, phase: str, resources: list[Any]) -> DeployResult:
+    """Close the apply with its outcome; the exit code follows it (1 DEGRADED, 6 SUPERSEDED, 8 timed out)."""
+    from engine.environments.bundles import record_bundle
+
+    result = d.result
+    assert result.rollout is not None
+    d.ledger.update_apply(
+        apply_seq, phase=phase, outcome=OUTCOMES[phase], resources=result.rollout["resources"], finished=True
+    )
+    if phase in ("ready", "not_waited"):
+        record_bundle(d.project.key, d.env, d.declared_shape())
+        return result
+    if phase == "DEGRADED":
+        failed = [r for r in resources if r.phase == "DEGRADED"]
+        return d.refuse(
+            "degraded",
+            f"rollout DEGRADED: {failed[0].name}: {failed[0].message}" if failed else "rollout DEGRADED",
+            1,
+        )
+    if phase == "SUPERSEDED":
+        return d.refuse("superseded", "a newer promotion landed during the wait (SUPERSEDED)", 6)
+    return d.refuse(
+        "wait_timed_out",
+        f"wait budget of {d.opts.timeout:g}s expired while the rollout was progressing",
+        8,
+        hint=f"see `framework env status {d.env} --wait`",
+    )

@@ -1,0 +1,109 @@
+"""What a deploy takes, what it answers, and the state its stages share (spec 2, Deploy)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from engine.deploy.plan import DeployPlan
+from engine.environments.model import EnvironmentSpec, Workload
+from engine.ledger.store import Ledger, Promotion
+from engine.project import Project
+from engine.releases.store import Release
+
+Confirm = Callable[[DeployPlan | None, str], bool]
+Emit = Callable[[dict[str, Any]], None]
+
+
+class DeployOptions(BaseModel):
+    version: str | None = None
+    from_env: str | None = None
+    plan: bool = False
+    plan_only: bool = False
+    yes: bool = False
+    approve: str | None = None
+    acknowledge_destructive: list[str] = []
+    expect_current: str | None = None
+    expect_unbound: bool = False
+    supersede: bool = False
+    gate_file: str | None = None
+    wait: bool = True
+    timeout: float = 300.0
+    stability_window: float = 2.0
+    grace: float = 30.0
+    dry_run: bool = False
+    explain: bool = False
+    tag: str | None = None
+    namespace: str | None = None
+    targets: list[str] = []
+    skip_frontend: bool = False
+    frontends_only: bool = False
+    skip_preflight: bool = False
+
+
+Mode = Literal["apply", "dry_run", "explain"]
+
+
+class DeployResult(BaseModel):
+    """The `--json` document's payload (spec 2, deploy JSON fields)."""
+
+    mode: Mode
+    env: str
+    target: dict[str, Any]
+    current: dict[str, Any]
+    deploy_plan: dict[str, Any] | None = None
+    next_step: str | None = None
+    applied: bool = False
+    confirmed: bool = False
+    refusal: dict[str, Any] | None = None
+    queued: dict[str, Any] | None = None
+    promotion: dict[str, Any] | None = None
+    appended: bool = False
+    release_created: bool = False
+    rollout: dict[str, Any] | None = None
+    explain: list[str] | None = None
+    exit_code: int = Field(default=0, exclude=True)  # carried by the document envelope
+    error: dict[str, Any] | None = Field(default=None, exclude=True)
+
+
+def refuse(
+    result: DeployResult, code: str, message: str, exit_code: int, hint: str | None = None
+) -> DeployResult:
+    result.refusal = {"code": code, "message": message}
+    result.error = {"code": code, "message": message, **({"hint": hint} if hint else {})}
+    result.exit_code = exit_code
+    return result
+
+
+@dataclass
+class Deployment:
+    """One deploy in flight: what every stage reads, and what the stages decided so far."""
+
+    project: Project
+    env: str
+    spec: EnvironmentSpec
+    declared_shape: Callable[[], dict[str, Any]]  # recorded as the bundle after a good apply
+    opts: DeployOptions
+    ledger: Ledger
+    result: DeployResult
+    confirm: Confirm | None
+    emit: Emit | None
+    say: Callable[[str], None]
+    # decided by _resolve and _plan
+    current: Promotion | None = None
+    release: Release | None = None
+    images: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, Any] = field(default_factory=dict)
+    needs_cut: bool = False
+    source_id: str | None = None
+    plan: DeployPlan | None = None
+
+    @property
+    def workloads(self) -> list[Workload]:
+        return self.spec.workloads
+
+    def refuse(self, code: str, message: str, exit_code: int, hint: str | None = None) -> DeployResult:
+        return refuse(self.result, code, message, exit_code, hint)
