@@ -111,7 +111,7 @@ def test_details_and_escape_back(demo_project: Path) -> None:
             await _loaded(app, pilot)
             await pilot.press("j", "enter")  # second row: cluster
             await _until(pilot, lambda: getattr(app.screen, "document", None) is not None)
-            assert app.screen.env_name == "cluster" and app.screen.document["kind"] == "self_managed"  # type: ignore[attr-defined]
+            assert app.screen.env_name == "cluster" and app.screen.document.kind == "self_managed"  # type: ignore[attr-defined]
             await pilot.press("escape")
             await _until(pilot, lambda: app.current_mode == "environments" and len(app.screen_stack) == 1)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import urllib.request
 from pathlib import Path
@@ -278,3 +279,24 @@ def test_compose_target_fails_clearly_without_docker_compose(demo):
     code, doc = demo.json("env", "deploy", "box", "--dry-run")  # preflight: the missing tool, named
     assert code == 1 and "docker" in doc["error"]["message"].lower()
     assert demo.json("ledger", "show", "box")[1]["promotions"] == []
+
+
+def test_a_deploy_evaluates_its_environment_once(demo):
+    """Issue 23 (house 1): one typed environment end to end: a deploy of the auto form (build, cut,
+    plan, promote, apply, record the declared shape) evaluates the environment's KCL exactly once."""
+    code = (
+        "import engine.kcl.evaluate as k\n"
+        "calls = []\nreal = k.evaluate_tracked\n"
+        "def counted(*a, **kw):\n    calls.append(a[0])\n    return real(*a, **kw)\n"
+        "k.evaluate_tracked = counted\n"
+        "from engine.deploy.deploy import DeployOptions, deploy\nfrom engine.project import find_project\n"
+        "r = deploy(find_project(), 'dev', DeployOptions(yes=True, wait=False))\n"
+        "print(r.exit_code, r.applied, len(calls))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=demo.root, env=demo.env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "True", "1"], proc.stdout
+    bundle = Path(demo.env["FRAMEWORK_LEDGER_HOME"]) / "demo" / "bundles" / "dev.json"
+    assert json.loads(bundle.read_text())["env"] == "dev"  # the shape recorded from that one render
+

@@ -240,3 +240,22 @@ def test_sigkill_during_cut_never_leaves_a_half_written_release(demo):
         else []
     )
     assert all(p.name.startswith(".") for p in leftovers)  # only temp files, never a half release
+
+
+def test_many_commands_opening_a_new_ledger_at_once_all_write(tmp_path):
+    """spec 2 States (local session: one row per worktree): commands that open a brand-new ledger at the
+    same moment (two `env up` in two worktrees) race to create it and switch it to WAL; none may fail."""
+    path = tmp_path / "ledger.sqlite3"
+    repo = Path(__file__).resolve().parent.parent
+    code = (  # every process imports first, then all open at one agreed instant (the race, made likely)
+        "import sys, time\nfrom pathlib import Path\nfrom engine.ledger.store import Ledger\n"
+        "time.sleep(max(0.0, float(sys.argv[3]) - time.time()))\n"
+        "with Ledger.open('demo', Path(sys.argv[1])) as l:\n    l.upsert_session(sys.argv[2], 'dev', 'b', False)\n"
+    )
+    at = str(time.time() + 3)
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path), f"wt{i}", at], cwd=repo,
+                              stderr=subprocess.PIPE, text=True) for i in range(16)]
+    errors = [p.communicate(timeout=60)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 16, errors
+    with Ledger.open("demo", path) as ledger:
+        assert sorted(s.worktree for s in ledger.list_sessions("dev")) == sorted(f"wt{i}" for i in range(16))

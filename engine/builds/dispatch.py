@@ -320,8 +320,10 @@ def env_build(
     no_build: bool = False,
     plan: bool = False,
     progress: Progress | None = None,
+    spec: EnvironmentSpec | None = None,
 ) -> BuildResult:
-    """`env build <env>` with every flag of spec 2 (see module doc)."""
+    """`env build <env>` with every flag of spec 2 (see module doc). A caller that has evaluated the
+    environment already (a deploy) passes its `spec`, so it is not evaluated twice."""
     from engine.environments.evaluate import evaluate_environment
 
     say = progress or (lambda _m: None)
@@ -337,7 +339,7 @@ def env_build(
         raise InvalidInput(
             "--no-build only makes sense with --release (it harvests digests of an earlier push)"
         )
-    workloads = _selected(evaluate_environment(project, env), targets)
+    workloads = _selected(spec if spec is not None else evaluate_environment(project, env), targets)
     result = BuildResult(env=env, builds=[])
     if plan:
         artifacts, images, missing, _ = collect_artifacts(project, workloads)

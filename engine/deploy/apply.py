@@ -17,10 +17,10 @@ from engine.project import Project
 from engine.releases.store import Release
 
 if TYPE_CHECKING:
-    from engine.runtime.process import WorkloadSpec
+    from engine.runtime.process import Phase, Resource, RolloutEnd, WorkloadSpec
 
 # the rollout's phase -> the apply's recorded outcome (spec 2, rollout outcome per resource)
-OUTCOMES = {
+OUTCOMES: dict[str, str] = {
     "ready": "ready",
     "not_waited": "not_waited",
     "DEGRADED": "failed",
@@ -83,7 +83,7 @@ def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> Deploy
         w.name: {"name": w.name, "phase": "pending", "wait_budget": opts.timeout} for w in selected
     }
 
-    def on_phase(workload: str, phase: str) -> None:
+    def on_phase(workload: str, phase: Phase) -> None:
         live.setdefault(workload, {"name": workload, "wait_budget": opts.timeout})["phase"] = phase
         ledger.update_apply(apply_seq, phase=phase, resources=list(live.values()))
         d.say(f"{workload}: {phase}")
@@ -103,7 +103,7 @@ def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> Deploy
     return _record(d, apply_seq, phase, resources)
 
 
-def _record(d: Deployment, apply_seq: int, phase: str, resources: list[Any]) -> DeployResult:
+def _record(d: Deployment, apply_seq: int, phase: RolloutEnd, resources: list[Resource]) -> DeployResult:
     """Close the apply with its outcome; the exit code follows it (1 DEGRADED, 6 SUPERSEDED, 8 timed out)."""
     from engine.environments.bundles import record_bundle
 

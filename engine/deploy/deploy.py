@@ -169,7 +169,7 @@ def _resolve(d: Deployment) -> DeployResult | None:
     else:
         if d.result.mode == "apply":
             d.say(f"building {d.env}")
-            env_build(d.project, d.env, tag=opts.tag, progress=d.say)
+            env_build(d.project, d.env, tag=opts.tag, progress=d.say, spec=d.spec)
         d.release, d.sources = prepare_release(d.project, d.workloads, None)
         d.needs_cut = find_release(d.project, d.release.version) is None
         d.images = d.release.images

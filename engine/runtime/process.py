@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -52,12 +52,19 @@ class WorkloadSpec(BaseModel):
     workdir: str = ""
 
 
+# Spec 2, rollout phases and the outcome per resource (deploy JSON); the overall rollout ends in one
+# of RolloutEnd.
+Phase = Literal["pending", "progressing", "stabilizing", "ready", "DEGRADED", "SUPERSEDED"]
+Outcome = Literal["ready", "failed", "timed_out", "not_waited"]
+RolloutEnd = Literal["ready", "not_waited", "DEGRADED", "SUPERSEDED", "timed_out"]
+
+
 class Resource(BaseModel):
     """Rollout outcome per resource: ready, failed, timed_out or not_waited (spec 2, deploy JSON)."""
 
     name: str
-    outcome: str = "not_waited"
-    phase: str = "pending"
+    outcome: Outcome = "not_waited"
+    phase: Phase = "pending"
     restarts: int = 0
     message: str = ""
     instances: list[dict[str, Any]] = []
@@ -285,9 +292,9 @@ class ProcessRuntime:
         self,
         specs: list[WorkloadSpec],
         options: RolloutOptions,
-        on_phase: Callable[[str, str], None] | None = None,
+        on_phase: Callable[[str, Phase], None] | None = None,
         superseded: Callable[[], bool] | None = None,
-    ) -> tuple[str, list[Resource]]:
+    ) -> tuple[RolloutEnd, list[Resource]]:
         """Apply every workload; returns (overall phase, resources). Overall: ready, DEGRADED,
         SUPERSEDED, timed_out or not_waited."""
         declared = {s.name for s in specs}
@@ -307,8 +314,8 @@ class ProcessRuntime:
         if not options.wait:
             for r in rollouts:
                 guard(r, r.replace_now)
-            phase = "DEGRADED" if any(r.resource.phase == "DEGRADED" for r in rollouts) else "not_waited"
-            return phase, [r.resource for r in rollouts]
+            end: RolloutEnd = "DEGRADED" if any(r.resource.phase == "DEGRADED" for r in rollouts) else "not_waited"
+            return end, [r.resource for r in rollouts]
         deadline = time.monotonic() + options.timeout
         for r in rollouts:
             guard(r, lambda r=r: r.begin(on_phase))  # type: ignore[misc]
@@ -353,7 +360,7 @@ class _WorkloadRollout:
         self.unhealthy_since: float | None = None
         self.healthy_since: float | None = None
 
-    def set_phase(self, phase: str, on_phase: Callable[[str, str], None] | None) -> None:
+    def set_phase(self, phase: Phase, on_phase: Callable[[str, Phase], None] | None) -> None:
         if self.resource.phase != phase:
             self.resource.phase = phase
             if on_phase:
@@ -379,7 +386,7 @@ class _WorkloadRollout:
         for replica, port in enumerate(self._ports()):
             self.new.append((self.rt.start(self.spec, replica, port), port, replica))
 
-    def begin(self, on_phase: Callable[[str, str], None] | None) -> None:
+    def begin(self, on_phase: Callable[[str, Phase], None] | None) -> None:
         if on_phase:
             on_phase(self.spec.name, "pending")
         self.set_phase("progressing", on_phase)
@@ -404,7 +411,7 @@ class _WorkloadRollout:
         self.resource.restarts += 1
         self.new[idx] = (self.rt.start(self.spec, replica, port), port, replica)
 
-    def step(self, on_phase: Callable[[str, str], None] | None) -> None:
+    def step(self, on_phase: Callable[[str, Phase], None] | None) -> None:
         now = time.monotonic()
         healthy = True
         reasons = []
