@@ -185,6 +185,29 @@ def ledger_path() -> Path:
     return ledger_home() / "ledger.sqlite3"
 
 
+def _connect(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA busy_timeout = 30000")
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.executescript(SCHEMA)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _unreadable(path: Path, exc: Exception) -> LedgerUnreadable:
+    return LedgerUnreadable(
+        f"machine ledger {path} is unreadable: {exc}",
+        hint="check the file's permissions, or point FRAMEWORK_LEDGER_HOME elsewhere",
+    )
+
+
 class Ledger:
     """The machine ledger of one project. Open with `Ledger.open(project.key)`."""
 
@@ -197,20 +220,18 @@ class Ledger:
     @classmethod
     def open(cls, project: str, path: Path | None = None) -> Ledger:
         path = path or ledger_path()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA busy_timeout = 30000")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = FULL")
-            conn.executescript(SCHEMA)
-        except (sqlite3.Error, OSError) as exc:
-            raise LedgerUnreadable(
-                f"machine ledger {path} is unreadable: {exc}",
-                hint="check the file's permissions, or point FRAMEWORK_LEDGER_HOME elsewhere",
-            ) from exc
-        return cls(conn, project, path)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                return cls(_connect(path), project, path)
+            except sqlite3.OperationalError as exc:
+                # Commands opening a new ledger at once race to create it and switch it to WAL; SQLite
+                # answers that race "locked" without calling the busy handler: retry, within its budget.
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise _unreadable(path, exc) from exc
+                time.sleep(0.02)
+            except (sqlite3.Error, OSError) as exc:
+                raise _unreadable(path, exc) from exc
 
     def close(self) -> None:
         self.conn.close()
