@@ -35,6 +35,7 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
 }
 PLATFORM_GROUP_MODULES: dict[str, str] = {
     "server": "app.cli.server",
+    "auth": "app.cli.auth",
     "db": "app.cli.db",
     "automation": "app.cli.automation",
     "trigger": "app.cli.trigger",
