@@ -106,6 +106,7 @@ def agent() -> Iterator[ConsentAgent]:
 
 def browser_script(tmp: Path) -> tuple[Path, Path]:
     """A BROWSER command that hands the URL to the test (the file `urls`) and exits."""
+    tmp.mkdir(parents=True, exist_ok=True)
     urls = tmp / "browser-urls"
     script = tmp / "browser.sh"
     script.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{urls}'\n")

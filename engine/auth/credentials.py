@@ -23,9 +23,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from engine.errors import EngineError
 
@@ -46,7 +45,7 @@ class NotLoggedIn(EngineError):
 class Entry(BaseModel):
     """One stored login. `access_token` is a secret: never printed, never in --json."""
 
-    access_token: str
+    access_token: str = Field(repr=False)
     token_type: str = "Bearer"
     scope: str = ""
     expires_at: float  # Unix seconds
@@ -190,7 +189,7 @@ class Resolved(BaseModel):
 
     server: str
     server_source: str  # flag | env | default | declared
-    token: str | None = None
+    token: str | None = Field(default=None, exclude=True, repr=False)
     token_source: str | None = None  # flag | env:<NAME> | credentials | helper
     user: str | None = None
     organization: str | None = None
@@ -198,10 +197,6 @@ class Resolved(BaseModel):
     expired_login: bool = False
     credentials_file: str
     warnings: list[str] = []
-
-    def model_dump(self, **kwargs: Any) -> dict[str, Any]:  # never the secret
-        kwargs["exclude"] = set(kwargs.get("exclude") or set()) | {"token"}
-        return super().model_dump(**kwargs)
 
     def require(self, program: str = "platform") -> str:
         if self.token:
