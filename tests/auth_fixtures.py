@@ -43,7 +43,8 @@ def as_json(done: Any) -> dict[str, Any]:
     return doc
 
 
-def seed_accounts(srv: Server, org: str = "acme", permissions: tuple[str, ...] = ("deploy:read", "deploy:write")) -> None:
+def seed_accounts(srv: Server, org: str = "acme",
+                  permissions: tuple[str, ...] = ("deploy:read", "deploy:write")) -> None:
     """An organization with grants, an admin and a member, written with the admin commands."""
     env = {**srv.env, "PW": PASSWORD}
     for args in (("org", "add", org), ("org", "grant", org, *permissions),
@@ -76,7 +77,8 @@ class ConsentAgent:
 
     @staticmethod
     def form_fields(page: str) -> dict[str, str]:
-        return {unescape(m[1]): unescape(m[2]) for m in re.finditer(r'<input type=hidden name="?([^" >]+)"? value="([^"]*)"', page)}
+        hidden = re.finditer(r'<input type=hidden name="?([^" >]+)"? value="([^"]*)"', page)
+        return {unescape(m[1]): unescape(m[2]) for m in hidden}
 
     def submit(self, page_url: str, page: str, email: str = ADMIN, password: str = PASSWORD,
                decision: str = "allow", override: dict[str, str] | None = None) -> Consent:

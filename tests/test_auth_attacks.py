@@ -59,7 +59,8 @@ def get_code(srv, agent: ConsentAgent, challenge: str, redirect_uri: str = REDIR
     return query["code"][0]
 
 
-def exchange(srv, code: str, verifier: str, redirect_uri: str = REDIRECT, client_id: str = "platform-cli") -> httpx.Response:
+def exchange(srv, code: str, verifier: str, redirect_uri: str = REDIRECT,
+             client_id: str = "platform-cli") -> httpx.Response:
     return httpx.post(f"{srv.url}/oauth/token", data={"grant_type": "authorization_code", "code": code,
                                                       "redirect_uri": redirect_uri, "client_id": client_id,
                                                       "code_verifier": verifier})
