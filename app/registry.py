@@ -130,7 +130,7 @@ PLATFORM = Program(
                 "login": "Sign in through the browser; the token is stored for that server (--server).",
                 "logout": "Forget the stored login of the resolved server only (the token stays valid until revoked).",
                 "status": "Show the credential that would be used and where the server came from (no network call).",
-                "framework-credential": "Exchange the login for a control-plane token (deploy, secret, domain; <= 1 h).",
+                "framework-credential": "Exchange the login for a control-plane token (deploy, secret, domain; <= 1h).",
                 "token": "API tokens: token create --name (printed once), token list, token revoke <name-or-id>.",
             },
             examples=("platform auth login --server http://127.0.0.1:8080", "platform auth status --json",

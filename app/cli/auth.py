@@ -155,8 +155,8 @@ def token_list(server: str | None = SERVER_OPTION, json_output: bool = JSON_OPTI
 
 
 @token_app.command("revoke", help="Revoke an API token by name or ID; it stops working at once.",
-                   epilog="Examples:\n\n  platform auth token revoke ci\n\n  platform auth token revoke tok_0123abcd --json"
-                   + NOTE)
+                   epilog="Examples:\n\n  platform auth token revoke ci"
+                   "\n\n  platform auth token revoke tok_0123abcd --json" + NOTE)
 def token_revoke(ref: str = typer.Argument(..., help="Token name (with or without platform-cli@) or ID."),
                  server: str | None = SERVER_OPTION, json_output: bool = JSON_OPTION) -> None:
     def action() -> Any:
