@@ -131,7 +131,12 @@ class LoginRun:
         return str(wait_for(first, timeout, "the browser to be opened"))
 
     def finish(self, timeout: float = 60) -> tuple[int, str, str]:
-        out, err = self.proc.communicate(timeout=timeout)
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.communicate()
+            raise
         return self.proc.returncode, out, err
 
 

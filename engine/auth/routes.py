@@ -37,7 +37,7 @@ CSRF_COOKIE = "platform_csrf"
 _PAGE_HEADERS = {
     "Cache-Control": "no-store",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # no-referrer would make the form's Origin "null"
     # form-action covers the redirect that follows the form: the loopback client is its target.
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; "
     "form-action 'self' http://127.0.0.1:* http://[::1]:*",
