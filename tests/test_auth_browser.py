@@ -99,7 +99,7 @@ def test_login_through_a_real_headless_chromium(server_factory, tmp_path: Path, 
     code, out, err = run.finish()
     assert code == 0, err
     assert json.loads(out)["user"] == ADMIN
-    wait_for(lambda: webdriver.call("GET", "/url").startswith("http://127.0.0.1:"), 30, "the loopback page")
+    wait_for(lambda: "/callback?" in webdriver.call("GET", "/url"), 30, "the loopback page")
     assert "signed in" in webdriver.text("#result")
     token = stored(env)[srv.url]["access_token"]
     assert httpx.get(f"{srv.url}/api/automations", headers={"Authorization": f"Bearer {token}"}).status_code == 200
