@@ -26,6 +26,26 @@ class Program(NamedTuple):
 FRAMEWORK = Program(
     help="Build, release, deploy and run the environments of a framework project.",
     groups={
+        "login": Group(
+            help="Sign in to every control plane the environments declare (browser, PKCE), or --endpoint / --token.",
+            commands={},
+            examples=("framework login", "framework login --endpoint https://cp.example.com",
+                      "framework login --token \"$DEPLOY_TOKEN\""),
+        ),
+        "logout": Group(
+            help="Forget the stored credentials of the project's control plane(s).",
+            commands={},
+            examples=("framework logout", "framework logout --endpoint https://cp.example.com"),
+        ),
+        "cloud": Group(
+            help="The control plane of an environment: endpoint and credential, organization automation tokens.",
+            commands={
+                "status": "Show an environment's control-plane endpoint and credential source (no network call).",
+                "token": "Organization automation tokens: token create --env --name --scopes, list, revoke.",
+            },
+            examples=("framework cloud status cloud",
+                      "framework cloud token create --env cloud --name ci --scopes deploy:read,deploy:write"),
+        ),
         "env": Group(
             help="Environments declared in deploy/kcl/<env>/main.k.",
             commands={

@@ -121,10 +121,13 @@ class LoginRun:
     proc: subprocess.Popen[str]
     urls: Path
 
-    def url(self, timeout: float = 30) -> str:
+    def url(self, timeout: float = 30, number: int = 1) -> str:
+        """The URL of the `number`th browser opening (1-based)."""
+
         def first() -> str | None:
-            if self.urls.exists() and self.urls.read_text().strip():
-                return self.urls.read_text().splitlines()[-1]
+            lines = self.urls.read_text().splitlines() if self.urls.exists() else []
+            if len(lines) >= number:
+                return lines[number - 1]
             assert self.proc.poll() is None, self.proc.communicate()
             return None
 
@@ -140,11 +143,12 @@ class LoginRun:
         return self.proc.returncode, out, err
 
 
-def start_login(env: dict[str, str], tmp: Path, *args: str, program: str = "platform") -> LoginRun:
+def start_login(env: dict[str, str], tmp: Path, *args: str, program: str = "platform",
+                cwd: Path | None = None) -> LoginRun:
     script, urls = browser_script(tmp)
     urls.unlink(missing_ok=True)
     command = [sys.executable, "-m", "app.main", program, *args]
-    proc = subprocess.Popen(command, cwd=ROOT, env={**env, "BROWSER": str(script)}, text=True,
+    proc = subprocess.Popen(command, cwd=cwd or ROOT, env={**env, "BROWSER": str(script)}, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return LoginRun(proc, urls)
 

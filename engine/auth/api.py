@@ -14,19 +14,18 @@ import re
 import time
 from typing import Any
 
-from pydantic import BaseModel
 from sqlalchemy.engine import Engine
 
 from engine.auth.accounts import PERMISSIONS, account_by_id
+from engine.auth.models import Minted, Revoked, WhoAmI
+from engine.auth.models import Tokens as TokenList
 from engine.auth.tokens import (
     ACCESS_TTL_S,
     API_TOKEN_NAME,
     AUTOMATION_TTL_S,
     CONTROL_PLANE_TTL_S,
     USER_KINDS,
-    Minted,
     Principal,
-    TokenInfo,
     Verifier,
     list_tokens,
     mint,
@@ -42,23 +41,6 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 class Forbidden(EngineError):
     code = "forbidden"
     exit_code = 1
-
-
-class WhoAmI(BaseModel):
-    kind: str
-    user: str | None
-    organization: str | None
-    role: str | None
-    scope: list[str]
-    expires_at: str | None
-
-
-class TokenList(BaseModel):
-    tokens: list[TokenInfo]
-
-
-class Revoked(BaseModel):
-    revoked: list[str]
 
 
 def _engine(request: Any) -> Engine:

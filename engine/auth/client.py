@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from engine.auth import credentials
+from engine.auth.models import Minted, Revoked, TokenInfo, Tokens, WhoAmI
 from engine.errors import EngineError
+
+__all__ = ["Revoked", "TokenInfo", "Tokens", "WhoAmI"]
+Secret = Minted  # a token minted for the caller; printed once (the spec's one place)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -20,34 +23,9 @@ class LogoutResult(BaseModel):
     credentials_file: str
 
 
-class TokenInfo(BaseModel):
-    id: str
-    kind: str
-    name: str | None
-    scope: str
-    created_at: str
-    expires_at: str
-    revoked: bool = False
-
-
 class TokenList(BaseModel):
     server: str
     tokens: list[TokenInfo]
-
-
-class Secret(BaseModel):
-    """A token minted for the caller; `token` is printed once (the spec's one place)."""
-
-    id: str
-    name: str | None
-    token: str
-    scope: str
-    expires_at: str
-    expires_in: int
-
-
-class Revoked(BaseModel):
-    revoked: list[str]
 
 
 def call(resolved: credentials.Resolved, method: str, path: str, model: type[M],
@@ -118,12 +96,8 @@ def create_token(server_flag: str | None, name: str) -> Secret:
 
 def list_tokens(server_flag: str | None) -> TokenList:
     resolved = credentials.resolve_platform(server_flag)
-    found = call(resolved, "GET", "/api/auth/tokens", _Tokens)
+    found = call(resolved, "GET", "/api/auth/tokens", Tokens)
     return TokenList(server=resolved.server, tokens=found.tokens)
-
-
-class _Tokens(BaseModel):
-    tokens: list[TokenInfo]
 
 
 def revoke_token(server_flag: str | None, ref: str) -> Revoked:
@@ -140,7 +114,3 @@ def framework_credential(server_flag: str | None) -> Secret:
     if secret.expires_in > 3600:
         raise EngineError("the server issued a control-plane token valid for more than 1 hour; refused")
     return secret
-
-
-def seconds_left(expires_at: float) -> int:
-    return max(0, int(expires_at - time.time()))

@@ -22,12 +22,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.engine import Connection, Engine
 
 from engine.auth import tables as t
 from engine.auth.accounts import NotFound, new_id
+from engine.auth.models import Minted, TokenInfo
 from engine.db import store
 from engine.hooks.secrets import hash_matches, new_token, token_hash
 
@@ -59,34 +59,16 @@ class Principal:
         return self.kind == "admin" or scope in self.scopes
 
 
-class TokenInfo(BaseModel):
-    """A token's metadata (never its secret)."""
-
-    id: str
-    kind: str
-    name: str | None
-    scope: str
-    created_at: str
-    expires_at: str
-    revoked: bool
-
-
-class Minted(BaseModel):
-    """A token as minted: the secret is shown once, to the caller."""
-
-    id: str
-    kind: str
-    name: str | None
-    token: str
-    scope: str
-    expires_at: str
-    expires_in: int
-
-
 def iso(us: int) -> str:
     import datetime as dt
 
     return dt.datetime.fromtimestamp(us / 1e6, tz=dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso(text: str) -> float:
+    import datetime as dt
+
+    return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC).timestamp()
 
 
 def mint(
