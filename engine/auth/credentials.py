@@ -283,3 +283,35 @@ def run_helper(helper: str, endpoint: str) -> str | None:
         raise CredentialsError(f"the credential helper {helper!r} failed: {exc}") from None
     line = done.stdout.strip().splitlines()[0].strip() if done.stdout.strip() else ""
     return line if done.returncode == 0 and line else None
+
+
+class SignedIn(BaseModel):
+    """One line of "who is signed in where" (the dashboard's status line); never the token."""
+
+    server: str
+    user: str | None
+    organization: str | None
+    source: str  # credentials | env:PLATFORM_TOKEN
+    expired: bool = False
+
+    def label(self) -> str:
+        who = "PLATFORM_TOKEN" if self.source == "env:PLATFORM_TOKEN" else (self.user or "a token")
+        return f"{who} @ {self.server}" + (" (expired)" if self.expired else "")
+
+
+def signed_in(server_hint: str | None = None) -> list[SignedIn]:
+    """Every stored login, and PLATFORM_TOKEN for the resolved server; no network call. A corrupt
+    file yields nothing here (the commands report it)."""
+    found: list[SignedIn] = []
+    if os.environ.get("PLATFORM_TOKEN"):
+        server = resolve_platform(server_hint or None, read_file=False).server
+        found.append(SignedIn(server=server, user=None, organization=None, source="env:PLATFORM_TOKEN"))
+    try:
+        entries = load().entries
+    except CredentialsError:
+        return found
+    now = time.time()
+    for server, entry in sorted(entries.items()):
+        found.append(SignedIn(server=server, user=entry.user, organization=entry.organization, source="credentials",
+                              expired=entry.expired(now)))
+    return found

@@ -32,9 +32,14 @@ class ServerUnreachable(EngineError):
 
 
 def server_settings(server: Server = None) -> tuple[str, str]:
-    """(url, token) from `server` or PLATFORM_SERVER_URL / PLATFORM_TOKEN; a usage error (2) if unset."""
+    """(url, token) from `server` or PLATFORM_SERVER_URL / PLATFORM_TOKEN, else the stored login for
+    that URL (`platform auth login`); a usage error (2) if there is none."""
     given_url, given_token = server or ("", "")
     url = (given_url or os.environ.get("PLATFORM_SERVER_URL", "")).rstrip("/")
+    if url and not given_token and not os.environ.get("PLATFORM_TOKEN"):
+        from engine.auth.credentials import platform_token_for  # `platform auth login` for that server
+
+        given_token = platform_token_for(url) or ""
     token = given_token or os.environ.get("PLATFORM_TOKEN", "")
     if not url:
         raise EngineError(
@@ -45,10 +50,10 @@ def server_settings(server: Server = None) -> tuple[str, str]:
         )
     if not token:
         raise EngineError(
-            "PLATFORM_TOKEN is not set",
+            f"no login for {url} and PLATFORM_TOKEN is not set",
             code="usage",
             exit_code=2,
-            hint="export PLATFORM_TOKEN=<the admin API token `platform server` printed once>",
+            hint=f"platform auth login --server {url}, or export PLATFORM_TOKEN=<an API token>",
         )
     return url, token
 
