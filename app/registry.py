@@ -152,6 +152,7 @@ PLATFORM = Program(
                 "status": "Show the credential that would be used and where the server came from (no network call).",
                 "framework-credential": "Exchange the login for a control-plane token (deploy, secret, domain; <= 1h).",
                 "token": "API tokens: token create --name (printed once), token list, token revoke <name-or-id>.",
+                "serve": "Local HTTP server for third-party account OAuth callbacks (GET /health, POST /oauth/start).",
             },
             examples=("platform auth login --server http://127.0.0.1:8080", "platform auth status --json",
                       "platform auth token create --name ci"),

@@ -165,3 +165,21 @@ def token_revoke(ref: str = typer.Argument(..., help="Token name (with or withou
         return revoke_token(server, ref)
 
     _run(json_output, action, lambda r: print("revoked " + ", ".join(r.revoked)))
+
+
+@app.command("serve", help=HELP["serve"], epilog=(
+    "Examples:\n\n  platform auth serve --port 8765"
+    "\n\n  curl http://127.0.0.1:8765/health"
+    "\n\n  curl -X POST -H 'Content-Type: application/json' -d '{\"provider\": \"https://accounts.example\"}' "
+    "http://127.0.0.1:8765/oauth/start"
+    "\n\n  Listens on 127.0.0.1 only; GET /health answers service, version and readiness; POST /oauth/start "
+    "opens the browser on the provider's sign-in page and answers once its callback arrived." + NOTE))
+def serve(port: int = typer.Option(0, "--port", min=0, max=65535, help="Port (0: the system picks one)."),
+          json_output: bool = JSON_OPTION) -> None:
+    def action() -> Any:
+        from engine.auth.serve import serve as run
+
+        run(port)
+        return None
+
+    _run(json_output, action, lambda _: None)
