@@ -86,12 +86,17 @@ def whoami(request: Any, principal: Principal, doc: dict[str, Any]) -> WhoAmI:
 def create_api_token(request: Any, principal: Principal, doc: dict[str, Any]) -> Minted:
     _human(principal, "creating an API token")
     assert principal.org_id and principal.user_id
-    name = API_TOKEN_NAME.format(name=_name(doc))
-    engine = _engine(request)
-    with store.write(engine) as conn:  # replace: the old one is revoked in the same transaction
-        replaced = revoke_named(conn, org_id=principal.org_id, kind="api", name_or_id=name, user_id=principal.user_id)
-        minted = mint(conn, kind="api", org_id=principal.org_id, user_id=principal.user_id, scope="platform:api",
-                      ttl_s=ACCESS_TTL_S, name=name, parent_id=principal.token_id)
+    return _replace(request, kind="api", org_id=principal.org_id, name=API_TOKEN_NAME.format(name=_name(doc)),
+                    user_id=principal.user_id, scope="platform:api", ttl_s=ACCESS_TTL_S, parent_id=principal.token_id)
+
+
+def _replace(request: Any, *, kind: str, org_id: str, name: str, user_id: str | None, scope: str, ttl_s: int,
+             parent_id: str) -> Minted:
+    """Mint a named token, revoking a live one of the same name in the same transaction."""
+    with store.write(_engine(request)) as conn:
+        replaced = revoke_named(conn, org_id=org_id, kind=kind, name_or_id=name, user_id=user_id)
+        minted = mint(conn, kind=kind, org_id=org_id, user_id=user_id, scope=scope, ttl_s=ttl_s, name=name,
+                      parent_id=parent_id)
     if replaced:
         _verifier(request).settle()
     return minted
@@ -148,13 +153,8 @@ def create_automation_token(request: Any, principal: Principal, doc: dict[str, A
     if unknown or not scopes:
         raise EngineError(f"unknown scope {unknown[0]!r}" if unknown else "name at least one scope", code="usage",
                           exit_code=2, hint="comma-separated, from: " + ", ".join(PERMISSIONS))
-    with store.write(_engine(request)) as conn:
-        replaced = revoke_named(conn, org_id=principal.org_id, kind="automation", name_or_id=name)
-        minted = mint(conn, kind="automation", org_id=principal.org_id, scope=" ".join(scopes),
-                      ttl_s=AUTOMATION_TTL_S, name=name, parent_id=principal.token_id)
-    if replaced:
-        _verifier(request).settle()
-    return minted
+    return _replace(request, kind="automation", org_id=principal.org_id, name=name, user_id=None,
+                    scope=" ".join(scopes), ttl_s=AUTOMATION_TTL_S, parent_id=principal.token_id)
 
 
 def list_automation_tokens(request: Any, principal: Principal, doc: dict[str, Any]) -> TokenList:

@@ -28,6 +28,23 @@ class TokenList(BaseModel):
     tokens: list[TokenInfo]
 
 
+def answer(response: Any) -> Any:
+    """The JSON document of a server answer ({} when it is not JSON)."""
+    try:
+        return response.json()
+    except ValueError:
+        return {}
+
+
+def refusal(response: Any, doc: Any) -> EngineError:
+    """The server's error document as an EngineError (message, hint, code, exit code)."""
+    err = doc.get("error") if isinstance(doc, dict) else None
+    err = err if isinstance(err, dict) else {}
+    return EngineError(str(err.get("message") or f"server answered {response.status_code}"),
+                       hint=err.get("hint"), code=str(err.get("code") or "server_error"),
+                       exit_code=int(doc.get("exit_code") or 1) if isinstance(doc, dict) else 1)
+
+
 def call(resolved: credentials.Resolved, method: str, path: str, model: type[M],
          body: dict[str, Any] | None = None, program: str = "platform") -> M:
     import httpx
@@ -39,21 +56,14 @@ def call(resolved: credentials.Resolved, method: str, path: str, model: type[M],
     except httpx.HTTPError as exc:
         raise EngineError(f"cannot reach {resolved.server}: {exc}", code="server_unreachable", exit_code=2,
                           hint="is the server running?") from None
-    try:
-        doc = response.json()
-    except ValueError:
-        doc = {}
+    doc = answer(response)
+    if response.status_code == 401:
+        raise EngineError(f"{resolved.server} refused the credential from {resolved.token_source} "
+                          "(invalid, expired, revoked, or for another server)", code="unauthorized",
+                          exit_code=2 if program == "framework" else 1,
+                          hint="sign in again" + (" (platform auth login)" if program == "platform" else ""))
     if response.status_code != 200:
-        err = doc.get("error") if isinstance(doc, dict) else None
-        err = err if isinstance(err, dict) else {}
-        if response.status_code == 401:
-            raise EngineError(f"{resolved.server} refused the credential from {resolved.token_source} "
-                              "(invalid, expired, revoked, or for another server)", code="unauthorized",
-                              exit_code=2 if program == "framework" else 1,
-                              hint="sign in again" + (" (platform auth login)" if program == "platform" else ""))
-        raise EngineError(str(err.get("message") or f"server answered {response.status_code}"),
-                          hint=err.get("hint"), code=str(err.get("code") or "server_error"),
-                          exit_code=int(doc.get("exit_code") or 1) if isinstance(doc, dict) else 1)
+        raise refusal(response, doc)
     return model.model_validate(doc)
 
 

@@ -80,19 +80,11 @@ def _call(
         )
     except httpx.HTTPError as exc:
         raise ServerUnreachable(f"cannot reach {url}: {exc}", hint="is `platform server` running?") from None
-    try:
-        doc = response.json()
-    except ValueError:
-        doc = {}
+    from engine.auth.client import answer, refusal
+
+    doc = answer(response)
     if response.status_code != 200:
-        err = doc.get("error") if isinstance(doc, dict) else None
-        err = err if isinstance(err, dict) else {}
-        raise EngineError(
-            str(err.get("message") or f"server answered {response.status_code}"),
-            hint=err.get("hint"),
-            code=str(err.get("code") or "server_error"),
-            exit_code=int(doc.get("exit_code") or 1) if isinstance(doc, dict) else 1,
-        )
+        raise refusal(response, doc)
     return model.model_validate(doc)
 
 
