@@ -74,7 +74,7 @@ def _user(principal: Principal) -> None:
 
 
 def whoami(request: Any, principal: Principal, doc: dict[str, Any]) -> WhoAmI:
-    from engine.auth.tokens import iso
+    from engine.auth.models import iso
 
     account = account_by_id(_engine(request), principal.user_id) if principal.user_id else None
     return WhoAmI(kind=principal.kind, user=account.email if account else None,

@@ -89,7 +89,7 @@ class Status(BaseModel):
 
 def status(server_flag: str | None) -> Status:
     """The credential that would be used, and where the server came from; no network call."""
-    from engine.auth.tokens import iso
+    from engine.auth.models import iso
 
     r = credentials.resolve_platform(server_flag)
     return Status(server=r.server, server_source=r.server_source, logged_in=r.token is not None,

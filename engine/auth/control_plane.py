@@ -110,7 +110,7 @@ def login(endpoint: str | None = None, token: str | None = None, *, start: Path 
             if token:
                 import time
 
-                from engine.auth.tokens import parse_iso
+                from engine.auth.models import parse_iso
 
                 credentials.save(ref.endpoint, credentials.Entry(
                     access_token=token, scope=" ".join(who.scope), user=who.user, organization=who.organization,

@@ -205,7 +205,7 @@ def exchange(endpoints: Endpoints, client_id: str, code: str, redirect_uri: str,
 
 
 def store_token(server: str, server_source: str, doc: dict[str, Any], program: str) -> LoginResult:
-    from engine.auth.tokens import iso
+    from engine.auth.models import iso
 
     now = time.time()
     entry = credentials.Entry(

@@ -45,3 +45,15 @@ class Tokens(BaseModel):
 
 class Revoked(BaseModel):
     revoked: list[str]
+
+
+def iso(us: int) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(us / 1e6, tz=dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso(text: str) -> float:
+    import datetime as dt
+
+    return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC).timestamp()

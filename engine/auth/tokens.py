@@ -27,7 +27,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from engine.auth import tables as t
 from engine.auth.accounts import NotFound, new_id
-from engine.auth.models import Minted, TokenInfo
+from engine.auth.models import Minted, TokenInfo, iso
 from engine.db import store
 from engine.hooks.secrets import hash_matches, new_token, token_hash
 
@@ -57,18 +57,6 @@ class Principal:
 
     def has(self, scope: str) -> bool:
         return self.kind == "admin" or scope in self.scopes
-
-
-def iso(us: int) -> str:
-    import datetime as dt
-
-    return dt.datetime.fromtimestamp(us / 1e6, tz=dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_iso(text: str) -> float:
-    import datetime as dt
-
-    return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC).timestamp()
 
 
 def mint(
