@@ -302,3 +302,14 @@ def test_no_secret_in_server_output_cli_json_or_crash_files(srv, agent, tmp_path
     with db(srv) as conn:
         rows = conn.execute("SELECT token_hash FROM auth_tokens").fetchall()
     assert rows and all(token not in r[0] for r in rows)
+
+
+def test_plain_http_off_loopback_is_refused(srv, agent) -> None:
+    """OAuth over plain http only on loopback (RFC 8252 / authlib's transport check): a request
+    that arrives for another host name over http gets an error, not a sign-in page or a token."""
+    _, challenge = pkce()
+    page = agent.http.get(authorize_url(srv, REDIRECT, challenge), headers={"Host": "platform.example"})
+    assert page.status_code == 400 and "https" in page.text and "id=password" not in page.text
+    token = httpx.post(f"{srv.url}/oauth/token", headers={"Host": "platform.example"},
+                       data={"grant_type": "authorization_code", "code": "x", "client_id": "platform-cli"})
+    assert token.status_code == 400 and token.json()["error"] == "insecure_transport"

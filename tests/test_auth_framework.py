@@ -3,6 +3,8 @@ as control planes (spec 2 framework login and cloud, credential precedence; issu
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -10,6 +12,7 @@ import httpx
 from tests.auth_fixtures import (  # noqa: F401
     ADMIN,
     MEMBER,
+    ROOT,
     agent,
     as_json,
     client_env,
@@ -153,6 +156,10 @@ def test_framework_login_with_a_token_checks_and_stores_it(server_factory, tmp_p
     ci_env = client_env(srv, tmp_path, "ci")
     wrong = framework(ci_env, "login", "--endpoint", srv.url, "--token", "plt_wrong", "--json")
     assert wrong.returncode == 2 and not (Path(ci_env["XDG_CONFIG_HOME"]) / "framework" / "credentials.json").exists()
+    piped = subprocess.run([sys.executable, "-m", "app.main", "framework", "login", "--endpoint", srv.url, "--token",
+                            "-", "--json"], cwd=ROOT, env=ci_env, input=api_token + "\n", capture_output=True,
+                           text=True, timeout=60)
+    assert as_json(piped)["logins"][0]["user"] == ADMIN
     done = as_json(framework(ci_env, "login", "--endpoint", srv.url, "--token", api_token, "--json"))
     assert done["logins"][0]["credential_source"] == "flag" and done["logins"][0]["user"] == ADMIN
     assert stored(ci_env)[srv.url]["access_token"] == api_token and api_token not in str(done)

@@ -22,23 +22,28 @@ def _app(name: str, examples: tuple[str, ...]) -> Any:
 
 
 login_app = _app("login", ("framework login", "framework login --endpoint https://cp.example.com",
-                           "framework login --token \"$DEPLOY_TOKEN\" --json   (CI: checked, then stored)"))
+                           "framework login --token \"$DEPLOY_TOKEN\" --json   (CI: checked, then stored)",
+                           "printf '%s\\n' \"$DEPLOY_TOKEN\" | framework login --token -"))
 logout_app = _app("logout", ("framework logout", "framework logout --endpoint https://cp.example.com --json"))
 
 
 @login_app.callback(invoke_without_command=True)
 def login(
     endpoint: str | None = ENDPOINT_OPTION,
-    token: str | None = typer.Option(None, "--token", help="CI: use this token (checked against the endpoint)."),
+    token: str | None = typer.Option(None, "--token",
+                                     help="CI: use this token (checked against the endpoint); '-': stdin."),
     timeout: float = typer.Option(300.0, "--timeout", min=1, help="Seconds to wait for each browser sign-in."),
     json_output: bool = JSON_OPTION,
 ) -> None:
     from app.cli.auth import _run
 
     def action() -> Any:
+        import sys
+
         from engine.auth.control_plane import login as run
 
-        return run(endpoint, token, timeout=timeout)
+        given = sys.stdin.readline().strip() if token == "-" else token  # keeps it out of shell history
+        return run(endpoint, given, timeout=timeout)
 
     def human(r: Any) -> None:
         for item in r.logins:

@@ -93,8 +93,8 @@ def _server(request: Request) -> AuthorizationServer:
 
 def _validate(request: Request, data: dict[str, list[str]]) -> tuple[Any, OAuthRequest] | Response:
     """The consent grant for an authorization request, or the response that refuses it."""
-    oauth_request = _oauth_request(request, data)
     try:
+        oauth_request = _oauth_request(request, data)  # refuses plain http off loopback (insecure_transport)
         return _server(request).get_consent_grant(oauth_request), oauth_request
     except OAuth2Error as error:
         if error.redirect_uri:  # client and redirect URI were validated: tell the client
@@ -162,7 +162,10 @@ async def authorize_submit(request: Request) -> Response:
 
 async def token(request: Request) -> Response:
     body = (await request.body()).decode("utf-8", errors="replace")
-    oauth_request = _oauth_request(request, parse_qs(body, keep_blank_values=False))
+    try:
+        oauth_request = _oauth_request(request, parse_qs(body, keep_blank_values=False))
+    except OAuth2Error as error:  # plain http off loopback
+        return JSONResponse({"error": error.error, "error_description": error.description}, status_code=400)
     reply = await run_in_threadpool(_server(request).create_token_response, oauth_request)
     return _reply(reply, {"Cache-Control": "no-store", "Pragma": "no-cache"})
 
