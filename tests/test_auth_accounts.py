@@ -37,4 +37,5 @@ def test_accounts_commands_and_their_refusals(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "data" / "platform.db") as conn:
         rows = conn.execute("SELECT email, password_hash FROM auth_users ORDER BY email").fetchall()
     assert [r[0] for r in rows] == ["ada@example.com", "bob@example.com"]
-    assert all(r[1].startswith("$argon2id$") and "pw" not in r[1] for r in rows)
+    for _, hashed in rows:
+        assert hashed.startswith("$argon2id$") and "long enough pw" not in hashed and "from stdin" not in hashed

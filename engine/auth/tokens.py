@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.engine import Connection, Engine
@@ -53,7 +53,6 @@ class Principal:
     scopes: frozenset[str]
     expires_at_us: int | None
     name: str | None = None
-    extra: dict[str, str] = field(default_factory=dict, compare=False)
 
     def has(self, scope: str) -> bool:
         return self.kind == "admin" or scope in self.scopes
