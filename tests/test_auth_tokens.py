@@ -75,7 +75,7 @@ def test_framework_credential_is_deploy_secret_domain_only_and_at_most_an_hour(
     assert doc["scope"].split() == ["deploy:read", "deploy:write", "domain:read"]
     assert 0 < doc["expires_in"] <= 3600
     cp = doc["token"]
-    assert status(srv.url, cp) == 401  # no platform:api: the admin API refuses it
+    assert status(srv.url, cp) == 403  # valid, but no platform:api: insufficient_scope on the admin API
     who = httpx.get(f"{srv.url}/api/auth/whoami", headers={"Authorization": f"Bearer {cp}"}).json()
     assert who["kind"] == "control_plane" and who["user"] == MEMBER and "platform:api" not in who["scope"]
     again = platform({**env, "PLATFORM_TOKEN": cp}, "auth", "framework-credential", "--server", srv.url, "--json")

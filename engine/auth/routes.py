@@ -70,6 +70,15 @@ def unauthorized() -> JSONResponse:
     )
 
 
+def insufficient_scope(scope: str) -> JSONResponse:
+    """A valid token without the scope (RFC 6750 3.1), e.g. a control-plane token on the admin API."""
+    return JSONResponse(
+        {"error": {"code": "insufficient_scope", "message": f"this token does not carry {scope}",
+                   "hint": "use a login (platform auth login) or an API token"}},
+        status_code=403, headers={"WWW-Authenticate": f'Bearer error="insufficient_scope", scope="{scope}"'},
+    )
+
+
 def _reply(reply: Reply, extra: dict[str, str] | None = None) -> Response:
     headers = dict(reply.headers)
     headers.update(extra or {})

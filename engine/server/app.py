@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from engine.auth.oauth import AuthorizationServer
-from engine.auth.routes import auth_routes, principal_of, unauthorized
+from engine.auth.routes import auth_routes, insufficient_scope, principal_of, unauthorized
 from engine.auth.tokens import Verifier
 from engine.errors import EngineError
 from engine.hooks import automations as svc
@@ -56,7 +56,7 @@ def api(handler: Any) -> Any:
         state: ServerState = request.app.state.server
         principal = await principal_of(request)  # the one verifier (admin token, logins, API tokens)
         if principal is None or not principal.has("platform:api"):
-            return unauthorized()
+            return unauthorized() if principal is None else insufficient_scope("platform:api")
         try:
             doc = await request.json() if request.method == "POST" else {}
         except ValueError:
