@@ -145,13 +145,16 @@ def token_list(server: str | None = SERVER_OPTION, json_output: bool = JSON_OPTI
 
         return list_tokens(server)
 
-    def human(r: Any) -> None:
-        if not r.tokens:
-            print(f"no API tokens on {r.server}")
-        for tok in r.tokens:
-            print(f"{tok.id}  {tok.name}  scope={tok.scope}  created={tok.created_at}  expires={tok.expires_at}")
+    _run(json_output, action, lambda r: render_tokens(r, "API"))
 
-    _run(json_output, action, human)
+
+def render_tokens(result: Any, what: str) -> None:
+    """Token metadata, one line each (never a secret)."""
+    if not result.tokens:
+        print(f"no {what} tokens on {result.server}")
+    for tok in result.tokens:
+        print(f"{tok.id}  {tok.name}  scope={tok.scope.replace(' ', ',')}  created={tok.created_at}  "
+              f"expires={tok.expires_at}")
 
 
 @token_app.command("revoke", help="Revoke an API token by name or ID; it stops working at once.",

@@ -94,13 +94,9 @@ def token_list(env: str = typer.Option(..., "--env", help="Environment whose con
 
         return list_tokens(env, token)
 
-    def human(r: Any) -> None:
-        if not r.tokens:
-            print(f"no automation tokens on {r.server}")
-        for tok in r.tokens:
-            print(f"{tok.id}  {tok.name}  scopes={tok.scope.replace(' ', ',')}  expires={tok.expires_at}")
+    from app.cli.auth import render_tokens
 
-    _run(json_output, action, human)
+    _run(json_output, action, lambda r: render_tokens(r, "automation"))
 
 
 @token_app.command("revoke", help="Revoke an automation token by name or ID; immediate.",
