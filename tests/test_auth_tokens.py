@@ -49,6 +49,8 @@ def test_api_tokens_create_list_revoke(server_factory, tmp_path: Path, agent) ->
     doc = as_json(listed)
     assert [t["name"] for t in doc["tokens"]] == ["platform-cli@ci"]
     assert "plt_" not in listed.stdout
+    human = platform(env, "auth", "token", "list", "--server", srv.url)
+    assert human.returncode == 0 and "platform-cli@ci" in human.stdout and "plt_" not in human.stdout
     # A token never mints a token: PLATFORM_TOKEN (an API token) is refused, so is the admin token.
     for machine in (replacement, srv.token):
         refused = platform({**env, "PLATFORM_TOKEN": machine}, "auth", "token", "create", "--name", "x",
