@@ -10,8 +10,9 @@ PYTEST_ARGS ?=
 
 # System pieces the tests drive for real, as command:Debian-package pairs: tmux (terminal
 # end-to-end test), docker-registry (release verify against a real OCI registry). Installed
-# only when absent, so the check costs nothing on a prepared machine.
-SYSTEM_TOOLS := tmux:tmux docker-registry:docker-registry
+# only when absent, so the check costs nothing on a prepared machine. chromium + chromium-driver:
+# the one login test driven by a real headless browser (tests/test_auth_browser.py).
+SYSTEM_TOOLS := tmux:tmux docker-registry:docker-registry chromium:chromium chromedriver:chromium-driver
 
 system-deps: postgres
 	@missing=""; for pair in $(SYSTEM_TOOLS); do command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair##*:}"; done; \

@@ -69,6 +69,9 @@ class Dashboard(App[int]):
 
     def on_mount(self) -> None:
         self.sub_title = self.project_dir.name
+        from screens.widgets.signin import show_signin
+
+        self.after_first_frame(lambda: show_signin(self))  # who is signed in where (auth status)
         if self.settings.theme in self.available_themes:
             self.theme = self.settings.theme
         else:

@@ -26,6 +26,26 @@ class Program(NamedTuple):
 FRAMEWORK = Program(
     help="Build, release, deploy and run the environments of a framework project.",
     groups={
+        "login": Group(
+            help="Sign in to every control plane the environments declare (browser, PKCE), or --endpoint / --token.",
+            commands={},
+            examples=("framework login", "framework login --endpoint https://cp.example.com",
+                      "framework login --token \"$DEPLOY_TOKEN\""),
+        ),
+        "logout": Group(
+            help="Forget the stored credentials of the project's control plane(s).",
+            commands={},
+            examples=("framework logout", "framework logout --endpoint https://cp.example.com"),
+        ),
+        "cloud": Group(
+            help="The control plane of an environment: endpoint and credential, organization automation tokens.",
+            commands={
+                "status": "Show an environment's control-plane endpoint and credential source (no network call).",
+                "token": "Organization automation tokens: token create --env --name --scopes, list, revoke.",
+            },
+            examples=("framework cloud status cloud",
+                      "framework cloud token create --env cloud --name ci --scopes deploy:read,deploy:write"),
+        ),
         "env": Group(
             help="Environments declared in deploy/kcl/<env>/main.k.",
             commands={
@@ -116,9 +136,26 @@ PLATFORM = Program(
             examples=("platform framework env list --json",),
         ),
         "server": Group(
-            help="Run the hosted server: webhook ingestion, automations, runs (--host, --port, --data-dir).",
-            commands={},
-            examples=("platform server --port 8080", "platform server --port 0 --data-dir ./data"),
+            help="Run the hosted server: webhook ingestion, automations, runs, login (--host, --port, --data-dir).",
+            commands={
+                "user": "user add <email> --org <org> [--admin]: a user who can sign in (password hashed, argon2).",
+                "org": "org add <name>; org grant <name> <permission>... [--remove]: deploy, secret, domain grants.",
+            },
+            examples=("platform server --port 8080", "platform server --port 0 --data-dir ./data",
+                      "platform server org add acme", "platform server user add ada@example.com --org acme --admin"),
+        ),
+        "auth": Group(
+            help="Sign in to a server (browser, OAuth + PKCE), API tokens, the control-plane credential.",
+            commands={
+                "login": "Sign in through the browser; the token is stored for that server (--server).",
+                "logout": "Forget the stored login of the resolved server only (the token stays valid until revoked).",
+                "status": "Show the credential that would be used and where the server came from (no network call).",
+                "framework-credential": "Exchange the login for a control-plane token (deploy, secret, domain; <= 1h).",
+                "token": "API tokens: token create --name (printed once), token list, token revoke <name-or-id>.",
+                "serve": "Local HTTP server for third-party account OAuth callbacks (GET /health, POST /oauth/start).",
+            },
+            examples=("platform auth login --server http://127.0.0.1:8080", "platform auth status --json",
+                      "platform auth token create --name ci"),
         ),
         "db": Group(
             help="The server database's embedded migrations (DATABASE_URL, DATABASE_DRIVER).",

@@ -32,5 +32,9 @@ def test_every_command_has_help_and_examples() -> None:
         assert group.help, group_name
         for name, command in group.commands.items():
             assert command.help, f"{group_name} {name}"
-            assert "Examples" in (command.epilog or ""), f"{group_name} {name}"
-            assert any(p.name == "json_output" for p in command.params), f"{group_name} {name} lacks --json"
+            # A nested group (e.g. `cloud token`): its commands carry the examples and --json.
+            leaves = getattr(command, "commands", None) or {name: command}
+            for leaf_name, leaf in leaves.items():
+                where = f"{group_name} {name} {leaf_name}"
+                assert "Examples" in (leaf.epilog or ""), where
+                assert any(p.name == "json_output" for p in leaf.params), f"{where} lacks --json"

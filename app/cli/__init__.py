@@ -26,6 +26,9 @@ def group_app(program: str, name: str) -> Any:
 
 # Group name -> module defining `app` (a Typer group). Keep in step with app/registry.py.
 FRAMEWORK_GROUP_MODULES: dict[str, str] = {
+    "login": "app.cli.login:login_app",
+    "logout": "app.cli.login:logout_app",
+    "cloud": "app.cli.cloud",
     "env": "app.cli.env",
     "kcl": "app.cli.kcl",
     "ci": "app.cli.ci",
@@ -35,6 +38,7 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
 }
 PLATFORM_GROUP_MODULES: dict[str, str] = {
     "server": "app.cli.server",
+    "auth": "app.cli.auth",
     "db": "app.cli.db",
     "automation": "app.cli.automation",
     "trigger": "app.cli.trigger",
@@ -52,8 +56,11 @@ def _add_groups(root: Any, modules: dict[str, str], only: str | None = None) -> 
     for name, module in modules.items():
         if only is not None and name != only:
             continue
+        module, _, attribute = module.partition(":")  # "module:attribute" names a Typer app other than `app`
         mod = importlib.import_module(module)
-        if hasattr(mod, "command"):  # a single command at the top level, e.g. `platform run <workflow>`
+        if attribute:
+            root.add_typer(getattr(mod, attribute), name=name)
+        elif hasattr(mod, "command"):  # a single command at the top level, e.g. `platform run <workflow>`
             root.command(name=name, help=mod.HELP, epilog=mod.EPILOG)(mod.command)
         else:
             root.add_typer(mod.app, name=name)

@@ -27,6 +27,7 @@ app = typer.Typer(
 
 @app.callback(invoke_without_command=True)
 def server(
+    ctx: typer.Context,
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
     port: int = typer.Option(8080, "--port", help="Port to listen on (0: the system picks one)."),
     data_dir: Path | None = typer.Option(
@@ -43,6 +44,8 @@ def server(
         help="Run workers in this process (0: ingest only; runs wait in the queue).",
     ),
 ) -> None:
+    if ctx.invoked_subcommand:  # `platform server user ...` / `org ...`: account administration
+        return
     from app.output import run_command
 
     def action() -> tuple[None, int]:
@@ -53,3 +56,13 @@ def server(
         )
 
     raise typer.Exit(run_command(False, action, lambda _: None))
+
+
+def _admin_groups() -> None:
+    from app.cli.server_admin import org_app, user_app
+
+    app.add_typer(user_app, name="user")
+    app.add_typer(org_app, name="org")
+
+
+_admin_groups()

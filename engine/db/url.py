@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from engine.errors import EngineError
 
@@ -79,3 +80,18 @@ def redact(url: str) -> str:
     creds, _, host = rest.rpartition("@")
     user = creds.split(":", 1)[0]
     return f"{scheme}://{user}:***@{host}" if ":" in creds else url
+
+
+DB_FILE = "platform.db"
+
+
+def default_data_dir() -> Path:
+    """The server's data directory: $PLATFORM_DATA_DIR, else ~/.platform/server."""
+    env = os.environ.get("PLATFORM_DATA_DIR")
+    return Path(env) if env else Path.home() / ".platform" / "server"
+
+
+def database_url(data_dir: Path) -> str:
+    """The store: DATABASE_URL when set, else SQLite in the data directory."""
+    return url_from_env(required=False) or f"sqlite:///{(data_dir / DB_FILE).resolve()}"
+

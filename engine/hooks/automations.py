@@ -30,7 +30,8 @@ from engine.hooks.models import (
     Trigger,
     TriggerDefinition,
 )
-from engine.hooks.secrets import SecretBox, new_token, token_hash
+from engine.hooks.secrets import SecretBox
+from engine.tokens import new_token, token_hash
 
 MAX_HMAC_SECRET = 1024
 

@@ -32,9 +32,14 @@ class ServerUnreachable(EngineError):
 
 
 def server_settings(server: Server = None) -> tuple[str, str]:
-    """(url, token) from `server` or PLATFORM_SERVER_URL / PLATFORM_TOKEN; a usage error (2) if unset."""
+    """(url, token) from `server` or PLATFORM_SERVER_URL / PLATFORM_TOKEN, else the stored login for
+    that URL (`platform auth login`); a usage error (2) if there is none."""
     given_url, given_token = server or ("", "")
     url = (given_url or os.environ.get("PLATFORM_SERVER_URL", "")).rstrip("/")
+    if url and not given_token and not os.environ.get("PLATFORM_TOKEN"):
+        from engine.auth.credentials import platform_token_for  # `platform auth login` for that server
+
+        given_token = platform_token_for(url) or ""
     token = given_token or os.environ.get("PLATFORM_TOKEN", "")
     if not url:
         raise EngineError(
@@ -45,10 +50,10 @@ def server_settings(server: Server = None) -> tuple[str, str]:
         )
     if not token:
         raise EngineError(
-            "PLATFORM_TOKEN is not set",
+            f"no login for {url} and PLATFORM_TOKEN is not set",
             code="usage",
             exit_code=2,
-            hint="export PLATFORM_TOKEN=<the admin API token `platform server` printed once>",
+            hint=f"platform auth login --server {url}, or export PLATFORM_TOKEN=<an API token>",
         )
     return url, token
 
@@ -75,19 +80,11 @@ def _call(
         )
     except httpx.HTTPError as exc:
         raise ServerUnreachable(f"cannot reach {url}: {exc}", hint="is `platform server` running?") from None
-    try:
-        doc = response.json()
-    except ValueError:
-        doc = {}
+    from engine.auth.client import answer, refusal
+
+    doc = answer(response)
     if response.status_code != 200:
-        err = doc.get("error") if isinstance(doc, dict) else None
-        err = err if isinstance(err, dict) else {}
-        raise EngineError(
-            str(err.get("message") or f"server answered {response.status_code}"),
-            hint=err.get("hint"),
-            code=str(err.get("code") or "server_error"),
-            exit_code=int(doc.get("exit_code") or 1) if isinstance(doc, dict) else 1,
-        )
+        raise refusal(response, doc)
     return model.model_validate(doc)
 
 

@@ -1,6 +1,7 @@
 """Server-side secrets (spec 1 Authentication: the token is stored hashed and displayed once).
 
-- Trigger tokens and API tokens: only sha256(token) is stored; checks use hmac.compare_digest.
+- Trigger tokens and API tokens: only sha256(token) is stored; checks use hmac.compare_digest
+  (engine/tokens.py).
 - HMAC shared secrets must stay usable for verification, so they are sealed (Fernet: AES-128-CBC
   + HMAC-SHA256) with a key kept in `<data-dir>/secret.key`, mode 0600, created once. Every server
   process sharing a database must share that key (same data dir, or PLATFORM_SECRET_KEY).
@@ -8,36 +9,10 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
-import secrets
 from pathlib import Path
 
 KEY_FILE = "secret.key"
-
-
-def new_token(prefix: str) -> str:
-    return f"{prefix}_{secrets.token_urlsafe(32)}"
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8", errors="surrogateescape")).hexdigest()
-
-
-# A fixed hash compared against when there is nothing to compare, so every path costs the same.
-_DUMMY_HASH = token_hash("no such trigger")
-
-
-def token_matches(presented: str | None, stored_hash: str | None) -> bool:
-    """Constant-time check of a presented token against a stored hash."""
-    return hash_matches(token_hash(presented) if presented else None, stored_hash)
-
-
-def hash_matches(presented_hash: str | None, stored_hash: str | None) -> bool:
-    """Constant-time check of a presented token's hash (token_hash) against a stored hash."""
-    ok = hmac.compare_digest(presented_hash or _DUMMY_HASH, stored_hash or _DUMMY_HASH)
-    return ok and bool(presented_hash) and bool(stored_hash)
 
 
 def _key(data_dir: Path) -> bytes:

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -19,11 +18,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from engine.db import store
+from engine.auth.oauth import AuthorizationServer
+from engine.auth.routes import auth_routes, insufficient_scope, principal_of, unauthorized
+from engine.auth.tokens import Verifier
 from engine.errors import EngineError
 from engine.hooks import automations as svc
 from engine.hooks.models import TriggerDefinition
-from engine.hooks.secrets import SecretBox, token_matches
+from engine.hooks.secrets import SecretBox
 from engine.server.hooks_asgi import HookFrontDoor
 from engine.server.recorder import RecorderClient
 from engine.server.runner import RunnerClient
@@ -45,14 +46,6 @@ def _base_url(request: Request) -> str:
     return os.environ.get("PLATFORM_PUBLIC_URL") or str(request.base_url).rstrip("/")
 
 
-def _admin_ok(engine: Engine, presented: str | None) -> bool:
-    with store.read(engine) as conn:
-        row = conn.execute(
-            select(store.api_tokens.c.token_hash).where(store.api_tokens.c.name == "admin")
-        ).first()
-    return token_matches(presented, row[0] if row else None)
-
-
 def _error(exc: EngineError) -> JSONResponse:
     status = {"not_found": 404, "conflict": 409}.get(exc.code, 400)
     return JSONResponse({"error": exc.to_dict(), "exit_code": exc.exit_code}, status_code=status)
@@ -61,14 +54,9 @@ def _error(exc: EngineError) -> JSONResponse:
 def api(handler: Any) -> Any:
     async def endpoint(request: Request) -> Response:
         state: ServerState = request.app.state.server
-        authorization = request.headers.get("authorization", "")
-        presented = authorization[7:].strip() if authorization[:7].lower() == "bearer " else None
-        if not await run_in_threadpool(_admin_ok, state.engine, presented):
-            return JSONResponse(
-                {"error": {"code": "unauthorized", "message": "missing or invalid API token"}},
-                status_code=401,
-                headers={"WWW-Authenticate": "Bearer"},
-            )
+        principal = await principal_of(request)  # the one verifier (admin token, logins, API tokens)
+        if principal is None or not principal.has("platform:api"):
+            return unauthorized() if principal is None else insufficient_scope("platform:api")
         try:
             doc = await request.json() if request.method == "POST" else {}
         except ValueError:
@@ -180,9 +168,12 @@ def build_app(state: ServerState) -> Any:
         Route(
             "/api/automations/{automation}/deliveries/{delivery}/replay", api(_replay), methods=["POST"]
         ),
+        *auth_routes(),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.server = state
+    app.state.verifier = Verifier(state.engine)
+    app.state.authorization_server = AuthorizationServer(state.engine)
     return HookFrontDoor(app, state.committer)
 
 

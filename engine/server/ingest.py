@@ -22,9 +22,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from engine.db.store import deliveries, run_queue
 from engine.hooks.models import TriggerDefinition, delivery_id
 from engine.hooks.payload import build_payload, dedupe_key
-from engine.hooks.secrets import SecretBox, hash_matches, token_hash
+from engine.hooks.secrets import SecretBox
 from engine.hooks.signature import verify
 from engine.server.keys import Driver, Keys, keys_for
+from engine.tokens import hash_matches, token_hash
 
 log = logging.getLogger("platform.server")
 

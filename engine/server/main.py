@@ -13,10 +13,11 @@ from pydantic import BaseModel
 from sqlalchemy.engine import Engine
 
 from engine.db import store
-from engine.db.url import url_from_env
+from engine.db.url import database_url, default_data_dir
 from engine.errors import EngineError
 
-DB_FILE = "platform.db"
+__all__ = ["ServerConfig", "database_url", "default_data_dir", "serve"]
+
 
 
 class ServerConfig(BaseModel):
@@ -26,21 +27,12 @@ class ServerConfig(BaseModel):
     workers: int = 2
 
 
-def default_data_dir() -> Path:
-    env = os.environ.get("PLATFORM_DATA_DIR")
-    return Path(env) if env else Path.home() / ".platform" / "server"
-
-
-def database_url(data_dir: Path) -> str:
-    return url_from_env(required=False) or f"sqlite:///{(data_dir / DB_FILE).resolve()}"
-
-
 def ensure_admin_token(engine: Engine) -> str | None:
     """Create the admin API token if there is none; return it only to the process that created it."""
     from sqlalchemy import select
 
-    from engine.hooks.secrets import new_token, token_hash
     from engine.server.ingest import _insert_ignore
+    from engine.tokens import new_token, token_hash
 
     token = new_token("plt")
     with store.write(engine) as conn:

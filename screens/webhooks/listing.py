@@ -2,7 +2,8 @@
 
 Same engine calls as `platform automation list` / `platform trigger ...` (engine/hooks/client.py),
 in thread workers. The server is the settings' platform_server_url / platform_token, else
-$PLATFORM_SERVER_URL / $PLATFORM_TOKEN. Activation and rotation show the token once, in a modal
+$PLATFORM_SERVER_URL / $PLATFORM_TOKEN, else the stored login for that server (`platform auth
+login`; resolved in engine.hooks.client.server_settings). Activation and rotation show the token once, in a modal
 (spec 1 States and transitions: URL and token displayed once); this screen never keeps it.
 """
 
@@ -29,8 +30,9 @@ COLUMNS = (("automation", "Automation"), ("trigger", "Trigger"), ("state", "Stat
 NOT_CONFIGURED = (
     "The Webhooks view reads a running `platform server` through its admin API.\n"
     "Start one with:  platform server --port 8080   (it prints the admin API token once)\n"
-    "then set PLATFORM_SERVER_URL and PLATFORM_TOKEN (or platform_server_url / platform_token in\n"
-    "the dashboard settings) and press r. Same list: platform automation list"
+    "then set PLATFORM_SERVER_URL (or platform_server_url in the dashboard settings) and sign in with\n"
+    "platform auth login --server <url>, or set PLATFORM_TOKEN (or platform_token), and press r.\n"
+    "Same list: platform automation list"
 )
 
 
