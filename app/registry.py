@@ -93,6 +93,35 @@ FRAMEWORK = Program(
     examples=("framework env list", "framework env list --json", "framework   (on a terminal: the dashboard)"),
 )
 
+# `framework db ...`: the project's database authoring (spec 3, Database); sub-groups below.
+FRAMEWORK.groups["db"] = Group(
+    help="The project's database: forward-only migrations (golang-migrate compatible), seeds, introspection.",
+    commands={
+        "migrate": "Apply and inspect migrations: up, status, version, force.",
+        "migration": "Author migration files: new (fresh UTC version), rebase (re-version pending files).",
+    },
+    examples=("framework db migrate up", "framework db migration new add_users",
+              "framework db migrate status --json"),
+)
+DB_MIGRATE = Group(
+    help="Apply db/migrations/*.up.sql (--dsn or DATABASE_URL); golang-migrate's table, lock and dirty rule.",
+    commands={
+        "up": "Apply every pending migration, each in its own transaction; refuses on a dirty version.",
+        "status": "Show the version, dirty flag and pending files (no migrating, no waiting).",
+        "version": "Print the database's migration version (and whether it is dirty).",
+        "force": "Record a version as applied without running SQL (repair the schema first).",
+    },
+    examples=("framework db migrate up", "framework db migrate status --json", "framework db migrate force none"),
+)
+DB_MIGRATION = Group(
+    help="Author migration files in db/migrations/.",
+    commands={
+        "new": "Create <UTC timestamp>_<name>.up.sql sorting after every version, with schema context.",
+        "rebase": "Re-version files below the schema's current version (git mv); never default-branch files.",
+    },
+    examples=("framework db migration new add_users", "framework db migration rebase --all-pending"),
+)
+
 # `framework env devstack ...`: a sub-group of env (spec 2, env devstack).
 DEVSTACK = Group(
     help="Port blocks of dev stacks (.framework/blocks.json): 100 ports per worktree key.",

@@ -32,6 +32,7 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "release": "app.cli.release",
     "ledger": "app.cli.ledger",
     "gate": "app.cli.gate",
+    "db": "app.cli.database",
 }
 PLATFORM_GROUP_MODULES: dict[str, str] = {
     "server": "app.cli.server",
