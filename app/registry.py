@@ -58,6 +58,7 @@ FRAMEWORK = Program(
             help="Checks for CI pipelines.",
             commands={
                 "validate-kcl": "Check that every environment renders deployable manifests.",
+                "migration-safety": "Check SQL migrations for patterns that fail or lock populated databases.",
             },
             examples=("framework ci validate-kcl --json",),
         ),

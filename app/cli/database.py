@@ -48,9 +48,9 @@ def examples(*lines: str, note: str = "") -> str:
 
 
 def _print(text: str) -> None:
-    from app.output import stdout_console
+    from app.cli.database_views import out
 
-    stdout_console().print(text, markup=False)
+    out(text)
 
 
 # -- db migrate ---------------------------------------------------------------------------------
