@@ -156,7 +156,9 @@ def _own(path: Path, stmts: list[sql.Statement]) -> list[Finding]:
 def check(paths: list[Path]) -> SafetyReport:
     if not paths:
         raise DatabaseAuthoringError("no migration files to check", hint="pass files, or run inside a project")
-    in_tx, outside_tx, findings = [], [], []
+    in_tx: list[Path] = []
+    outside_tx: list[Path] = []
+    findings: list[Finding] = []
     for path in paths:
         try:
             stmts = sql.split(path.read_text(encoding="utf-8"))
