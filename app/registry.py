@@ -100,6 +100,7 @@ FRAMEWORK.groups["db"] = Group(
     commands={
         "migrate": "Apply and inspect migrations: up, status, version, force.",
         "migration": "Author migration files: new (fresh UTC version), rebase (re-version pending files).",
+        "seed": "Dev seeds: apply (deterministic, idempotent, FK-ordered), reset, status.",
     },
     examples=("framework db migrate up", "framework db migration new add_users",
               "framework db migrate status --json"),
@@ -113,6 +114,15 @@ DB_MIGRATE = Group(
         "force": "Record a version as applied without running SQL (repair the schema first).",
     },
     examples=("framework db migrate up", "framework db migrate status --json", "framework db migrate force none"),
+)
+DB_SEED = Group(
+    help="Dev seed rows from the live schema, db/seeds/vocab.yaml and db/seeds/custom/*.sql (one transaction).",
+    commands={
+        "apply": "Insert the seed rows not seeded yet (a second apply inserts nothing); dev only.",
+        "reset": "Delete the seeded rows child-first, then seed again; schema and user rows stay.",
+        "status": "Per-table seeded-row counts (and all rows), custom seed files applied.",
+    },
+    examples=("framework db seed apply", "framework db seed status --json", "framework db seed reset --env dev"),
 )
 DB_MIGRATION = Group(
     help="Author migration files in db/migrations/.",

@@ -59,7 +59,8 @@ def fw(*args: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[int, d
 
 def query(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
     with psycopg.connect(url, autocommit=True) as conn:
-        return conn.execute(sql, params or None).fetchall()
+        cur = conn.execute(sql, params or None)
+        return cur.fetchall() if cur.description is not None else []
 
 
 def wait_for(condition: Callable[[], bool], what: str, deadline: float = 60) -> None:

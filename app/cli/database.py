@@ -1,7 +1,7 @@
 """`framework db ...`: the project's database authoring (spec 3, Database).
 
 Not `platform db` (the server's own store: app/cli/db.py). Sub-groups are built here from
-app/registry.py's DB_* tables; seeds, reset, introspect and squash live in app/cli/database_more.py.
+app/registry.py's DB_* tables; seeds, reset, introspect and squash are in app/cli/database_more.py.
 """
 
 from __future__ import annotations
@@ -10,48 +10,11 @@ from typing import Any
 
 import typer
 
-from app.cli import _typer_app, group_app
+from app.cli import group_app
+from app.cli.database_views import DIR_OPTION, DSN_OPTION, JSON_OPTION, examples, out, run, sub_app
 from app.registry import DB_MIGRATE, DB_MIGRATION
 
 app = group_app("framework", "db")
-
-JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document (ok, exit_code, error, payload).")
-DSN_OPTION = typer.Option(None, "--dsn", help="postgresql:// URL (default: env DATABASE_URL).")
-DIR_OPTION = typer.Option(None, "--dir", help="Migrations directory (default: <project>/db/migrations).")
-
-
-def sub_app(group: Any) -> Any:
-    """A sub-group with the registry's help; its own --json applies to the command run under it."""
-    sub = _typer_app(group.help, group.examples)
-
-    @sub.callback()
-    def main(ctx: typer.Context, json_output: bool = typer.Option(
-            False, "--json", help="Print one JSON document for the sub-command (same as its own --json).")) -> None:
-        ctx.obj = {"json": json_output}
-
-    return sub
-
-
-def wants_json(ctx: typer.Context, flag: bool) -> bool:
-    parent = ctx.parent.obj if ctx.parent is not None and isinstance(ctx.parent.obj, dict) else {}
-    return flag or bool(parent.get("json"))
-
-
-def run(ctx: typer.Context, json_output: bool, action: Any, human: Any) -> None:
-    from app.output import run_command
-
-    raise typer.Exit(run_command(wants_json(ctx, json_output), action, human))
-
-
-def examples(*lines: str, note: str = "") -> str:
-    return "Examples:\n\n" + "\n\n".join(f"  {line}" for line in lines) + (f"\n\n{note}" if note else "")
-
-
-def _print(text: str) -> None:
-    from app.cli.database_views import out
-
-    out(text)
-
 
 # -- db migrate ---------------------------------------------------------------------------------
 
@@ -63,15 +26,15 @@ MIGRATE_NOTE = ("Compatible with golang-migrate (schema_migrations table, adviso
 
 def _render_status(result: Any) -> None:
     version = "none" if result.version is None else str(result.version)
-    _print(f"database: {result.database}")
-    _print(f"version: {version}{' (dirty)' if result.dirty else ''}")
-    _print(f"applied: {result.applied} of {result.total} files in {result.directory}")
+    out(f"database: {result.database}")
+    out(f"version: {version}{' (dirty)' if result.dirty else ''}")
+    out(f"applied: {result.applied} of {result.total} files in {result.directory}")
     for entry in result.pending:
-        _print(f"pending: {entry.version}_{entry.name}")
+        out(f"pending: {entry.version}_{entry.name}")
     if result.unknown_version:
-        _print(f"warning: version {version} is not among the files")
+        out(f"warning: version {version} is not among the files")
     if not result.pending and not result.dirty:
-        _print("current")
+        out("current")
 
 
 @migrate.command("status", help=DB_MIGRATE.commands["status"],
@@ -93,11 +56,11 @@ def migrate_status(ctx: typer.Context, dsn: str | None = DSN_OPTION, directory: 
 
 def _render_up(result: Any) -> None:
     for entry in result.applied_now:
-        _print(f"applied {entry.version}_{entry.name} ({entry.milliseconds:.0f} ms)")
+        out(f"applied {entry.version}_{entry.name} ({entry.milliseconds:.0f} ms)")
     if not result.applied_now:
-        _print(f"already current (version {result.version if result.version is not None else 'none'})")
+        out(f"already current (version {result.version if result.version is not None else 'none'})")
     if result.unknown_version:
-        _print(f"warning: version {result.version} is not among the files")
+        out(f"warning: version {result.version} is not among the files")
 
 
 @migrate.command("up", help=DB_MIGRATE.commands["up"],
@@ -120,7 +83,7 @@ def migrate_up(ctx: typer.Context, dsn: str | None = DSN_OPTION, directory: str 
 
 
 def _render_version(result: Any) -> None:
-    _print("none" if result.version is None else f"{result.version}{' (dirty)' if result.dirty else ''}")
+    out("none" if result.version is None else f"{result.version}{' (dirty)' if result.dirty else ''}")
 
 
 @migrate.command("version", help=DB_MIGRATE.commands["version"],
@@ -182,16 +145,16 @@ def migration_new(ctx: typer.Context, name: str = typer.Argument(..., help="What
 
         return new_migration(name, migrations_dir(directory), dsns.parse(dsn) if dsn else None), 0
 
-    run(ctx, json_output, action, lambda r: _print(r.file))
+    run(ctx, json_output, action, lambda r: out(r.file))
 
 
 def _render_rebase(result: Any) -> None:
     for move in result.moves:
-        _print(f"{'git mv' if move.git else 'moved'} {move.old} -> {move.new}")
+        out(f"{'git mv' if move.git else 'moved'} {move.old} -> {move.new}")
     for name in result.unchanged:
-        _print(f"unchanged {name} (already after version {result.current_version})")
+        out(f"unchanged {name} (already after version {result.current_version})")
     if not result.moves and not result.unchanged:
-        _print("nothing to rebase")
+        out("nothing to rebase")
 
 
 @migration.command("rebase", help=DB_MIGRATION.commands["rebase"],
@@ -213,3 +176,8 @@ def migration_rebase(ctx: typer.Context, paths: list[str] = typer.Argument(None,
         return rebase(paths or [], all_pending, migrations_dir(directory), dsns.parse(dsn) if dsn else None, base), 0
 
     run(ctx, json_output, action, _render_rebase)
+
+
+from app.cli.database_more import register  # noqa: E402 - the rest of the group, one module each
+
+register(app)

@@ -1,0 +1,100 @@
+"""`framework db seed apply|reset|status` (and the rest of the db group registered by `register`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from app.cli.database_views import DSN_OPTION, JSON_OPTION, examples, out, run, sub_app
+from app.registry import DB_SEED
+
+ENV_OPTION = typer.Option(None, "--env", help="The development environment (default: dev).")
+NOW_OPTION = typer.Option(None, "--now", help="Anchor of relative timestamps, ISO date or time "
+                                              "(default: today 00:00 UTC).")
+SEED_NOTE = ("Dev only. Refused on pending or dirty migrations. Exit codes: 0 done; 1 refused or failed "
+             "(nothing written); 2 bad input.")
+
+
+def _anchor(now: str | None) -> Any:
+    if not now:
+        return None
+    from datetime import UTC, datetime
+
+    from engine.errors import UsageError
+
+    try:
+        moment = datetime.fromisoformat(now)
+    except ValueError:
+        raise UsageError(f"--now {now!r} is not an ISO date or time", hint="e.g. --now 2025-01-01") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _render_seed(result: Any) -> None:
+    for table, n in result.deleted.items():
+        out(f"deleted {n} seeded rows from {table}")
+    for table, n in result.inserted.items():
+        out(f"seeded {n} rows into {table}")
+    for name in result.custom_applied:
+        out(f"applied custom seed {name}")
+    if not result.inserted and not result.custom_applied:
+        out("already seeded: nothing to insert")
+
+
+def _render_status(result: Any) -> None:
+    for t in result.tables:
+        out(f"{t.table}: {t.seeded} seeded of {t.rows} rows")
+    for name in result.custom_applied:
+        out(f"custom seed applied: {name}")
+
+
+def _seed_action(kind: str, dsn: str | None, env: str | None, allow_remote: bool, now: str | None) -> Any:
+    def action() -> tuple[Any, int]:
+        from app.output import diagnose
+        from engine.database import guard
+        from engine.database.seeds import apply as seeds
+        from engine.project import find_project
+
+        project = find_project()
+        target = guard.seed_target(project, dsn, env, allow_remote)
+        guard.migrations_clean(target, project)
+        fn = seeds.apply if kind == "apply" else seeds.reset
+        result = fn(target, project.root, project.config, _anchor(now))
+        for warning in result.warnings:  # diagnostics on stderr, also with --json
+            diagnose(warning, label="warning")
+        return result, 0
+
+    return action
+
+
+def _seed_command(kind: str) -> Any:
+    def command(ctx: typer.Context, dsn: str | None = DSN_OPTION, env: str | None = ENV_OPTION,
+                allow_remote_dsn: bool = typer.Option(False, "--allow-remote-dsn",
+                                                      help="Accept a non-loopback DSN not the environment's own."),
+                now: str | None = NOW_OPTION, json_output: bool = JSON_OPTION) -> None:
+        run(ctx, json_output, _seed_action(kind, dsn, env, allow_remote_dsn, now), _render_seed)
+
+    return command
+
+
+def register(app: Any) -> None:
+    seed = sub_app(DB_SEED)
+    app.add_typer(seed, name="seed")
+
+    for kind, example in (("apply", "framework db seed apply --dsn postgresql://app@127.0.0.1/app --json"),
+                          ("reset", "framework db seed reset --env dev --json")):
+        seed.command(kind, help=DB_SEED.commands[kind], epilog=examples(f"framework db seed {kind}", example,
+                                                                        note=SEED_NOTE))(_seed_command(kind))
+
+    @seed.command("status", help=DB_SEED.commands["status"], epilog=examples(
+        "framework db seed status", "framework db seed status --json"))
+    def seed_status(ctx: typer.Context, dsn: str | None = DSN_OPTION, env: str | None = ENV_OPTION,
+                    json_output: bool = JSON_OPTION) -> None:
+        def action() -> tuple[Any, int]:
+            from engine.database import guard
+            from engine.database.seeds import apply as seeds
+            from engine.project import find_project
+
+            return seeds.status(guard.seed_target(find_project(), dsn, env, True)), 0
+
+        run(ctx, json_output, action, _render_status)
