@@ -101,6 +101,8 @@ FRAMEWORK.groups["db"] = Group(
         "migrate": "Apply and inspect migrations: up, status, version, force.",
         "migration": "Author migration files: new (fresh UTC version), rebase (re-version pending files).",
         "seed": "Dev seeds: apply (deterministic, idempotent, FK-ordered), reset, status.",
+        "reset": "Drop, recreate, migrate and seed the dev environment's own database (confirm or --yes).",
+        "introspect": "Show tables, columns, types, constraints, indexes and foreign keys (--format json).",
     },
     examples=("framework db migrate up", "framework db migration new add_users",
               "framework db migrate status --json"),

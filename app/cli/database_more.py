@@ -7,7 +7,9 @@ from typing import Any
 import typer
 
 from app.cli.database_views import DSN_OPTION, JSON_OPTION, examples, out, run, sub_app
-from app.registry import DB_SEED
+from app.registry import DB_SEED, FRAMEWORK
+
+DB_COMMANDS = FRAMEWORK.groups["db"].commands
 
 ENV_OPTION = typer.Option(None, "--env", help="The development environment (default: dev).")
 NOW_OPTION = typer.Option(None, "--now", help="Anchor of relative timestamps, ISO date or time "
@@ -98,3 +100,77 @@ def register(app: Any) -> None:
             return seeds.status(guard.seed_target(find_project(), dsn, env, True)), 0
 
         run(ctx, json_output, action, _render_status)
+
+    @app.command("reset", help=DB_COMMANDS["reset"], epilog=examples(
+                     "framework db reset", "framework db reset --env dev --yes --json",
+                     note="Dev only; the DSN must equal the environment's declared one (arbitrary loopback DSNs "
+                          "are refused). Exit codes: 0 done; 1 refused or failed; 2 bad input."))
+    def reset(ctx: typer.Context, dsn: str | None = DSN_OPTION, env: str | None = ENV_OPTION,
+              yes: bool = typer.Option(False, "--yes", "-y", help="Skip the confirmation."),
+              now: str | None = NOW_OPTION, json_output: bool = JSON_OPTION) -> None:
+        def action() -> tuple[Any, int]:
+            from app.output import progress
+            from engine.database import guard
+            from engine.database import reset as resetting
+            from engine.project import find_project
+
+            project = find_project()
+            target = guard.reset_target(project, dsn, env)
+            _confirm(resetting.confirmation_text(target), yes)
+            return resetting.reset(project, target, _anchor(now), on_step=progress), 0
+
+        run(ctx, json_output, action, _render_reset)
+
+    @app.command("introspect", help=DB_COMMANDS["introspect"], epilog=examples("framework db introspect --dsn postgresql://app@127.0.0.1/app",
+                                 "framework db introspect --format json"))
+    def introspect(ctx: typer.Context, dsn: str | None = DSN_OPTION,
+                   fmt: str = typer.Option("text", "--format", help="text or json."),
+                   json_output: bool = JSON_OPTION) -> None:
+        def action() -> tuple[Any, int]:
+            from engine.database import dsn as dsns
+            from engine.database.introspect import introspect as read
+            from engine.errors import UsageError
+
+            if fmt not in ("text", "json"):
+                raise UsageError(f"--format {fmt!r}: use text or json")
+            target = dsns.resolve(dsn)
+            assert target is not None
+            return read(target), 0
+
+        run(ctx, json_output or fmt == "json", action, _render_schema)
+
+
+def _confirm(expected: str, yes: bool) -> None:
+    """Typed confirmation of host and database name; without a terminal, --yes is required."""
+    import sys
+
+    from engine.database.errors import Refused
+
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise Refused(f"db reset needs confirmation: type {expected} on a terminal, or pass --yes")
+    sys.stderr.write(f"This drops and recreates {expected}. Type {expected} to confirm: ")
+    sys.stderr.flush()
+    if sys.stdin.readline().strip() != expected:
+        raise Refused("confirmation did not match: nothing was changed")
+
+
+def _render_reset(result: Any) -> None:
+    out(f"reset {result.database}: {result.migrated} migrations applied (version {result.version}), "
+        f"{sum(result.seeded.values())} rows seeded")
+
+
+def _render_schema(schema: Any) -> None:
+    for t in schema.tables:
+        out(f"table {t.qualified}" + (f"  -- {t.comment}" if t.comment else ""))
+        for c in t.columns:
+            extra = "" if c.nullable else " NOT NULL"
+            extra += f" DEFAULT {c.default}" if c.default else ""
+            extra += f" GENERATED {c.identity.upper()} AS IDENTITY" if c.identity else ""
+            extra += f"  -- {c.comment}" if c.comment else ""
+            out(f"  {c.name} {c.type}{extra}")
+        for k in t.constraints:
+            out(f"  constraint {k.name} {k.kind}: {k.definition}")
+        for i in t.indexes:
+            out(f"  index {i.name}: {i.definition}")
