@@ -103,9 +103,25 @@ FRAMEWORK.groups["db"] = Group(
         "seed": "Dev seeds: apply (deterministic, idempotent, FK-ordered), reset, status.",
         "reset": "Drop, recreate, migrate and seed the dev environment's own database (confirm or --yes).",
         "introspect": "Show tables, columns, types, constraints, indexes and foreign keys (--format json).",
+        "squash": "Collapse --from-dir's migrations into one verified baseline .up.sql in an output directory.",
     },
     examples=("framework db migrate up", "framework db migration new add_users",
               "framework db migrate status --json"),
+)
+# `framework project ...`: project inspection and upgrade (spec 3, Project); here only `migrate import`.
+FRAMEWORK.groups["project"] = Group(
+    help="The project itself: import migrations from other tools.",
+    commands={
+        "migrate": "Import migrations from another tool: import --from goose.",
+    },
+    examples=("framework project migrate import --from goose --src-dir old/migrations --dest-dir db/migrations",),
+)
+PROJECT_MIGRATE = Group(
+    help="Bring migrations from other tools into db/migrations.",
+    commands={
+        "import": "Import goose migrations: Up kept, Down dropped, renumbered after the highest version.",
+    },
+    examples=("framework project migrate import --from goose --src-dir old/migrations --dest-dir db/migrations",),
 )
 DB_MIGRATE = Group(
     help="Apply db/migrations/*.up.sql (--dsn or DATABASE_URL); golang-migrate's table, lock and dirty rule.",

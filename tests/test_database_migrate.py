@@ -210,3 +210,11 @@ def test_unreachable_database_is_a_clear_error(tmp_path: Path) -> None:
                         cwd=tmp_path)
     assert code == 1 and doc["error"]["code"] == "database_error"
     assert "s3cret" not in err and "s3cret" not in str(doc) and "Traceback" not in err
+
+
+def test_unbalanced_parenthesis_is_still_run_and_reported(tmp_path: Path, pg_url: str) -> None:
+    """Bad SQL reports file:line even where the statement splitter gives up (an unbalanced
+    parenthesis): the file is run, never skipped as empty."""
+    d = write(tmp_path / "m", {"20240101000000_p.up.sql": "SELECT 1;\n\nCREATE TABLE (;\n"})
+    code, doc, _ = fw("db", "migrate", "up", "--dsn", pg_url, "--dir", str(d), cwd=tmp_path)
+    assert code == 1 and doc["error"]["line"] == 3 and doc["error"]["sqlstate"] == "42601"

@@ -33,6 +33,7 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "ledger": "app.cli.ledger",
     "gate": "app.cli.gate",
     "db": "app.cli.database",
+    "project": "app.cli.project",
 }
 PLATFORM_GROUP_MODULES: dict[str, str] = {
     "server": "app.cli.server",

@@ -139,6 +139,26 @@ def register(app: Any) -> None:
 
         run(ctx, json_output or fmt == "json", action, _render_schema)
 
+    @app.command("squash", help=DB_COMMANDS["squash"], epilog=examples(
+        "framework db squash --from-dir db/migrations db/baseline",
+        "framework db squash --from-dir db/migrations /tmp/baseline --json",
+        note="Runs a throwaway PostgreSQL from the local server binaries (no container runtime), dumps it with "
+             "pg_dump, and writes the baseline only when introspecting it equals the sources."))
+    def squash(ctx: typer.Context, out_dir: str = typer.Argument(..., help="Where the baseline is written."),
+               from_dir: str = typer.Option(..., "--from-dir", help="The migrations to collapse."),
+               json_output: bool = JSON_OPTION) -> None:
+        def action() -> tuple[Any, int]:
+            from pathlib import Path
+
+            from app.output import progress
+            from engine.database.squash import squash as collapse
+
+            progress(f"applying {from_dir} in a throwaway PostgreSQL")
+            return collapse(Path(from_dir), Path(out_dir)), 0
+
+        run(ctx, json_output, action, lambda r: out(f"wrote {r.file} ({r.sources} migrations, {r.tables} tables, "
+                                                    "verified equal)"))
+
 
 def _confirm(expected: str, yes: bool) -> None:
     """Typed confirmation of host and database name; without a terminal, --yes is required."""

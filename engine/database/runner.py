@@ -182,7 +182,7 @@ class Runner:
         self.set_version(f.version, True)  # the dirty mark, committed first (golang-migrate's rule)
         current: sql.Statement | None = None
         try:
-            if not stmts:
+            if sql.is_empty(text):
                 self.set_version(f.version, False)
             elif transactional:
                 with self.conn.transaction():

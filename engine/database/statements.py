@@ -42,6 +42,10 @@ def split(text: str) -> list[Statement]:
         slices = list(pglast.split(text, with_parser=False, only_slices=True))
     except Exception:  # noqa: BLE001 - an unterminated quote: fall back to the whole text
         slices = [slice(0, len(text))]
+    end = max((sl.stop or 0 for sl in slices), default=0)
+    if not is_empty(text[end:]):  # the scanner gives up on e.g. an unbalanced "(": keep the rest
+        rest = len(text[end:]) - len(text[end:].lstrip(" \t\r\n;"))
+        slices.append(slice(end + rest, len(text)))
     for sl in slices:
         chunk = text[sl]
         # pglast keeps leading comments in the chunk; the line is the first line of code in it.
@@ -49,6 +53,11 @@ def split(text: str) -> list[Statement]:
         start = (sl.start or 0) + lead
         out.append(Statement(chunk, sl.start or 0, line_of(text, start)))
     return [s for s in out if s.code]
+
+
+def is_empty(text: str) -> bool:
+    """Only comments, whitespace and semicolons."""
+    return not _COMMENTS.sub(" ", text).strip(" \t\r\n;")
 
 
 def needs_no_transaction(statements: list[Statement]) -> bool:
