@@ -308,6 +308,10 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
             watcher.stop()
         registry.stop_stack(stack)  # a failed or interrupted start leaves nothing running
         raise
+    if not opts.targets:  # the dev database: migrate, auto-seed on first boot (spec 2 env up, issue 17)
+        from engine.database.devstack import prepare_dev_database
+
+        result.seed = prepare_dev_database(project, env_doc, offset, opts.no_seed, progress)
     try:
         _refresh_session(project, checkout, env)
     except EngineError as exc:  # presence is best effort (spec 2 States: local session); the stack runs
