@@ -81,3 +81,9 @@ def advisory_waiters(url: str, key: int) -> int:
 
 def env_without_database_url() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+
+
+def without_demo_database(root: Path) -> Path:
+    """A demo copy without the demo's own db/ (migrations, seeds): the test brings its schema."""
+    shutil.rmtree(root / "db", ignore_errors=True)
+    return root

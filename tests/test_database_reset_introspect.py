@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.database_fixtures import fw, query, write
+from tests.database_fixtures import fw, query, without_demo_database, write
 from tests.pg_fixtures import pg_server, pg_url  # noqa: F401
 
 EVERY_KIND = """
@@ -69,6 +69,7 @@ environment = framework.Environment {{
 
 @pytest.fixture
 def reset_project(demo_project: Path, pg_url: str) -> Path:
+    without_demo_database(demo_project)
     write(demo_project / "deploy" / "kcl" / "devdb", {"main.k": DB_ENV.format(name="devdb", kind="local", url=pg_url)})
     write(demo_project / "deploy" / "kcl" / "stagedb",
           {"main.k": DB_ENV.format(name="stagedb", kind="self_managed", url=pg_url)})

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.database_fixtures import fw, query, write
+from tests.database_fixtures import fw, query, without_demo_database, write
 from tests.pg_fixtures import PgServer, pg_server, pg_url  # noqa: F401
 
 SCHEMA = {
@@ -45,6 +45,7 @@ columns:
 
 @pytest.fixture
 def project(demo_project: Path) -> Path:
+    without_demo_database(demo_project)
     write(demo_project / "db" / "migrations", {**SCHEMA, **REF})
     write(demo_project / "db" / "seeds", {"vocab.yaml": VOCAB})
     return demo_project
@@ -119,6 +120,7 @@ def test_deterministic_across_two_fresh_databases(project: Path, pg_server: PgSe
 def test_two_parent_paths_are_refused_until_framework_ref(demo_project: Path, pg_url: str) -> None:
     """Refuses an entity reachable by two parent paths until a framework:ref comment decides it;
     nothing is written (one transaction)."""
+    without_demo_database(demo_project)
     write(demo_project / "db" / "migrations", SCHEMA)
     _migrate(demo_project, pg_url)
     code, doc, err = _seed(demo_project, pg_url, "apply")

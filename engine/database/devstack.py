@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel
+
 from engine.database import dsn as dsns
 from engine.database.errors import DatabaseAuthoringError
 from engine.errors import EngineError
@@ -88,3 +90,46 @@ def prepare_dev_database(project: Project, env_doc: dict[str, Any], port_offset:
     except EngineError as exc:  # the stack runs; the failure is reported, not hidden
         say(f"dev database: {exc.message}")
         return f"failed: {exc.message}"
+
+
+class DatabaseState(BaseModel):
+    """Migration state and seed counts of an environment's declared database (dashboard detail)."""
+
+    dsn: str
+    reachable: bool
+    error: str | None = None
+    version: int | None = None
+    dirty: bool = False
+    applied: int = 0
+    pending: int = 0
+    seeded: dict[str, int] = {}
+
+    def summary(self) -> str:
+        if not self.reachable:
+            return f"Database {self.dsn}: not reachable ({self.error})"
+        version = "none" if self.version is None else str(self.version)
+        seeded = ", ".join(f"{t} {n}" for t, n in self.seeded.items()) or "nothing"
+        return (f"Database {self.dsn}\n  migrations: version {version}{' (DIRTY)' if self.dirty else ''}, "
+                f"{self.applied} applied, {self.pending} pending\n  seeded rows: {seeded}")
+
+
+def database_state(project: Project, env_doc: dict[str, Any]) -> DatabaseState | None:
+    """None when the environment declares no database (same engine calls as `db migrate status`
+    and `db seed status`)."""
+    from engine.database import files, runner
+    from engine.database.guard import declared_dsn
+    from engine.database.seeds import apply as seeds
+
+    target = declared_dsn(env_doc)
+    if target is None:
+        return None
+    try:
+        migrations = project.root / files.MIGRATIONS_DIR
+        status = runner.status(target, files.load(migrations)) if migrations.is_dir() else None
+        counts = seeds.status(target)
+    except EngineError as exc:
+        return DatabaseState(dsn=target.redacted, reachable=False, error=exc.message)
+    return DatabaseState(dsn=target.redacted, reachable=True, version=status.version if status else None,
+                         dirty=bool(status and status.dirty), applied=status.applied if status else 0,
+                         pending=len(status.pending) if status else 0,
+                         seeded={t.table: t.seeded for t in counts.tables})
