@@ -172,28 +172,39 @@ class Runner:
 
     # -- applying one file ------------------------------------------------------------------
 
+    def _version_sql(self, version: int | None, dirty: bool) -> str:
+        """golang-migrate's SetVersion as SQL text (integers and booleans only: nothing to quote)."""
+        text = f"TRUNCATE {self.qualified};"
+        if version is not None or dirty:
+            text += (f" INSERT INTO {self.qualified} (version, dirty) VALUES "
+                     f"({NIL_VERSION if version is None else int(version)}, {'true' if dirty else 'false'});")
+        return text
+
     def apply(self, f: MigrationFile, migrations: MigrationSet) -> Applied:
         import psycopg
 
         text = f.read()
-        stmts = sql.split(text)
-        transactional = not sql.needs_no_transaction(stmts)
+        transactional = not (sql.may_need_no_transaction(text) and sql.needs_no_transaction(sql.split(text)))
         started = time.perf_counter()
-        self.set_version(f.version, True)  # the dirty mark, committed first (golang-migrate's rule)
+        # The dirty mark, committed first (golang-migrate's rule); one multi-statement query is one
+        # implicit transaction, so the mark and, below, the file with its clean mark are each all or nothing.
+        self.conn.execute(self._version_sql(f.version, True))
         current: sql.Statement | None = None
+        stmts: list[sql.Statement] = []
         try:
             if sql.is_empty(text):
-                self.set_version(f.version, False)
+                self.conn.execute(self._version_sql(f.version, False))
             elif transactional:
-                with self.conn.transaction():
-                    self.conn.execute(text)
-                    self._write_version(f.version, False)
+                # the file first, so the database's error positions are positions in the file
+                self.conn.execute(f"{text}\n;{self._version_sql(f.version, False)}")
             else:
+                stmts = sql.split(text)
                 for current in stmts:
                     self.conn.execute(current.text)
                 self.set_version(f.version, False)
         except psycopg.Error as exc:
-            raise self._failure(f, text, stmts, exc, transactional, current, migrations) from exc
+            raise self._failure(f, text, stmts or sql.split(text), exc, transactional, current,
+                                migrations) from exc
         return Applied(**_entry(f).model_dump(), milliseconds=round((time.perf_counter() - started) * 1000, 2),
                        transactional=transactional)
 

@@ -60,6 +60,15 @@ def is_empty(text: str) -> bool:
     return not _COMMENTS.sub(" ", text).strip(" \t\r\n;")
 
 
+_HINTS = re.compile(r"\b(begin|start|commit|end|rollback|abort|vacuum|system|database|tablespace|concurrently)\b",
+                    re.I)
+
+
+def may_need_no_transaction(text: str) -> bool:
+    """A cheap pre-check: without any of these words no statement needs to run outside a transaction."""
+    return _HINTS.search(text) is not None
+
+
 def needs_no_transaction(statements: list[Statement]) -> bool:
     return any(_NO_TRANSACTION.match(s.code) for s in statements)
 

@@ -118,17 +118,24 @@ def _json_default(value: Any) -> Any:
 
 def _write(conn: Any, rows: TableRows, recorded: dict[int, dict[str, Any]]) -> int:
     """COPY the rows not seeded before, and record them."""
-    new = [i for i in range(len(rows.rows)) if i not in recorded]
+    new = [i for i in range(rows.count) if i not in recorded]
     if not new:
         return 0
     cols = ", ".join(_ident(c) for c in rows.columns)
     with conn.cursor() as cur:
         with cur.copy(f"COPY {_ident(rows.plan.name)} ({cols}) FROM STDIN") as copy:
-            for i in new:
-                copy.write_row(rows.rows[i])
+            for row in rows.rows(new):
+                copy.write_row(row)
         with cur.copy("COPY framework_seeds (table_name, pk, ordinal) FROM STDIN") as copy:
-            for i in new:
-                copy.write_row((rows.plan.name, json.dumps(rows.pk(i), default=_json_default), i))
+            pk = rows.pk_columns
+            ids = rows.data[pk[0]]
+            if len(pk) == 1 and all(type(ids[i]) is int for i in new):
+                # the common integer key, formatted directly (json.dumps per row was a third of the time)
+                name, key = rows.plan.name.replace("\\", "\\\\"), json.dumps(pk[0])
+                copy.write("".join(f"{name}\t{{{key}: {ids[i]}}}\t{i}\n" for i in new))
+            else:
+                for i in new:
+                    copy.write_row((rows.plan.name, json.dumps(rows.pk(i), default=_json_default), i))
     for c in rows.plan.table.columns:  # serial and identity columns continue after the seeded ids
         if c.identity or (c.default or "").startswith("nextval("):
             conn.execute(f"SELECT setval(pg_get_serial_sequence(%s, %s), m) FROM (SELECT max({_ident(c.name)}) m "
@@ -196,7 +203,7 @@ def seed_in(conn: Any, root: Path, config: dict[str, Any], anchor: datetime | No
         if count:
             inserted[p.name] = count
     custom = _custom(conn, root, planning.seedable(tables))
-    planned = sum(len(r.rows) for r in rows.values())
+    planned = sum(r.count for r in rows.values())
     has_custom = (root / CUSTOM_DIR).is_dir() and any((root / CUSTOM_DIR).glob("*.sql"))
     if planned == 0 and not has_custom and planning.seedable(tables):
         raise Refused("seeding nothing, but the schema has seedable tables: "

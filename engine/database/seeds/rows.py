@@ -20,17 +20,24 @@ from engine.database.seeds.vocab import Vocab
 
 @dataclass
 class TableRows:
+    """Column-oriented: `data[column][ordinal]` (generated a column at a time)."""
+
     plan: TablePlan
     columns: list[str]
-    rows: list[list[Any]]
+    count: int
+    data: dict[str, list[Any]]
     pk_columns: list[str]
     parent_ord: dict[str, list[int | None]] = field(default_factory=dict)
 
     def value(self, ordinal: int, column: str) -> Any:
-        return self.rows[ordinal][self.columns.index(column)]
+        return self.data[column][ordinal]
 
     def pk(self, ordinal: int) -> dict[str, Any]:
-        return {c: self.value(ordinal, c) for c in self.pk_columns}
+        return {c: self.data[c][ordinal] for c in self.pk_columns}
+
+    def rows(self, ordinals: list[int]) -> list[tuple[Any, ...]]:
+        cols = [self.data[c] for c in self.columns]
+        return [tuple(col[i] for col in cols) for i in ordinals]
 
 
 def _unique_columns(plan: TablePlan) -> set[str]:
@@ -76,7 +83,7 @@ def _table(plan: TablePlan, done: dict[str, TableRows], vocab: Vocab, enums: dic
         cap = 1
         for fk in {fk_of[c].name: fk_of[c] for c in pk_cols}.values():
             parent = done.get(fk.references_table)
-            cap *= len(parent.rows) if parent else 0
+            cap *= parent.count if parent else 0
         n = min(n, cap)
     gens: dict[str, gen.Generator] = {}
     int_pk = len(pk_cols) == 1 and gen.base_type(next(c.type for c in columns if c.name == pk_cols[0])) in gen.INT_TYPES
@@ -95,25 +102,26 @@ def _table(plan: TablePlan, done: dict[str, TableRows], vocab: Vocab, enums: dic
                                    "{values: [...]}}), or seed the table from db/seeds/custom/") from None
             gens[c.name] = lambda i: None
     names = [c.name for c in columns]
-    result = TableRows(plan, names, [], list(pk_cols))
-    next_id = max_id
-    for i in range(n):
-        row: dict[str, Any] = {name: g(i) for name, g in gens.items()}
-        if int_pk:
+    data: dict[str, list[Any]] = {name: [None] * n for name in names}
+    for name, g in gens.items():
+        data[name] = [g(i) for i in range(n)]
+    if int_pk:
+        ids, next_id = [], max_id
+        for i in range(n):
             if i in recorded:
-                row[pk_cols[0]] = recorded[i][pk_cols[0]]
+                ids.append(recorded[i][pk_cols[0]])
             else:
                 next_id += 1
-                row[pk_cols[0]] = next_id
-        result.rows.append([row.get(name) for name in names])
+                ids.append(next_id)
+        data[pk_cols[0]] = ids
+    result = TableRows(plan, names, n, data, list(pk_cols))
     _foreign_keys(result, own_fks, done, n)
     return result
 
 
 def _set(result: TableRows, fk: Any, ordinal: int, parent: TableRows | None, j: int | None) -> None:
     for col, ref in zip(fk.columns, fk.references_columns, strict=True):
-        value = None if parent is None or j is None else parent.value(j, ref)
-        result.rows[ordinal][result.columns.index(col)] = value
+        result.data[col][ordinal] = None if parent is None or j is None else parent.data[ref][j]
 
 
 def _nullable(result: TableRows, fk: Any) -> bool:
@@ -131,7 +139,7 @@ def _foreign_keys(result: TableRows, own: list[Any], done: dict[str, TableRows],
     radix = 1
     for fk in own:
         parent = done.get(fk.references_table)
-        count = len(parent.rows) if parent else 0
+        count = parent.count if parent else 0
         if count == 0 and not _nullable(result, fk) and n:
             raise _missing_parent(result, fk)
         ords: list[int | None] = [((i // radix) % count) if count else None for i in range(n)]
@@ -152,7 +160,7 @@ def _foreign_keys(result: TableRows, own: list[Any], done: dict[str, TableRows],
         for i in range(n):
             js = result.parent_ord.get(d.source.name, [None] * n)[i]
             key = _ancestor(source_parent, js, d.ancestor, done)
-            matches = [k for k in range(len(parent.rows) if parent else 0)
+            matches = [k for k in range(parent.count if parent else 0)
                        if key is not None and _ancestor(parent, k, d.ancestor, done) == key]
             j = matches[i % len(matches)] if matches else None
             if j is None and not _nullable(result, d.fk):
