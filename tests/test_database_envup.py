@@ -29,39 +29,28 @@ def data_dirs(demo_repo) -> Iterator[None]:
     key = hashlib.sha1(f"{repo.resolve()}:{base + 10}".encode()).hexdigest()[:12]
     shutil.rmtree(Path(tempfile.gettempdir()) / "framework-dev-postgres" / key, ignore_errors=True)
 
-DB_WORKLOAD = """        framework.Workload {{
-            name = "db"
-            run = ["python3", "services/db/run.py"]
-            ports = [framework.Port {{port = {port}}}]
-        }}
-"""
-
-
 def _with_database(repo: Path, port: int) -> str:
-    """The demo's dev environment plus its PostgreSQL workload; the api is given DATABASE_URL."""
+    """The demo's dev environment with its PostgreSQL workload moved to a free port."""
     main = repo / "deploy" / "kcl" / "dev" / "main.k"
-    url = f"postgresql://postgres@127.0.0.1:{port}/demo"
-    text = main.read_text().replace("    workloads = [\n", "    workloads = [\n" + DB_WORKLOAD.format(port=port), 1)
-    text = text.replace("env = {GREETING = _greeting}", f'env = {{GREETING = _greeting, DATABASE_URL = "{url}"}}')
-    main.write_text(text)
-    git(repo, "commit", "-qam", "dev database")
-    return url
+    main.write_text(main.read_text().replace("55432", str(port)))
+    git(repo, "commit", "-qam", "dev database port")
+    return f"postgresql://postgres@127.0.0.1:{port}/demo"
 
 
 def test_env_up_migrates_and_seeds_on_first_boot_only(demo_repo, data_dirs, stacks_cleanup) -> None:
-    """env up dev: the PostgreSQL workload starts, migrations are applied and, on first boot with
-    every seedable table empty, the database is seeded; a second up finds rows and seeds nothing;
-    down/up keeps the data (the data directory persists)."""
+    """env up dev -D database=true: the demo's PostgreSQL workload starts, migrations are applied
+    and, on first boot with every seedable table empty, the database is seeded; a second up finds
+    rows and seeds nothing; down/up keeps the data (the data directory persists)."""
     repo, base = demo_repo
     url = _with_database(repo, base + 10)
-    doc = framework_json("env", "up", "dev", "--no-build", cwd=repo)
+    doc = framework_json("env", "up", "dev", "--no-build", "-D", "database=true", cwd=repo)
     assert doc["ok"], doc
     assert "db" in [p["name"] for p in doc["processes"]]
     assert doc["seed"] == "migrated to 20250101000000; seeded 40 rows (first boot)"
     assert query(url, "SELECT count(*) FROM visitors") == [(10,)]
     assert query(url, "SELECT count(DISTINCT message) FROM greetings") == [(3,)]
     assert framework_json("env", "down", "dev", cwd=repo)["ok"]
-    doc = framework_json("env", "up", "dev", "--no-build", cwd=repo)
+    doc = framework_json("env", "up", "dev", "--no-build", "-D", "database=true", cwd=repo)
     assert doc["ok"] and doc["seed"] == "migrated to 20250101000000; not seeded: seedable tables already hold rows"
     assert query(url, "SELECT count(*) FROM greetings") == [(30,)]
     code_doc = framework_json("db", "seed", "status", "--dsn", url, cwd=repo)
@@ -72,6 +61,6 @@ def test_env_up_no_seed_migrates_but_does_not_seed(demo_repo, data_dirs, stacks_
     """env up --no-seed: migrations still run, seeding is skipped; all tables stay empty."""
     repo, base = demo_repo
     url = _with_database(repo, base + 10)
-    doc = framework_json("env", "up", "dev", "--no-build", "--no-seed", cwd=repo)
+    doc = framework_json("env", "up", "dev", "--no-build", "--no-seed", "-D", "database=true", cwd=repo)
     assert doc["ok"] and doc["seed"] == "migrated to 20250101000000; seeding disabled (--no-seed)"
     assert query(url, "SELECT (SELECT count(*) FROM visitors) + (SELECT count(*) FROM greetings)") == [(0,)]
