@@ -190,3 +190,34 @@ def test_refused_for_non_dev_environments_and_remote_dsns(project: Path, pg_url:
     assert code == 1 and "not a development environment" in err
     code, doc, err = fw("db", "seed", "apply", "--dsn", "postgresql://app:pw@db.example.com/app", cwd=project)
     assert code == 1 and "--allow-remote-dsn" in doc["error"]["hint"] and "pw@" not in err
+
+
+MARKERS = {
+    "20240101000000_m.up.sql": """
+CREATE TABLE tenants (id bigserial PRIMARY KEY);
+CREATE TABLE members (id bigserial PRIMARY KEY, tenant_id bigint NOT NULL REFERENCES tenants(id));
+CREATE TABLE boards (id bigserial PRIMARY KEY, tenant_id bigint NOT NULL REFERENCES tenants(id));
+CREATE TABLE cards (id bigserial PRIMARY KEY, member_id bigint NOT NULL REFERENCES members(id),
+                    board_id bigint NOT NULL REFERENCES boards(id));
+COMMENT ON COLUMN cards.board_id IS 'framework:owner';
+CREATE TABLE events (id bigserial PRIMARY KEY, at timestamptz NOT NULL);
+COMMENT ON TABLE events IS 'framework:append-only';
+""",
+}
+
+
+def test_owner_decides_two_paths_and_append_only_rows_are_never_deleted(demo_project: Path, pg_url: str) -> None:
+    """framework:owner where it matters: an owner foreign key is authoritative for two parent
+    paths (each card's member shares the board's tenant). framework:append-only: seed reset
+    refuses to delete its seeded rows (and changes nothing)."""
+    without_demo_database(demo_project)
+    write(demo_project / "db" / "migrations", MARKERS)
+    _migrate(demo_project, pg_url)
+    code, doc, _ = _seed(demo_project, pg_url, "apply")
+    assert code == 0, doc
+    assert query(pg_url, "SELECT count(*) FROM cards c JOIN members m ON m.id = c.member_id "
+                         "JOIN boards b ON b.id = c.board_id WHERE m.tenant_id <> b.tenant_id") == [(0,)]
+    code, doc, err = _seed(demo_project, pg_url, "reset")
+    assert code == 1 and "events is framework:append-only" in err
+    assert query(pg_url, "SELECT count(*) FROM events") == [(10,)]
+    assert query(pg_url, "SELECT count(*) FROM framework_seeds") == [(50,)]

@@ -77,7 +77,11 @@ def migrate_up(ctx: typer.Context, dsn: str | None = DSN_OPTION, directory: str 
         target = dsns.resolve(dsn)
         assert target is not None
         migrations = files.load(migrations_dir(directory))
-        return runner.up(target, migrations, on_applied=lambda a: progress(f"applied {a.file}")), 0
+        import sys
+
+        # live progress on a terminal; the result lists what was applied either way
+        on_applied = (lambda a: progress(f"applied {a.file}")) if sys.stderr.isatty() else None
+        return runner.up(target, migrations, on_applied=on_applied), 0
 
     run(ctx, json_output, action, _render_up)
 

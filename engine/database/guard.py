@@ -72,6 +72,8 @@ def migrations_clean(target: dsns.Dsn, project: Project) -> None:
     """Errors 2: refused when schema migrations are pending or dirty."""
     from engine.database import files, runner
 
+    if not (project.root / files.MIGRATIONS_DIR).is_dir():
+        return  # a schema made otherwise: nothing can be pending
     state = runner.status(target, files.load(project.root / files.MIGRATIONS_DIR))
     if state.dirty:
         raise Refused(f"the database is dirty at version {state.version}: seeds wait for a clean schema",
