@@ -218,3 +218,14 @@ def test_unbalanced_parenthesis_is_still_run_and_reported(tmp_path: Path, pg_url
     d = write(tmp_path / "m", {"20240101000000_p.up.sql": "SELECT 1;\n\nCREATE TABLE (;\n"})
     code, doc, _ = fw("db", "migrate", "up", "--dsn", pg_url, "--dir", str(d), cwd=tmp_path)
     assert code == 1 and doc["error"]["line"] == 3 and doc["error"]["sqlstate"] == "42601"
+
+
+def test_x_migrations_table_is_golang_migrates(tmp_path: Path, pg_url: str) -> None:
+    """golang-migrate's `x-migrations-table` DSN parameter names the table (and the lock) for both."""
+    d = write(tmp_path / "m", LEGACY_AND_TIMESTAMPS)
+    url = pg_url + "?x-migrations-table=custom_versions"
+    assert golang_migrate(d, url, "up", "2").returncode == 0
+    code, doc, _ = fw("db", "migrate", "up", "--dsn", url, "--dir", str(d), cwd=tmp_path)
+    assert code == 0 and [a["version"] for a in doc["applied_now"]] == [20240101000000, 20240102000000]
+    assert query(pg_url, "SELECT version, dirty FROM custom_versions") == [(20240102000000, False)]
+    assert query(pg_url, "SELECT to_regclass('schema_migrations') IS NULL") == [(True,)]

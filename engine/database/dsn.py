@@ -16,9 +16,11 @@ SCHEMES = ("postgres", "postgresql")
 
 @dataclass(frozen=True)
 class Dsn:
-    """A PostgreSQL URL. `url` is what psycopg gets (golang-migrate's `x-` parameters removed)."""
+    """A PostgreSQL URL. `url` is what psycopg gets (golang-migrate's `x-` parameters removed);
+    `migrations_table` is golang-migrate's `x-migrations-table` (default schema_migrations)."""
 
     url: str
+    migrations_table: str = "schema_migrations"
 
     @property
     def parts(self) -> Any:
@@ -65,7 +67,7 @@ class Dsn:
         return (norm(self.host), self.port, self.database) == (norm(other.host), other.port, other.database)
 
     def with_database(self, name: str) -> Dsn:
-        return Dsn(urlunsplit(self.parts._replace(path="/" + name)))
+        return Dsn(urlunsplit(self.parts._replace(path="/" + name)), self.migrations_table)
 
 
 def parse(url: str) -> Dsn:
@@ -75,8 +77,12 @@ def parse(url: str) -> Dsn:
         raise UsageError("the connection string is not a postgresql:// URL",
                          hint="e.g. --dsn postgresql://user@127.0.0.1:5432/app")
     parts = urlsplit(url)
-    query = [(k, v) for k, v in parse_qsl(parts.query) if not k.startswith("x-")]
-    return Dsn(urlunsplit(parts._replace(scheme="postgresql", query=urlencode(query))))
+    params = parse_qsl(parts.query)
+    table = dict(params).get("x-migrations-table") or "schema_migrations"
+    if dict(params).get("x-migrations-table-quoted", "").lower() in ("1", "true"):
+        raise UsageError("x-migrations-table-quoted is not supported", hint="name the table without a schema")
+    query = [(k, v) for k, v in params if not k.startswith("x-")]
+    return Dsn(urlunsplit(parts._replace(scheme="postgresql", query=urlencode(query))), table)
 
 
 def resolve(dsn: str | None, *, required: bool = True) -> Dsn | None:

@@ -102,9 +102,9 @@ def dirty_hint(version: int, migrations: MigrationSet) -> str:
 class Runner:
     """One connection to the database, with golang-migrate's table and lock."""
 
-    def __init__(self, dsn: Dsn, table: str = TABLE) -> None:
+    def __init__(self, dsn: Dsn, table: str | None = None) -> None:
         self.dsn = dsn
-        self.table = table
+        self.table = table or dsn.migrations_table
         self.conn: Any = None
         self.database = ""
         self.schema = ""
