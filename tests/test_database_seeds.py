@@ -221,3 +221,20 @@ def test_owner_decides_two_paths_and_append_only_rows_are_never_deleted(demo_pro
     assert code == 1 and "events is framework:append-only" in err
     assert query(pg_url, "SELECT count(*) FROM events") == [(10,)]
     assert query(pg_url, "SELECT count(*) FROM framework_seeds") == [(50,)]
+
+
+def test_a_row_the_database_refuses_is_named_and_nothing_is_written(demo_project: Path, pg_url: str) -> None:
+    """One transaction (all or nothing): a CHECK the synthesized values miss is named with its
+    table and constraint, nothing is written; vocab values that satisfy it fix it."""
+    without_demo_database(demo_project)
+    write(demo_project / "db" / "migrations", {"20240101000000_c.up.sql":
+                                              "CREATE TABLE a (id bigserial PRIMARY KEY);\n"
+                                              "CREATE TABLE b (id bigserial PRIMARY KEY, a_id bigint REFERENCES a(id),"
+                                              " qty integer NOT NULL CONSTRAINT big_qty CHECK (qty >= 100));\n"})
+    _migrate(demo_project, pg_url)
+    code, doc, err = _seed(demo_project, pg_url, "apply")
+    assert code == 1 and "table b" in err and "constraint big_qty" in err and "vocab.yaml" in doc["error"]["hint"]
+    assert query(pg_url, "SELECT (SELECT count(*) FROM a) + (SELECT count(*) FROM b)") == [(0,)]
+    write(demo_project / "db" / "seeds", {"vocab.yaml": "columns:\n  b.qty: {values: [100, 250]}\n"})
+    code, doc, _ = _seed(demo_project, pg_url, "apply")
+    assert code == 0 and doc["inserted"] == {"a": 10, "b": 10}

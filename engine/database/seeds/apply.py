@@ -214,9 +214,25 @@ def seed_in(conn: Any, root: Path, config: dict[str, Any], anchor: datetime | No
                       tables=_counts(conn, planning.seedable(read_schema(conn))))
 
 
+def _failed(exc: Any) -> DatabaseAuthoringError:
+    """A row the database refused (a CHECK, a unique index ...): named, nothing written."""
+    diag = exc.diag
+    where = ", ".join(f"{k} {v}" for k, v in (("table", diag.table_name), ("column", diag.column_name),
+                                               ("constraint", diag.constraint_name)) if v)
+    return DatabaseAuthoringError(
+        f"seeding failed: {diag.message_primary or exc}" + (f" ({where})" if where else ""),
+        hint="give the column values that satisfy it in db/seeds/vocab.yaml (columns: {<table>.<column>: "
+             "{values: [...]}}); nothing was written (one transaction)")
+
+
 def apply(dsn: Dsn, root: Path, config: dict[str, Any], anchor: datetime | None = None) -> SeedResult:
+    import psycopg
+
     with connect(dsn, autocommit=False) as conn:
-        result = seed_in(conn, root, config, anchor)
+        try:
+            result = seed_in(conn, root, config, anchor)
+        except psycopg.Error as exc:
+            raise _failed(exc) from exc
         conn.commit()
     result.database = dsn.redacted
     return result
@@ -224,6 +240,15 @@ def apply(dsn: Dsn, root: Path, config: dict[str, Any], anchor: datetime | None 
 
 def reset(dsn: Dsn, root: Path, config: dict[str, Any], anchor: datetime | None = None) -> SeedResult:
     """Delete the seeded rows child-first, forget the custom files, re-seed: one transaction."""
+    import psycopg
+
+    try:
+        return _reset(dsn, root, config, anchor)
+    except psycopg.Error as exc:
+        raise _failed(exc) from exc
+
+
+def _reset(dsn: Dsn, root: Path, config: dict[str, Any], anchor: datetime | None) -> SeedResult:
     with connect(dsn, autocommit=False) as conn:
         deleted: dict[str, int] = {}
         if _bookkeeping_exists(conn):
