@@ -75,3 +75,32 @@ def test_outside_a_project_without_files_is_a_clear_error(tmp_path: Path) -> Non
     """Bad input: no project and no files, a clear error (no traceback)."""
     code, doc, err = fw("ci", "migration-safety", cwd=tmp_path)
     assert code == 1 and doc["error"]["code"] == "project_not_found" and "Traceback" not in err
+
+
+def test_since_checks_only_migrations_changed_on_the_branch(tmp_path: Path) -> None:
+    """--since <ref>: files already on the default branch (they have run) do not gate; a branch's
+    new file does, committed or not."""
+    import subprocess
+
+    root = _project(tmp_path, UNSAFE)
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=root, check=True,
+                       capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-qm", "main")
+    git("checkout", "-q", "-b", "feature")
+    code, doc, _ = fw("ci", "migration-safety", "--since", "main", cwd=root)
+    assert code == 0 and doc["files"] == [] and doc["findings"] == []
+    write(root / "db" / "migrations", {"20240103000000_new.up.sql":
+                                       "ALTER TABLE accounts ADD COLUMN n int NOT NULL;\n"})
+    code, doc, _ = fw("ci", "migration-safety", "--since", "main", cwd=root)
+    assert code == 1 and [Path(f).name for f in doc["files"]] == ["20240103000000_new.up.sql"]
+    git("add", "-A")
+    git("commit", "-qm", "new")
+    code, doc, _ = fw("ci", "migration-safety", "--since", "main", cwd=root)
+    assert code == 1 and [Path(f).name for f in doc["files"]] == ["20240103000000_new.up.sql"]
+    code, doc, err = fw("ci", "migration-safety", "--since", "nope", cwd=root)
+    assert code == 1 and "not a git revision" in err

@@ -179,10 +179,33 @@ def default_paths(directory: Path) -> list[Path]:
     return [f.path for f in load(directory).files]
 
 
-def run(paths: list[str]) -> SafetyReport:
-    """The files named, else the project's migrations."""
+def changed_since(directory: Path, ref: str) -> list[Path]:
+    """Migrations added or changed since `ref` (merge base with HEAD), committed or not: what a CI
+    run on a branch should gate on (files already on the default branch have run)."""
+    from engine.releases.git import _git
+
+    root = _git(directory, "rev-parse", "--show-toplevel")
+    if root is None or _git(directory, "rev-parse", "--verify", "-q", ref) is None:
+        raise DatabaseAuthoringError(f"--since {ref}: not a git revision here")
+    names = set()
+    where = str(directory.resolve())
+    for args in (("diff", "--name-only", f"{ref}...HEAD", "--", where), ("diff", "--name-only", "HEAD", "--", where),
+                 ("ls-files", "--others", "--exclude-standard", "--", where)):
+        # run from the top: diff and ls-files then both print paths relative to it
+        names |= {Path(root, n).resolve() for n in (_git(Path(root), *args) or "").splitlines()}
+    return [p for p in default_paths(directory) if p.resolve() in names]
+
+
+def run(paths: list[str], since: str | None = None) -> SafetyReport:
+    """The files named, else the project's migrations (with `since`: only those changed since)."""
     if paths:
         return check([Path(p) for p in paths])
     from engine.database.authoring import migrations_dir
 
-    return check(default_paths(migrations_dir(None)))
+    directory = migrations_dir(None)
+    if since:
+        changed = changed_since(directory, since)
+        if not changed:
+            return SafetyReport(files=[], findings=[], errors=0, warnings=0)
+        return check(changed)
+    return check(default_paths(directory))
