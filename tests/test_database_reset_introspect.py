@@ -102,3 +102,19 @@ def test_reset_refusals(reset_project: Path, pg_url: str, tmp_path: Path) -> Non
     code, doc, err = fw("db", "reset", "--env", "dev", "--yes", cwd=reset_project)
     assert code == 1 and "declares no database" in err
     assert query(pg_url, "SELECT to_regclass('keep') IS NOT NULL") == [(True,)]
+
+
+def test_reset_of_the_demo_dev_database_with_its_render_option(demo_project: Path, pg_url: str) -> None:
+    """The demo's dev environment declares its database under -D database=true: db reset (and the
+    seed commands) take the same -D; without it the environment declares no database."""
+    main = demo_project / "deploy" / "kcl" / "dev" / "main.k"
+    main.write_text(main.read_text().replace("postgresql://postgres@127.0.0.1:55432/demo", pg_url))
+    code, doc, err = fw("db", "reset", "--yes", cwd=demo_project)
+    assert code == 1 and "declares no database" in err
+    code, doc, _ = fw("db", "reset", "-D", "database=true", "--yes", "--now", "2025-01-01", cwd=demo_project)
+    assert code == 0, doc
+    assert doc["seeded"] == {"visitors": 10, "greetings": 30} and doc["version"] == 20250101000000
+    code, doc, _ = fw("db", "seed", "status", "-D", "database=true", cwd=demo_project)
+    assert code == 0 and {t["table"]: t["seeded"] for t in doc["tables"]} == {"greetings": 30, "visitors": 10}
+    code, doc, _ = fw("db", "seed", "apply", "-D", "nope=1", cwd=demo_project)
+    assert code == 2

@@ -12,6 +12,8 @@ from app.registry import DB_SEED, FRAMEWORK
 DB_COMMANDS = FRAMEWORK.groups["db"].commands
 
 ENV_OPTION = typer.Option(None, "--env", help="The development environment (default: dev).")
+DEFINE_OPTION = typer.Option([], "-D", "--define", metavar="NAME=VALUE",
+                             help="A render option of the environment (e.g. -D database=true). Repeatable.")
 NOW_OPTION = typer.Option(None, "--now", help="Anchor of relative timestamps, ISO date or time "
                                               "(default: today 00:00 UTC).")
 SEED_NOTE = ("Dev only. Refused on pending or dirty migrations. Exit codes: 0 done; 1 refused or failed "
@@ -50,7 +52,14 @@ def _render_status(result: Any) -> None:
         out(f"custom seed applied: {name}")
 
 
-def _seed_action(kind: str, dsn: str | None, env: str | None, allow_remote: bool, now: str | None) -> Any:
+def _options(pairs: list[str]) -> dict[str, str]:
+    from engine.render.options import parse_assignments
+
+    return parse_assignments(pairs)
+
+
+def _seed_action(kind: str, dsn: str | None, env: str | None, allow_remote: bool, now: str | None,
+                 defines: list[str]) -> Any:
     def action() -> tuple[Any, int]:
         from app.output import diagnose
         from engine.database import guard
@@ -58,7 +67,7 @@ def _seed_action(kind: str, dsn: str | None, env: str | None, allow_remote: bool
         from engine.project import find_project
 
         project = find_project()
-        target = guard.seed_target(project, dsn, env, allow_remote)
+        target = guard.seed_target(project, dsn, env, allow_remote, _options(defines))
         guard.migrations_clean(target, project)
         fn = seeds.apply if kind == "apply" else seeds.reset
         result = fn(target, project.root, project.config, _anchor(now))
@@ -73,8 +82,9 @@ def _seed_command(kind: str) -> Any:
     def command(ctx: typer.Context, dsn: str | None = DSN_OPTION, env: str | None = ENV_OPTION,
                 allow_remote_dsn: bool = typer.Option(False, "--allow-remote-dsn",
                                                       help="Accept a non-loopback DSN not the environment's own."),
-                now: str | None = NOW_OPTION, json_output: bool = JSON_OPTION) -> None:
-        run(ctx, json_output, _seed_action(kind, dsn, env, allow_remote_dsn, now), _render_seed)
+                now: str | None = NOW_OPTION, defines: list[str] = DEFINE_OPTION,
+                json_output: bool = JSON_OPTION) -> None:
+        run(ctx, json_output, _seed_action(kind, dsn, env, allow_remote_dsn, now, defines), _render_seed)
 
     return command
 
@@ -91,23 +101,24 @@ def register(app: Any) -> None:
     @seed.command("status", help=DB_SEED.commands["status"], epilog=examples(
         "framework db seed status", "framework db seed status --json"))
     def seed_status(ctx: typer.Context, dsn: str | None = DSN_OPTION, env: str | None = ENV_OPTION,
-                    json_output: bool = JSON_OPTION) -> None:
+                    defines: list[str] = DEFINE_OPTION, json_output: bool = JSON_OPTION) -> None:
         def action() -> tuple[Any, int]:
             from engine.database import guard
             from engine.database.seeds import apply as seeds
             from engine.project import find_project
 
-            return seeds.status(guard.seed_target(find_project(), dsn, env, True)), 0
+            return seeds.status(guard.seed_target(find_project(), dsn, env, True, _options(defines))), 0
 
         run(ctx, json_output, action, _render_status)
 
     @app.command("reset", help=DB_COMMANDS["reset"], epilog=examples(
-                     "framework db reset", "framework db reset --env dev --yes --json",
+                     "framework db reset", "framework db reset --env dev -D database=true --yes --json",
                      note="Dev only; the DSN must equal the environment's declared one (arbitrary loopback DSNs "
                           "are refused). Exit codes: 0 done; 1 refused or failed; 2 bad input."))
     def reset(ctx: typer.Context, dsn: str | None = DSN_OPTION, env: str | None = ENV_OPTION,
               yes: bool = typer.Option(False, "--yes", "-y", help="Skip the confirmation."),
-              now: str | None = NOW_OPTION, json_output: bool = JSON_OPTION) -> None:
+              now: str | None = NOW_OPTION, defines: list[str] = DEFINE_OPTION,
+              json_output: bool = JSON_OPTION) -> None:
         def action() -> tuple[Any, int]:
             from app.output import progress
             from engine.database import guard
@@ -115,7 +126,7 @@ def register(app: Any) -> None:
             from engine.project import find_project
 
             project = find_project()
-            target = guard.reset_target(project, dsn, env)
+            target = guard.reset_target(project, dsn, env, _options(defines))
             _confirm(resetting.confirmation_text(target), yes)
             return resetting.reset(project, target, _anchor(now), on_step=progress), 0
 

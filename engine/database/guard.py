@@ -19,10 +19,11 @@ from engine.project import Project
 DEFAULT_ENV = "dev"
 
 
-def environment(project: Project, name: str) -> dict[str, Any]:
+def environment(project: Project, name: str, options: dict[str, str] | None = None) -> dict[str, Any]:
     from engine.environments import evaluate_environment
+    from engine.render.options import validate_options
 
-    env = evaluate_environment(project, name)
+    env = evaluate_environment(project, name, validate_options(project, name, options or {}))
     if env.get("kind") != "local":
         raise Refused(f"environment {name!r} is {env.get('kind')}, not a development environment: "
                       "seeding and resetting are dev only", hint="use a local environment, e.g. --env dev")
@@ -37,12 +38,13 @@ def declared_dsn(env: dict[str, Any]) -> dsns.Dsn | None:
     return None
 
 
-def seed_target(project: Project, dsn: str | None, env_name: str | None, allow_remote: bool) -> dsns.Dsn:
+def seed_target(project: Project, dsn: str | None, env_name: str | None, allow_remote: bool,
+                options: dict[str, str] | None = None) -> dsns.Dsn:
     given = dsns.resolve(dsn, required=False)
     if given is not None and given.is_loopback and env_name is None:
         return given  # loopback databases accepted (spec 3, db seed apply)
     name = env_name or DEFAULT_ENV
-    env = environment(project, name)
+    env = environment(project, name, options)
     declared = declared_dsn(env)
     if given is None:
         if declared is None:
@@ -54,9 +56,10 @@ def seed_target(project: Project, dsn: str | None, env_name: str | None, allow_r
     return given
 
 
-def reset_target(project: Project, dsn: str | None, env_name: str | None) -> dsns.Dsn:
+def reset_target(project: Project, dsn: str | None, env_name: str | None,
+                 options: dict[str, str] | None = None) -> dsns.Dsn:
     name = env_name or DEFAULT_ENV
-    env = environment(project, name)
+    env = environment(project, name, options)
     declared = declared_dsn(env)
     if declared is None:
         raise Refused(f"environment {name!r} declares no database (no workload has DATABASE_URL): "
