@@ -28,7 +28,7 @@ from engine.errors import EngineError, UsageError
 from engine.project import Project
 
 Progress = Callable[[str], None]
-SEED_UNAVAILABLE = "not available: no dev database seed hook in this build"
+SEED_UNAVAILABLE = "skipped: --target runs part of the stack (the dev database is prepared by a whole `env up`)"
 
 
 class NotLocal(EngineError):
