@@ -229,3 +229,14 @@ def test_x_migrations_table_is_golang_migrates(tmp_path: Path, pg_url: str) -> N
     assert code == 0 and [a["version"] for a in doc["applied_now"]] == [20240101000000, 20240102000000]
     assert query(pg_url, "SELECT version, dirty FROM custom_versions") == [(20240102000000, False)]
     assert query(pg_url, "SELECT to_regclass('schema_migrations') IS NULL") == [(True,)]
+
+
+def test_down_files_are_never_run_and_status_lists_them(tmp_path: Path, pg_url: str) -> None:
+    """Forward-only (spec 3, What the service does 2): a .down.sql is never run; status names it."""
+    d = write(tmp_path / "m", {"20240101000000_a.up.sql": "CREATE TABLE a (id int);\n",
+                               "20240101000000_a.down.sql": "DROP TABLE a;\n"})
+    code, doc, _ = fw("db", "migrate", "up", "--dsn", pg_url, "--dir", str(d), cwd=tmp_path)
+    assert code == 0 and len(doc["applied_now"]) == 1
+    code, doc, _ = fw("db", "migrate", "status", "--dsn", pg_url, "--dir", str(d), cwd=tmp_path)
+    assert doc["ignored_down"] == ["20240101000000_a.down.sql"] and doc["pending"] == []
+    assert query(pg_url, "SELECT to_regclass('a') IS NOT NULL") == [(True,)]
