@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres
+.PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres go-tools
 
 # System pieces the tests drive for real, as command:Debian-package pairs: tmux (terminal
 # end-to-end test), docker-registry (release verify against a real OCI registry). Installed
@@ -30,7 +30,7 @@ venv: $(STAMP)
 run: $(STAMP)
 	cd examples/demo && ../../$(BIN)/framework
 
-test: $(STAMP) system-deps
+test: $(STAMP) system-deps go-tools
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The PostgreSQL tests need server binaries (pg_ctl, initdb); quick when they are present.
@@ -38,6 +38,22 @@ postgres:
 	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || command -v pg_ctl >/dev/null 2>&1 || \
 	  (echo "installing PostgreSQL server binaries for the tests" && apt-get update -qq && \
 	   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql </dev/null >/dev/null)
+
+# Go tools the database tests hand one database back and forth with (golang-migrate, goose),
+# pinned and installed into .tools/bin only when absent.
+TOOLS_BIN := $(CURDIR)/.tools/bin
+MIGRATE_VERSION := v4.19.1
+GOOSE_VERSION := v3.26.0
+go-tools: $(TOOLS_BIN)/migrate $(TOOLS_BIN)/goose
+
+$(TOOLS_BIN)/migrate:
+	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install -tags postgres \
+	  github.com/golang-migrate/migrate/v4/cmd/migrate@$(MIGRATE_VERSION)
+
+$(TOOLS_BIN)/goose:
+	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install \
+	  -tags 'no_mysql no_sqlite3 no_mssql no_clickhouse no_vertica no_ydb no_turso no_libsql no_duckdb' \
+	  github.com/pressly/goose/v3/cmd/goose@$(GOOSE_VERSION)
 
 snapshots: $(STAMP)
 	$(BIN)/python -m pytest tests/test_snapshots.py --snapshot-update
@@ -48,7 +64,7 @@ bench-deps:
 	   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk </dev/null >/dev/null) || \
 	   echo "wrk not installed: bench/webhooks.py uses its Python client"
 
-bench: $(STAMP) bench-deps
+bench: $(STAMP) bench-deps go-tools
 	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 lint: $(STAMP)

@@ -78,6 +78,7 @@ FRAMEWORK = Program(
             help="Checks for CI pipelines.",
             commands={
                 "validate-kcl": "Check that every environment renders deployable manifests.",
+                "migration-safety": "Check SQL migrations for patterns that fail or lock populated databases.",
             },
             examples=("framework ci validate-kcl --json",),
         ),
@@ -111,6 +112,63 @@ FRAMEWORK = Program(
         ),
     },
     examples=("framework env list", "framework env list --json", "framework   (on a terminal: the dashboard)"),
+)
+
+# `framework db ...`: the project's database authoring (spec 3, Database); sub-groups below.
+FRAMEWORK.groups["db"] = Group(
+    help="The project's database: forward-only migrations (golang-migrate compatible), seeds, introspection.",
+    commands={
+        "migrate": "Apply and inspect migrations: up, status, version, force.",
+        "migration": "Author migration files: new (fresh UTC version), rebase (re-version pending files).",
+        "seed": "Dev seeds: apply (deterministic, idempotent, FK-ordered), reset, status.",
+        "reset": "Drop, recreate, migrate and seed the dev environment's own database (confirm or --yes).",
+        "introspect": "Show tables, columns, types, constraints, indexes and foreign keys (--format json).",
+        "squash": "Collapse --from-dir's migrations into one verified baseline .up.sql in an output directory.",
+    },
+    examples=("framework db migrate up", "framework db migration new add_users",
+              "framework db migrate status --json"),
+)
+# `framework project ...`: project inspection and upgrade (spec 3, Project); here only `migrate import`.
+FRAMEWORK.groups["project"] = Group(
+    help="The project itself: import migrations from other tools.",
+    commands={
+        "migrate": "Import migrations from another tool: import --from goose.",
+    },
+    examples=("framework project migrate import --from goose --src-dir old/migrations --dest-dir db/migrations",),
+)
+PROJECT_MIGRATE = Group(
+    help="Bring migrations from other tools into db/migrations.",
+    commands={
+        "import": "Import goose migrations: Up kept, Down dropped, renumbered after the highest version.",
+    },
+    examples=("framework project migrate import --from goose --src-dir old/migrations --dest-dir db/migrations",),
+)
+DB_MIGRATE = Group(
+    help="Apply db/migrations/*.up.sql (--dsn or DATABASE_URL); golang-migrate's table, lock and dirty rule.",
+    commands={
+        "up": "Apply every pending migration, each in its own transaction; refuses on a dirty version.",
+        "status": "Show the version, dirty flag and pending files (no migrating, no waiting).",
+        "version": "Print the database's migration version (and whether it is dirty).",
+        "force": "Record a version as applied without running SQL (repair the schema first).",
+    },
+    examples=("framework db migrate up", "framework db migrate status --json", "framework db migrate force none"),
+)
+DB_SEED = Group(
+    help="Dev seed rows from the live schema, db/seeds/vocab.yaml and db/seeds/custom/*.sql (one transaction).",
+    commands={
+        "apply": "Insert the seed rows not seeded yet (a second apply inserts nothing); dev only.",
+        "reset": "Delete the seeded rows child-first, then seed again; schema and user rows stay.",
+        "status": "Per-table seeded-row counts (and all rows), custom seed files applied.",
+    },
+    examples=("framework db seed apply", "framework db seed status --json", "framework db seed reset --env dev"),
+)
+DB_MIGRATION = Group(
+    help="Author migration files in db/migrations/.",
+    commands={
+        "new": "Create <UTC timestamp>_<name>.up.sql sorting after every version, with schema context.",
+        "rebase": "Re-version files below the schema's current version (git mv); never default-branch files.",
+    },
+    examples=("framework db migration new add_users", "framework db migration rebase --all-pending"),
 )
 
 # `framework env devstack ...`: a sub-group of env (spec 2, env devstack).

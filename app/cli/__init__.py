@@ -35,6 +35,8 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "release": "app.cli.release",
     "ledger": "app.cli.ledger",
     "gate": "app.cli.gate",
+    "db": "app.cli.database",
+    "project": "app.cli.project",
 }
 PLATFORM_GROUP_MODULES: dict[str, str] = {
     "server": "app.cli.server",

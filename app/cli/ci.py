@@ -49,3 +49,23 @@ def validate_kcl(json_output: bool = typer.Option(False, "--json", help="Print o
         return result, (1 if result.failed else 0)
 
     raise typer.Exit(run_command(json_output, action, _render_validation, partial_error=_validation_error))
+
+
+@app.command("migration-safety", help=HELP["migration-safety"], epilog=(
+    "Examples:\n\n  framework ci migration-safety\n\n  framework ci migration-safety --since origin/main"
+    "\n\n  framework ci migration-safety db/migrations/2025*.up.sql --json"
+    "\n\nExit codes: 0 no error-level finding; 1 an error-level finding (warnings never gate); 2 bad input."))
+def migration_safety(paths: list[str] = typer.Argument(None, help="Files to check (default: db/migrations/*.up.sql)."),
+                     since: str | None = typer.Option(None, "--since", help="Only migrations added or changed "
+                                                      "since this git revision (e.g. origin/main)."),
+                     json_output: bool = typer.Option(False, "--json", help="Print one JSON document.")) -> None:
+    from app.cli.database_views import render_safety, safety_error
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.database.safety import run
+
+        report = run(paths or [], since)
+        return report, (1 if report.errors else 0)
+
+    raise typer.Exit(run_command(json_output, action, render_safety, partial_error=safety_error))

@@ -29,7 +29,7 @@ from engine.processes import port_free
 from engine.project import Project
 
 Progress = Callable[[str], None]
-SEED_UNAVAILABLE = "not available: no dev database seed hook in this build"
+SEED_UNAVAILABLE = "skipped: --target runs part of the stack (the dev database is prepared by a whole `env up`)"
 
 
 class NotLocal(EngineError):
@@ -302,6 +302,10 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
             watcher.stop()
         registry.stop_stack(stack)  # a failed or interrupted start leaves nothing running
         raise
+    if not opts.targets:  # the dev database: migrate, auto-seed on first boot (spec 2 env up, issue 17)
+        from engine.database.devstack import prepare_dev_database
+
+        result.seed = prepare_dev_database(project, env_spec, offset, opts.no_seed, progress)
     try:
         refresh_session(project, checkout, env)
     except EngineError as exc:  # presence is best effort (spec 2 States: local session); the stack runs

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from engine.git import git_output
 from engine.project import Project
 
 if TYPE_CHECKING:
@@ -84,16 +83,6 @@ class Shape(BaseModel):
 def object_hash(document: Any) -> str:
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _git(root: Path, *args: str) -> str | None:
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(root), *args], capture_output=True, text=True, check=False, timeout=10
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return proc.stdout.strip() if proc.returncode == 0 else None
 
 
 def _package_hash() -> str:
@@ -178,10 +167,10 @@ def shape_of_rendered(
         objects=objects,
     )
     root = project.root
-    status = _git(root, "status", "--porcelain", "--untracked-files=no")
+    status = git_output(root, "status", "--porcelain", "--untracked-files=no")
     provenance = Provenance(
-        tree=_git(root, "rev-parse", "HEAD^{tree}"),
-        commit=_git(root, "rev-parse", "HEAD"),
+        tree=git_output(root, "rev-parse", "HEAD^{tree}"),
+        commit=git_output(root, "rev-parse", "HEAD"),
         branch=rendered.derived["branch"] or None,
         dirty=None if status is None else bool(status),
         worktree=rendered.derived["worktree"],

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel
+
+from engine.git import git_output
 
 
 class Provenance(BaseModel):
@@ -17,23 +17,8 @@ class Provenance(BaseModel):
     dirty: bool = False
 
 
-def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", *args],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={**os.environ, **(env or {})},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None
-
-
 def is_repo(root: Path) -> bool:
-    return _git(root, "rev-parse", "--is-inside-work-tree") == "true"
+    return git_output(root, "rev-parse", "--is-inside-work-tree") == "true"
 
 
 def worktree_tree(root: Path) -> str | None:
@@ -41,27 +26,27 @@ def worktree_tree(root: Path) -> str | None:
 
     A throwaway index keeps the user's staging area untouched.
     """
-    git_dir = _git(root, "rev-parse", "--absolute-git-dir")
+    git_dir = git_output(root, "rev-parse", "--absolute-git-dir")
     if not git_dir:
         return None
     with tempfile.TemporaryDirectory() as tmp:
         index = str(Path(tmp) / "index")
         env = {"GIT_INDEX_FILE": index}
-        if _git(root, "read-tree", "HEAD", env=env) is None:
-            _git(root, "read-tree", "--empty", env=env)
+        if git_output(root, "read-tree", "HEAD", env=env) is None:
+            git_output(root, "read-tree", "--empty", env=env)
         # .framework/ holds the releases themselves: cutting one must not change the tree it names
-        if _git(root, "add", "-A", "--", ".", ":(exclude).framework", env=env) is None:
+        if git_output(root, "add", "-A", "--", ".", ":(exclude).framework", env=env) is None:
             return None
-        _git(root, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", ".framework", env=env)
-        return _git(root, "write-tree", env=env)
+        git_output(root, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", ".framework", env=env)
+        return git_output(root, "write-tree", env=env)
 
 
 def provenance(root: Path) -> Provenance:
     if not is_repo(root):
         return Provenance()
-    commit = _git(root, "rev-parse", "--verify", "-q", "HEAD")
-    branch = _git(root, "symbolic-ref", "--short", "-q", "HEAD")
-    status = _git(root, "status", "--porcelain", "--", ".", ":(exclude).framework")
+    commit = git_output(root, "rev-parse", "--verify", "-q", "HEAD")
+    branch = git_output(root, "symbolic-ref", "--short", "-q", "HEAD")
+    status = git_output(root, "status", "--porcelain", "--", ".", ":(exclude).framework")
     return Provenance(tree=worktree_tree(root), commit=commit, branch=branch, dirty=bool(status))
 
 
@@ -69,9 +54,9 @@ def commits_between(root: Path, old: str | None, new: str | None) -> list[dict[s
     """Commits reachable from one release's commit and not the other (either direction), newest first."""
     if not old or not new or old == new:
         return []
-    out = _git(root, "log", "--format=%H%x09%s", f"{old}..{new}") or ""
+    out = git_output(root, "log", "--format=%H%x09%s", f"{old}..{new}") or ""
     if not out:
-        out = _git(root, "log", "--format=%H%x09%s", f"{new}..{old}") or ""
+        out = git_output(root, "log", "--format=%H%x09%s", f"{new}..{old}") or ""
     commits = []
     for line in out.splitlines():
         sha, _, subject = line.partition("\t")
@@ -80,13 +65,13 @@ def commits_between(root: Path, old: str | None, new: str | None) -> list[dict[s
 
 
 def show_file(root: Path, rev: str, path: str) -> str | None:
-    return _git(root, "show", f"{rev}:{path}")
+    return git_output(root, "show", f"{rev}:{path}")
 
 
 def list_tree(root: Path, rev: str, path: str) -> list[str]:
-    out = _git(root, "ls-tree", "--name-only", f"{rev}:{path}")
+    out = git_output(root, "ls-tree", "--name-only", f"{rev}:{path}")
     return out.splitlines() if out else []
 
 
 def rev_exists(root: Path, rev: str) -> bool:
-    return _git(root, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}") is not None
+    return git_output(root, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}") is not None

@@ -34,6 +34,7 @@ class DetailLoaded(Message):
     document: Any = None
     status: Any = None
     error: Any = None
+    database: Any = None  # engine.database.devstack.DatabaseState, None without a declared database
 
 
 class EnvironmentDetailScreen(Screen[None]):
@@ -67,6 +68,9 @@ class EnvironmentDetailScreen(Screen[None]):
             yield Static("Workloads (rollout phase and health)", classes="section")
             yield DataTable(id="workloads-table", cursor_type="row")
             yield Static("", id="gates-sessions", markup=False)
+            database = Static("", id="database", markup=False)
+            database.display = False  # shown when the environment declares a database
+            yield database
             yield Static("Promotion history", classes="section", id="history-title")
             yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
             yield Static("", id="history-hint", markup=False)
@@ -94,15 +98,22 @@ class EnvironmentDetailScreen(Screen[None]):
             doc = evaluate_environment(project, self.env_name)
         except EngineError as exc:
             return DetailLoaded(error=exc)
+        from engine.database.devstack import database_state
+
+        database = database_state(project, doc)  # migration state and seed counts (issue 17)
         try:
             result, _ = env_status(project, self.env_name, history=True, limit=self.page_size, before=self.before)
         except EngineError as exc:
-            return DetailLoaded(document=doc, error=exc)
-        return DetailLoaded(document=doc, status=result.environments[0])
+            return DetailLoaded(document=doc, error=exc, database=database)
+        return DetailLoaded(document=doc, status=result.environments[0], database=database)
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
         self.loads += 1
         self.document = message.document
+        database = self.query_one("#database", Static)
+        database.display = message.database is not None
+        if message.database is not None:
+            database.update(message.database.summary())
         detail = self.query_one("#detail", Static)
         if message.status is None:
             detail.update(f"error: {message.error.message}" if message.error else "no status")
