@@ -32,6 +32,7 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "release": "app.cli.release",
     "ledger": "app.cli.ledger",
     "gate": "app.cli.gate",
+    "debug": "app.cli.debug",
 }
 PLATFORM_GROUP_MODULES: dict[str, str] = {
     "server": "app.cli.server",
