@@ -6,12 +6,21 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres
+.PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres tools
 
 # System pieces the tests drive for real, as command:Debian-package pairs: tmux (terminal
-# end-to-end test), docker-registry (release verify against a real OCI registry). Installed
-# only when absent, so the check costs nothing on a prepared machine.
-SYSTEM_TOOLS := tmux:tmux docker-registry:docker-registry
+# end-to-end test), docker-registry (release verify against a real OCI registry), gdb (debugpy's
+# attach-by-pid). Installed only when absent, so the check costs nothing on a prepared machine.
+SYSTEM_TOOLS := tmux:tmux docker-registry:docker-registry gdb:gdb
+
+# Go tools the tests drive, pinned, installed into a project-local dir when absent (`framework
+# debug` finds delve there): delve, the Go debug adapter (`dlv dap`).
+TOOLS_BIN := $(CURDIR)/.tools/bin
+DELVE_VERSION := v1.27.2
+
+tools:
+	@test -x $(TOOLS_BIN)/dlv || (echo "installing delve $(DELVE_VERSION) into .tools/bin" && \
+	  GOBIN=$(TOOLS_BIN) go install github.com/go-delve/delve/cmd/dlv@$(DELVE_VERSION))
 
 system-deps: postgres
 	@missing=""; for pair in $(SYSTEM_TOOLS); do command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair##*:}"; done; \
@@ -29,7 +38,7 @@ venv: $(STAMP)
 run: $(STAMP)
 	cd examples/demo && ../../$(BIN)/framework
 
-test: $(STAMP) system-deps
+test: $(STAMP) system-deps tools
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The PostgreSQL tests need server binaries (pg_ctl, initdb); quick when they are present.

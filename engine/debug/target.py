@@ -148,6 +148,9 @@ def _is_go_binary(exe: str) -> bool:
 def from_pid(pid: int) -> Target:
     exe = _exe_of(pid)
     if _is_python(exe):
+        from engine.debug.adapters import check_pid_injection
+
+        check_pid_injection(pid)
         adapter: Adapter = "debugpy"
     elif _is_go_binary(exe):
         adapter = "delve"
