@@ -210,9 +210,18 @@ class Broker:
             return {"target": self.target.describe(), "name": self.target.name, "adapter": self.target.adapter,
                     "mode": "attached" if self.target.mode == "attach" else "launched",
                     "state": self.state, "stopped": self.stopped, "target_exit_code": self.exit_code,
-                    "target_pid": self.target_pid, "ports": self.target.ports,
+                    "target_pid": self.target_pid, "ports": self.target.ports, "source": self._source(),
                     "breakpoints": [self._bp_view(b) for b in self.breakpoints],
-                    "output": list(self.output)[-tail:] if tail else []}
+                    "output": ([*self.output, self.partial] if self.partial else list(self.output))[-tail:]
+                    if tail else []}
+
+    def _source(self) -> str | None:
+        """The file a front-end shows before the first stop: the program, or a Go package's main.go."""
+        program = self.target.program
+        if program and Path(program).is_dir():
+            main = Path(program) / "main.go"
+            return str(main) if main.is_file() else None
+        return program or None
 
     @staticmethod
     def _bp_view(bp: dict[str, Any]) -> dict[str, Any]:
