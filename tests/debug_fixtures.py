@@ -22,6 +22,28 @@ from tests.devstack_fixtures import BIN, free_base, make_demo_repo, pid_alive, p
 
 REPO = Path(__file__).resolve().parent.parent
 MARKER = b"FRAMEWORK_DEBUG_SESSION="
+# A small program with a call to step into: `outer` calls `inner` in a loop.
+CALC = '''import os
+import time
+
+
+def inner(x):
+    y = x + 1  # INNER
+    return y * 2
+
+
+def outer(n):
+    a = inner(n)  # CALL
+    b = a + 1  # AFTER
+    return b
+
+
+if __name__ == "__main__":
+    print("calc ready", flush=True)
+    while True:
+        outer(int(os.environ.get("CALC_N", "4")))
+        time.sleep(0.02)
+'''
 
 
 def needs_dlv() -> str:

@@ -9,31 +9,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.debug_fixtures import Debug, Request, debug, get, marked_pids, stopped_line, wait_state  # noqa: F401
+from tests.debug_fixtures import (  # noqa: F401
+    CALC,
+    Debug,
+    Request,
+    debug,
+    get,
+    marked_pids,
+    stopped_line,
+    wait_state,
+)
 from tests.devstack_fixtures import pid_alive, poll
 
 API = "services/api/main.py"
-CALC = '''import os
-import time
-
-
-def inner(x):
-    y = x + 1  # INNER
-    return y * 2
-
-
-def outer(n):
-    a = inner(n)  # CALL
-    b = a + 1  # AFTER
-    return b
-
-
-if __name__ == "__main__":
-    print("calc ready", flush=True)
-    while True:
-        outer(int(os.environ.get("CALC_N", "4")))
-        time.sleep(0.02)
-'''
 
 
 def test_breakpoint_hit_by_a_real_http_request_then_inspect_step_and_stop(debug: Debug) -> None:
