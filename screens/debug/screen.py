@@ -164,7 +164,7 @@ class DebugScreen(DashboardScreen):
         elif s.get("state") == "exited":
             where = f" (exit {s.get('target_exit_code')}): end it with x"
         busy = f"   [{self.busy} ...]" if self.busy else ""
-        status_line.update(f"{s['target']} [{s['mode']}] {s['state']}{where}{busy}   (same as: framework debug status)")
+        status_line.update(f"{s['state']}{where}{busy} - {s['target']} [{s['mode']}]   (same as: framework debug status)")
         stopped = s.get("stopped") or {}
         path = stopped.get("file") or self._source_of(s)
         lines = {b["line"] for b in s.get("breakpoints") or [] if b.get("file") == path and b.get("line")}
