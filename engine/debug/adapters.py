@@ -76,7 +76,7 @@ def start_adapter(target: Target, port: int, token: str, workdir: Path, on_outpu
         endpoints.unlink(missing_ok=True)
         env["DEBUGPY_ADAPTER_ENDPOINTS"] = str(endpoints)
         with open(log, "wb") as err:
-            proc = subprocess.Popen([sys.executable, "-m", "debugpy.adapter", "--host", "127.0.0.1",
+            proc = subprocess.Popen([sys.executable, "-m", "engine.debug.debugpy_adapter", "--host", "127.0.0.1",
                                      "--port", str(port)], stdin=subprocess.DEVNULL, stdout=err, stderr=err,
                                     env=env, start_new_session=True)
 

@@ -121,6 +121,9 @@ class DapClient:
                 data = self.sock.recv(65536)
                 if not data:
                     break
+                # ACK at once: an adapter that writes a message in two segments (Nagle) would
+                # otherwise wait out our delayed ACK (~40 ms) on every response.
+                self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
                 for message in reader.feed(data):
                     self._dispatch(message)
         except (OSError, ValueError, DapError):

@@ -88,6 +88,7 @@ class DebugScreen(DashboardScreen):
         self.loads = 0
         self.status: dict[str, Any] | None = None
         self.last_stop: tuple[Any, ...] | None = None
+        self.filled_stop: tuple[Any, ...] | None = None
         self.busy: str | None = None
         self.last_command = ""
         self.eval_text = ""
@@ -157,6 +158,16 @@ class DebugScreen(DashboardScreen):
         self._show_panes(True)
         s = message.status
         root = str(self.app.project_dir)
+        stop_key = self._render_status(s)
+        if stop_key != self.filled_stop:
+            self.filled_stop = stop_key
+            self._fill_stopped(message, root)
+        self.query_one("#debug-output", Static).update("\n".join(s.get("output") or []) or "(no output yet)")
+        self.query_one("#debug-eval", Static).update(self.eval_text)
+
+    def _render_status(self, s: dict[str, Any]) -> tuple[Any, ...]:
+        """Status line and source pane from a status (or a resume's answer); returns the stop's key."""
+        root = str(self.app.project_dir)
         where = ""
         if s.get("stopped"):
             st = s["stopped"]
@@ -164,17 +175,15 @@ class DebugScreen(DashboardScreen):
         elif s.get("state") == "exited":
             where = f" (exit {s.get('target_exit_code')}): end it with x"
         busy = f"   [{self.busy} ...]" if self.busy else ""
-        status_line.update(f"{s['state']}{where}{busy} - {s['target']} [{s['mode']}]   (same as: framework debug status)")
+        self.query_one("#debug-status", Static).update(
+            f"{s['state']}{where}{busy} - {s['target']} [{s['mode']}]   (same as: framework debug status)")
         stopped = s.get("stopped") or {}
         path = stopped.get("file") or self._source_of(s)
         lines = {b["line"] for b in s.get("breakpoints") or [] if b.get("file") == path and b.get("line")}
         stop_key = (stopped.get("file"), stopped.get("line"), stopped.get("thread_id"), s.get("state"))
         self.query_one(SourcePane).show(path, stopped.get("line"), lines, follow=stop_key != self.last_stop)
-        if stop_key != self.last_stop:
-            self.last_stop = stop_key
-            self._fill_stopped(message, root)
-        self.query_one("#debug-output", Static).update("\n".join(s.get("output") or []) or "(no output yet)")
-        self.query_one("#debug-eval", Static).update(self.eval_text)
+        self.last_stop = stop_key
+        return stop_key
 
     @staticmethod
     def _source_of(status: dict[str, Any]) -> str | None:
@@ -238,6 +247,8 @@ class DebugScreen(DashboardScreen):
             hint.update(f"$ {message.command}  ->  {self._summary(message)}")
             if message.op == "eval" and message.result is not None:
                 self.eval_text = f"{message.result['expression']} = {message.result['result']}"
+            elif message.result is not None and "state" in message.result and self.status is not None:
+                self._render_status(message.result)  # where it stopped, at once; stack and variables follow
         if message.op == "stop":
             self.eval_text = ""
         self.load()
