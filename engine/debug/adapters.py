@@ -99,7 +99,7 @@ def start_adapter(target: Target, port: int, token: str, workdir: Path, on_outpu
         for raw in proc.stdout:
             on_output(raw.decode(errors="replace"))
 
-    def listening() -> int | None:  # delve writes its address to --log-dest (no newline after it)
+    def delve_port() -> int | None:  # delve writes its address to --log-dest (no newline after it)
         try:
             found = re.search(rb"DAP server listening at: [^\s]+:(\d+)", log.read_bytes())
         except OSError:
@@ -107,7 +107,7 @@ def start_adapter(target: Target, port: int, token: str, workdir: Path, on_outpu
         return int(found.group(1)) if found else None
 
     threading.Thread(target=pump, name="dlv-stdout", daemon=True).start()
-    return AdapterProcess(proc, "127.0.0.1", _wait_for(listening, proc, "delve", log, timeout))
+    return AdapterProcess(proc, "127.0.0.1", _wait_for(delve_port, proc, "delve", log, timeout))
 
 
 def start_request(target: Target, workdir: Path) -> tuple[str, dict[str, Any]]:

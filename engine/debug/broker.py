@@ -488,7 +488,7 @@ def main() -> int:
         sys.stdout.write(json.dumps({"ok": False, "error": error}) + "\n")
         sys.stdout.flush()
         return 1
-    host, port = server.server_address[:2]
+    host, port = str(server.server_address[0]), int(server.server_address[1])
     assert broker.adapter is not None
     doc = {"version": 1, "address": f"{host}:{port}", "pid": os.getpid(), "token": broker.token,
            "mode": "attached" if target.mode == "attach" else "launched", "adapter": target.adapter,

@@ -36,7 +36,7 @@ class FrameReader:
 
     def feed(self, data: bytes) -> list[dict[str, Any]]:
         self.buffer += data
-        out = []
+        out: list[dict[str, Any]] = []
         while True:
             head, sep, rest = self.buffer.partition(b"\r\n\r\n")
             if not sep:

@@ -170,7 +170,7 @@ def start(project: Project, target: Target, *, port: int = 0, replace: bool = Fa
         proc.kill()
         from engine.debug.procs import kill_marked
 
-        kill_marked(spec["token"])
+        kill_marked(str(spec["token"]))
         session_path(project).unlink(missing_ok=True)
         raise EngineError(f"the debug session broker did not start (see {work / 'broker.log'})",
                           code="broker_failed")
