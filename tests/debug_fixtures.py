@@ -137,6 +137,14 @@ def get(port: int, path: str) -> str:
         return resp.read().decode()
 
 
+def serves(port: int) -> bool:
+    """The service on `port` answers its health check."""
+    try:
+        return get(port, "/healthz") == "ok"
+    except OSError:
+        return False
+
+
 @pytest.fixture
 def debug(tmp_path: Path) -> Iterator[Debug]:
     """A demo checkout (dev ports moved to a free range); the worker listens on base+10 (PORT)."""

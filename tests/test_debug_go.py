@@ -15,6 +15,7 @@ from tests.debug_fixtures import (  # noqa: F401
     get,
     marked_pids,
     needs_dlv,
+    serves,
     stopped_line,
     wait_state,
 )
@@ -72,6 +73,12 @@ def test_go_function_breakpoint(debug: Debug) -> None:
     debug.ok("start", WORKER, timeout=180)
     bp = debug.ok("break", "main.add", "--func")
     assert bp["function"] == "main.add" and bp["verified"] is True
+    blank = debug.line_of(MAIN, "func handle(") - 1  # the empty line between add and handle
+    unverified = debug.ok("break", f"{MAIN}:{blank}")  # kept, and reported as not verified
+    assert unverified["verified"] is False and unverified["message"]
+    listed = debug.ok("breakpoints")["breakpoints"]
+    assert [(b["id"], b["verified"]) for b in listed] == [(1, True), (2, False)]
+    debug.ok("clear", "2")
     request = Request(debug.base + 10, "/work?n=3")
     hit = wait_state(debug, "stopped", timeout=60)
     assert hit["stopped"]["function"] == "main.add" and hit["stopped"]["reason"] == "function breakpoint"
@@ -92,7 +99,7 @@ def test_go_attach_and_detach_leaves_the_process_serving(debug: Debug, tmp_path:
     service = subprocess.Popen([str(binary)], env={**os.environ, "PORT": str(port)},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        poll(lambda: _serves(port), what="worker serving")
+        poll(lambda: serves(port), what="worker serving")
         started = debug.ok("start", "--attach", str(service.pid), timeout=120)
         assert started["mode"] == "attached" and started["adapter"] == "delve"
         line = debug.line_of(MAIN, "sum := add(n)")
@@ -107,10 +114,3 @@ def test_go_attach_and_detach_leaves_the_process_serving(debug: Debug, tmp_path:
     finally:
         service.kill()
         service.wait()
-
-
-def _serves(port: int) -> bool:
-    try:
-        return get(port, "/healthz") == "ok"
-    except OSError:
-        return False

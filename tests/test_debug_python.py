@@ -16,6 +16,7 @@ from tests.debug_fixtures import (  # noqa: F401
     debug,
     get,
     marked_pids,
+    serves,
     stopped_line,
     wait_state,
 )
@@ -189,7 +190,7 @@ def test_attach_to_a_running_python_process_and_detach_leaves_it_serving(debug: 
     service = subprocess.Popen([sys.executable, str(debug.root / API)], env={**os.environ, "PORT": str(port)},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        poll(lambda: _serves(port), what="api serving")
+        poll(lambda: serves(port), what="api serving")
         if not _injection_allowed():
             refused = debug.json("start", "--attach", str(service.pid))
             assert refused["exit_code"] == 1 and refused["error"]["code"] == "attach_unsupported"
@@ -213,13 +214,6 @@ def test_attach_to_a_running_python_process_and_detach_leaves_it_serving(debug: 
         service.wait()
 
 
-def _serves(port: int) -> bool:
-    try:
-        return get(port, "/healthz") == "ok"
-    except OSError:
-        return False
-
-
 def test_debug_session_file_lives_under_dot_framework(debug: Debug) -> None:
     """Spec 3 Resources: the session is `.framework/debug-session.json` (address, pid, mode, adapter)."""
     debug.ok("start", "api")
@@ -227,4 +221,20 @@ def test_debug_session_file_lives_under_dot_framework(debug: Debug) -> None:
     assert doc is not None
     assert set(doc) >= {"address", "pid", "mode", "adapter", "target", "token"}
     assert Path(debug.root / ".framework" / "debug-session.json").is_file()
+    debug.ok("stop")
+
+
+def test_port_sets_the_adapters_listen_port(debug: Debug) -> None:
+    """`debug start --port N`: the adapter listens on N (default: a port the OS chose)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (debug.root / "services" / "calc.py").write_text(CALC)
+    started = debug.ok("start", "services/calc.py", "--port", str(port))
+    assert started["adapter_port"] == port and debug.session()["adapter_port"] == port
+    debug.ok("stop")
+    chosen = debug.ok("start", "services/calc.py")
+    assert chosen["adapter_port"] not in (0, port)
     debug.ok("stop")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 
@@ -14,26 +13,9 @@ import pytest
 
 from tests.conftest import BIN
 from tests.debug_fixtures import Debug, Request, debug  # noqa: F401
+from tests.test_tmux_e2e import _tmux, _wait_for
 
 API = "services/api/main.py"
-
-
-def _tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True, timeout=30).stdout
-
-
-def _screen(name: str) -> str:
-    return _tmux("capture-pane", "-p", "-t", name)
-
-
-def _wait_for(name: str, text: str, timeout: float = 90.0) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        screen = _screen(name)
-        if text in screen:
-            return screen
-        time.sleep(0.1)
-    raise AssertionError(f"{text!r} never appeared; screen:\n{_screen(name)}")
 
 
 @pytest.fixture
