@@ -31,11 +31,12 @@ def test_breakpoint_hit_by_a_real_http_request_then_inspect_step_and_stop(debug:
     it; `stop` kills everything the session launched and removes .framework/debug-session.json."""
     started = debug.ok("start", "api")
     assert started["adapter"] == "debugpy" and started["mode"] == "launched"
+    assert started["listening"] is True  # a service: start returns once it listens on its env port
     session = debug.session()
     assert session is not None and session["pid"] == started["pid"]
     assert (debug.root / ".framework" / "debug-session.json").stat().st_mode & 0o777 == 0o600
     port = debug.base
-    poll(lambda: "api listening" in "\n".join(debug.ok("status")["output"]), what="api listening")
+    poll(lambda: "api listening" in "\n".join(debug.ok("status")["output"]), what="the target's output")
     assert get(port, "/healthz") == "ok"  # serving with the env's port before any breakpoint
     line = debug.line_of(API, 'body = json.dumps({"message"')
     bp = debug.ok("break", f"{API}:{line}")
@@ -140,12 +141,13 @@ def test_target_crash_mid_session_is_reported_and_stop_cleans_up(debug: Debug) -
     """Point 3: the target dies while debugged: status reports the exit and the last output; later
     commands say it exited (exit 1); stop leaves no process behind."""
     debug.ok("start", "api")
-    poll(lambda: debug.ok("status")["target_pid"], what="target pid")
+    poll(lambda: debug.ok("status")["target_pid"] and "api listening" in "\n".join(debug.ok("status")["output"]),
+         what="target pid and its first output")
     target = debug.ok("status")["target_pid"]
     os.kill(target, signal.SIGKILL)
     gone = wait_state(debug, "exited")
     assert gone["target_exit_code"] is not None and gone["target_exit_code"] != 0
-    assert any("api listening" in line for line in gone["output"])
+    assert any("api listening" in line for line in gone["output"])  # the last output, kept
     later = debug.json("stack")
     assert later["exit_code"] == 1 and later["error"]["code"] == "target_exited"
     assert "exited" in later["error"]["message"]

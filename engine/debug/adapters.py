@@ -19,10 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engine.debug.procs import MARKER
 from engine.debug.target import Target
 from engine.errors import EngineError
 
-MARKER = "FRAMEWORK_DEBUG_SESSION"
 _REPO = Path(__file__).resolve().parents[2]
 
 

@@ -11,7 +11,7 @@ import signal
 import time
 from pathlib import Path
 
-from engine.debug.adapters import MARKER
+MARKER = "FRAMEWORK_DEBUG_SESSION"  # in the adapter's environment, inherited by all it starts
 
 
 def marked(token: str) -> list[int]:

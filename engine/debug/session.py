@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -138,6 +136,9 @@ def call(project: Project, op: str, args: dict[str, Any] | None = None, timeout:
 def start(project: Project, target: Target, *, port: int = 0, replace: bool = False,
           timeout: float = 90.0) -> dict[str, Any]:
     """Launch the broker for `target` (detached) and return the session document it wrote."""
+    import secrets
+    import subprocess
+
     current = live(project)
     replaced = None
     if current is not None:
@@ -179,12 +180,32 @@ def start(project: Project, target: Target, *, port: int = 0, replace: bool = Fa
         error = answer.get("error") or {}
         raise EngineError(str(error.get("message")), hint=error.get("hint"), code=str(error.get("code", "error")))
     result = dict(answer["session"])
+    if target.ports:  # a service: ready when it listens, as `env up` waits for it
+        result["listening"] = _wait_listening(project, target.ports[0], timeout=30.0)
     if replaced is not None:
         result["replaced"] = replaced
     return result
 
 
-def _read_line(proc: subprocess.Popen[bytes], timeout: float) -> bytes:
+def _wait_listening(project: Project, port: int, timeout: float) -> bool:
+    """Poll the service's port until it accepts, the target exits, or `timeout` passes."""
+    deadline = time.monotonic() + timeout
+    checked = 0.0
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            pass
+        if time.monotonic() - checked > 0.25:
+            checked = time.monotonic()
+            if call(project, "status", {"tail": 0}).get("state") == "exited":
+                return False
+        time.sleep(0.02)
+    return False
+
+
+def _read_line(proc: Any, timeout: float) -> bytes:
     import selectors
 
     assert proc.stdout is not None
