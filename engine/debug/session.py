@@ -234,7 +234,16 @@ def stop(project: Project) -> dict[str, Any]:
     if not _broker_alive(doc):
         killed = clean_stale(project, doc)
         return {"target": doc.get("target"), "mode": doc.get("mode"), "killed": killed, "stale": True}
-    result = call(project, "stop", {}, timeout=20)
+    try:
+        result = call(project, "stop", {}, timeout=20)
+    except EngineError as exc:
+        if exc.code != "broker_unreachable":
+            raise
+        import signal
+
+        os.kill(int(doc["pid"]), signal.SIGKILL)  # a hung broker: end it and what it launched
+        return {"target": doc.get("target"), "mode": doc.get("mode"), "killed": clean_stale(project, doc),
+                "forced": True}
     from engine.debug.procs import alive
 
     deadline = time.monotonic() + 10
