@@ -45,6 +45,13 @@ def test_debug_screen_drives_the_shell_session_by_keys(debug: Debug) -> None:
             assert "●▶" in str(source.get_cell(str(line), "mark"))
             assert screen.query_one("#debug-stack").row_count >= 1
             assert "do_GET" in str(screen.query_one("#debug-stack").get_row_at(0)[0])
+            tree = screen.query_one("#debug-vars")
+            local_self = tree.root.children[0].children[0]  # locals -> self (a structured value)
+            assert str(local_self.label).startswith("self = ") and local_self.allow_expand
+            tree.focus()
+            tree.move_cursor(local_self)
+            await pilot.press("space")  # expand: its attributes are fetched from the adapter on demand
+            await _until(pilot, lambda: any(str(c.label).startswith("path = ") for c in local_self.children))
             await pilot.press("e")
             await pilot.press(*"self.path")
             await pilot.press("enter")
