@@ -58,6 +58,25 @@ if __name__ == "__main__":
 '''
 
 
+GO_PROGRAM = """package main
+
+import "time"
+
+func inner(x int) int {
+	y := x + 1 // INNER
+	return y * 2
+}
+
+func main() {
+	total := 0
+	for {
+		total += inner(4) // CALL
+		time.Sleep(time.Millisecond)
+	}
+}
+"""
+
+
 def framework(root: Path, env: dict[str, str], *args: str) -> dict:
     out = subprocess.run([str(BIN / "framework"), "debug", *args, "--json"], cwd=root, env=env,
                          capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
@@ -146,6 +165,27 @@ def dashboard_steps(root: Path, runs: int) -> dict[str, list[float]]:
     return samples
 
 
+def go_steps(root: Path, env: dict[str, str], runs: int, broker_call: Any, project: Any) -> tuple[list[float], ...]:
+    """The same step with delve on a small Go program (CLI process, in-process broker call)."""
+    loop = root / "goloop"
+    loop.mkdir()
+    (loop / "go.mod").write_text("module example.com/loop\n\ngo 1.22\n")
+    (loop / "main.go").write_text(GO_PROGRAM)
+    call = next(i for i, t in enumerate(GO_PROGRAM.splitlines(), 1) if "// CALL" in t)
+    framework(root, env, "start", "goloop")
+    framework(root, env, "break", f"goloop/main.go:{call}")
+    framework(root, env, "continue", "--timeout", "60")
+    framework(root, env, "clear", "1")
+    cli, inproc = [], []
+    for _ in range(runs):
+        cli.append(wall([str(BIN / "framework"), "debug", "step", "--json"], root, env))
+        start = time.perf_counter()
+        broker_call(project, "step", {"timeout": 30})
+        inproc.append(time.perf_counter() - start)
+    framework(root, env, "stop")
+    return cli, inproc
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=11)
@@ -179,6 +219,7 @@ def main() -> int:
             inproc.append(time.perf_counter() - start)
         dash = dashboard_steps(root, args.runs)
         framework(root, env, "stop")
+        go_cli, go_inproc = go_steps(root, env, args.runs, broker_call, project)
 
     def ms(values: list[float]) -> float:
         return statistics.median(values) * 1000
@@ -196,6 +237,9 @@ def main() -> int:
           f"   aim < 50 ms: {'met' if ms(dash['shown']) < 50 else 'missed'}")
     print(f"{'dashboard: key n until stack and variables are filled':52} {ms(dash['filled']):10.1f}")
     print(f"{'dashboard: Pilot press round trip (its idle waits too)':52} {ms(dash['press']):10.1f}")
+    print(f"{'Go (delve): framework debug step --json, whole process':52} {ms(go_cli):10.1f} "
+          f"{ms(go_cli) / ms(baseline):7.1f}x")
+    print(f"{'Go (delve): step as an in-process broker call':52} {ms(go_inproc):10.1f}")
     return 0
 
 
