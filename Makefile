@@ -9,10 +9,11 @@ PYTEST_ARGS ?=
 .PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres go-tools
 
 # System pieces the tests drive for real, as command:Debian-package pairs: tmux (terminal
-# end-to-end test), docker-registry (release verify against a real OCI registry). Installed
-# only when absent, so the check costs nothing on a prepared machine. chromium + chromium-driver:
-# the one login test driven by a real headless browser (tests/test_auth_browser.py).
-SYSTEM_TOOLS := tmux:tmux docker-registry:docker-registry chromium:chromium chromedriver:chromium-driver
+# end-to-end tests), docker-registry (release verify against a real OCI registry), chromium +
+# chromium-driver (the one login test driven by a real headless browser, tests/test_auth_browser.py),
+# gdb (debugpy's attach-by-pid). Installed only when absent, so the check costs nothing on a
+# prepared machine.
+SYSTEM_TOOLS := tmux:tmux docker-registry:docker-registry chromium:chromium chromedriver:chromium-driver gdb:gdb
 
 system-deps: postgres
 	@missing=""; for pair in $(SYSTEM_TOOLS); do command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair##*:}"; done; \
@@ -39,12 +40,17 @@ postgres:
 	  (echo "installing PostgreSQL server binaries for the tests" && apt-get update -qq && \
 	   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql </dev/null >/dev/null)
 
-# Go tools the database tests hand one database back and forth with (golang-migrate, goose),
-# pinned and installed into .tools/bin only when absent.
+# Go tools the tests drive, pinned, installed into .tools/bin only when absent: golang-migrate and
+# goose (the database tests hand one database back and forth with them), delve (`dlv dap`, the Go
+# debug adapter `framework debug` finds there).
 TOOLS_BIN := $(CURDIR)/.tools/bin
 MIGRATE_VERSION := v4.19.1
 GOOSE_VERSION := v3.26.0
-go-tools: $(TOOLS_BIN)/migrate $(TOOLS_BIN)/goose
+DELVE_VERSION := v1.27.2
+go-tools: $(TOOLS_BIN)/migrate $(TOOLS_BIN)/goose $(TOOLS_BIN)/dlv
+
+$(TOOLS_BIN)/dlv:
+	GOBIN=$(TOOLS_BIN) go install github.com/go-delve/delve/cmd/dlv@$(DELVE_VERSION)
 
 $(TOOLS_BIN)/migrate:
 	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install -tags postgres \

@@ -110,6 +110,28 @@ FRAMEWORK = Program(
             examples=("framework gate record dev --name smoke --status passed",
                       "framework gate list dev --json"),
         ),
+        "debug": Group(
+            help="Debugging sessions over the Debug Adapter Protocol (debugpy, delve): one session per project.",
+            commands={
+                "start": "Start a workload of the local environment or a program under its debugger (--attach <pid>).",
+                "status": "Show the session: target, state, where it stopped, the target's output tail.",
+                "break": "Set a breakpoint at <file:line> or a function (--func, --cond).",
+                "breakpoints": "List the session's breakpoints, verified or not.",
+                "clear": "Remove a breakpoint by id.",
+                "continue": "Resume and wait until the target stops again (or --timeout).",
+                "step": "Step over one line and report where the target stopped.",
+                "step-in": "Step into the call on this line and report where the target stopped.",
+                "step-out": "Run until the current function returns and report where the target stopped.",
+                "eval": "Evaluate an expression in the stopped frame.",
+                "args": "The arguments of the stopped frame.",
+                "locals": "The local variables of the stopped frame.",
+                "stack": "The call stack of the stopped thread or goroutine.",
+                "goroutines": "Threads (Python) or goroutines (Go) of the target.",
+                "stop": "End the session: kill what it launched, detach from what it attached to.",
+            },
+            examples=("framework debug start api", "framework debug break services/api/main.py:12 --cond \"n > 3\"",
+                      "framework debug continue", "framework debug stop"),
+        ),
     },
     examples=("framework env list", "framework env list --json", "framework   (on a terminal: the dashboard)"),
 )
@@ -281,6 +303,8 @@ PLATFORM = Program(
     },
     examples=("platform framework env list", "platform   (on a terminal: the dashboard)"),
 )
+
+DEBUG_COMMANDS = FRAMEWORK.groups["debug"].commands
 
 PROGRAMS = {"framework": FRAMEWORK, "platform": PLATFORM}
 

@@ -21,7 +21,7 @@ SCREENS: tuple[ScreenInfo, ...] = (
     ScreenInfo("daemon", "Daemon", "5", "screens.daemon", "DaemonScreen"),
     ScreenInfo("webhooks", "Webhooks", "6", "screens.webhooks.listing", "WebhooksScreen"),
     ScreenInfo("runs", "Runs", "7", "screens.runs", "RunsScreen"),
-    ScreenInfo("debug", "Debug", "8", "screens.debug", "DebugScreen"),
+    ScreenInfo("debug", "Debug", "8", "screens.debug.screen", "DebugScreen"),
 )
 
 BY_NAME = {s.name: s for s in SCREENS}

@@ -48,28 +48,16 @@ def test_visits_every_screen_by_number_key_and_sidebar(demo_project: Path) -> No
     asyncio.run(scenario())
 
 
-def test_not_built_screens_name_the_command_that_fills_them(demo_project: Path) -> None:
-    """Issue 2 item 6: a screen whose engine part does not exist shows an honest empty state naming the command."""
+def test_no_screen_is_a_placeholder(demo_project: Path) -> None:
+    """Issue 2 item 6 guarded the honesty of unbuilt views; issue 14 built the last one (Debug):
+    every screen of the catalog is a real view now, none a NotBuiltScreen."""
     import importlib
 
     from screens.base import NotBuiltScreen
-    from screens.widgets.empty_state import EmptyState
 
-    not_built = [s for s in SCREENS if issubclass(getattr(importlib.import_module(s.module), s.cls), NotBuiltScreen)]
-    assert not_built  # while any view is unbuilt, this test guards its honesty
-
-    async def scenario() -> None:
-        app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
-        async with app.run_test(size=SIZE) as pilot:
-            for info in not_built:
-                await pilot.press(info.key)
-                await _until(pilot, lambda info=info: app.current_mode == info.name)
-                empty = app.screen.query_one(EmptyState)
-                text = str(empty.query("Static").last().render())
-                assert any(cmd in text for cmd in app.screen.COMMANDS)  # type: ignore[attr-defined]
-                assert "not part of this build yet" in str(empty.query("Static").first().render())
-
-    asyncio.run(scenario())
+    not_built = [s.name for s in SCREENS
+                 if issubclass(getattr(importlib.import_module(s.module), s.cls), NotBuiltScreen)]
+    assert not_built == []
 
 
 def test_environments_screen_shows_the_same_list_as_the_command(demo_project: Path) -> None:

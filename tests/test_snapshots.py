@@ -45,6 +45,7 @@ def test_help_layout(snap_compare: object, demo_project: Path) -> None:
 
 
 def test_empty_state_layout(snap_compare: object, demo_project: Path) -> None:
-    """Issue 2 item 6: an honest empty state naming the commands that fill the view (Debug: still unbuilt)."""
+    """Issue 2 item 6: an honest empty state naming the commands that fill the view (Debug with no
+    session, issue 14: `framework debug start`, or `:debug start api` from the dashboard)."""
     app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
     assert snap_compare(app, terminal_size=SIZE, run_before=_after_keys("8"))  # type: ignore[operator]

@@ -37,6 +37,7 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "gate": "app.cli.gate",
     "db": "app.cli.database",
     "project": "app.cli.project",
+    "debug": "app.cli.debug",
 }
 PLATFORM_GROUP_MODULES: dict[str, str] = {
     "server": "app.cli.server",

@@ -219,9 +219,8 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
            on_status: Callable[[StackStatus], None] | None = None) -> UpResult:
     """Bring the stack up; hold it in the foreground when `opts.hold` (then tear it down)."""
     from engine.environments.options import validate_options
-    from engine.environments.render.k8s import RenderError
+    from engine.environments.render import plan_of
     from engine.environments.render.pipeline import render_environment
-    from engine.environments.render.process import plan_processes
 
     defines = validate_options(project, env, opts.defines)  # declared names only; derived refused (exit 2)
     rendered = render_environment(project, env, defines)  # once: the typed environment, planned below
@@ -260,9 +259,7 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
 
         _say(progress, "deploy")
         check_target(target, env, preflight=True)  # raises: this version cannot apply clusters or compose
-    if rendered.runtime != "process":
-        raise RenderError(f"environment {env!r} runs on {rendered.runtime}, not as processes on this machine")
-    plan = plan_processes(env_spec, project=project.key, root=project.root, port_offset=offset)
+    plan = plan_of(project, rendered, port_offset=offset)
     chosen = _select(plan, opts.targets)
     busy = [(p.name, port.port) for p in chosen for port in p.ports if not port_free(port.port)]
     if busy:

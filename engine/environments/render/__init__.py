@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from engine.environments.render.pipeline import Rendered
     from engine.environments.render.process import ProcessPlan
     from engine.project import Project
 
@@ -20,13 +21,18 @@ def process_plan(
 
     Raises RenderError (exit 1) when `env` does not run as processes (k8s, compose, hosted).
     """
-    from engine.environments.render.k8s import RenderError
     from engine.environments.render.pipeline import render_environment
+
+    return plan_of(project, render_environment(project, env, options), port_offset=port_offset)
+
+
+def plan_of(project: Project, rendered: Rendered, *, port_offset: int = 0) -> ProcessPlan:
+    """The process plan of an environment already rendered (callers that render once: env up, debug)."""
+    from engine.environments.render.k8s import RenderError
     from engine.environments.render.process import plan_processes
 
-    rendered = render_environment(project, env, options, port_offset=port_offset)
     if rendered.runtime != "process":
-        raise RenderError(f"environment {env!r} runs on {rendered.runtime}, not as processes on this machine")
-    return plan_processes(
-        rendered.environment, project=project.key, root=project.root, port_offset=port_offset
-    )
+        raise RenderError(
+            f"environment {rendered.env!r} runs on {rendered.runtime}, not as processes on this machine"
+        )
+    return plan_processes(rendered.environment, project=project.key, root=project.root, port_offset=port_offset)

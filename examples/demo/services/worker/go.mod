@@ -1,0 +1,3 @@
+module example.com/demo/worker
+
+go 1.22
