@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-run: $(STAMP)
+run: $(STAMP) postgres
 	cd examples/demo && ../../$(BIN)/framework
 
 test: $(STAMP) system-deps go-tools

@@ -104,7 +104,8 @@ def alone(demo: Path, base: int, boot: float, env: dict[str, str]) -> float:
 
 def stack(demo: Path, base: int, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    out = subprocess.run([str(BIN / "framework"), "env", "up", "dev", "--background", "--no-build"], cwd=demo,
+    out = subprocess.run([str(BIN / "framework"), "env", "up", "dev", "--background", "--no-build",
+                          "-D", "database=false"], cwd=demo,
                          env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if out.returncode != 0:
         raise SystemExit(f"env up failed: {out.stderr[-800:]}")

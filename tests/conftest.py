@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).parent))  # the tests' shared fixture modules
+
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "demo"
 BIN = Path(sys.executable).parent
@@ -38,6 +40,9 @@ def demo_project(tmp_path: Path) -> Path:
     """A private copy of examples/demo (tests may edit it)."""
     target = tmp_path / "demo"
     shutil.copytree(DEMO, target, ignore=shutil.ignore_patterns(".framework", "__pycache__"))
+    from deploy_fixtures import dev_database_off
+
+    dev_database_off(target)
     return target
 
 

@@ -40,6 +40,18 @@ def free_port() -> int:
     raise RuntimeError("no free port in 20000-32000")
 
 
+DEV_DATABASE_ON = 'option("database", type="bool", default=True,'
+
+
+def dev_database_off(root: Path) -> None:
+    """The demo's dev runs PostgreSQL by default (issue 17); tests about deploys, dev stacks and screens
+    leave it out, as `-D database=false` would (the database tests pass `-D database=true`)."""
+    dev = root / "deploy" / "kcl" / "dev" / "main.k"
+    text = dev.read_text()
+    assert DEV_DATABASE_ON in text, "the demo's dev no longer declares its database option as expected"
+    dev.write_text(text.replace(DEV_DATABASE_ON, 'option("database", type="bool", default=False,'))
+
+
 def git(root: Path, *args: str) -> str:
     out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
     return out.stdout.strip()
@@ -96,6 +108,7 @@ class Demo:
 def make_demo(tmp_path: Path) -> Demo:
     root = tmp_path / "demo"
     shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns("__pycache__", ".framework"))
+    dev_database_off(root)
     # The process environments (dev, staging, prod) get free ports so a test never meets a real demo.
     ports: dict[str, int] = {}
     for name, base in (("dev", 8080), ("staging", 8180), ("prod", 8280)):

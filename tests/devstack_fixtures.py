@@ -52,6 +52,11 @@ def free_base(blocks: int = 8) -> int:
 def make_demo_repo(parent: Path, base: int, max_stacks: int = 8) -> Path:
     repo = parent / "demo"
     shutil.copytree(DEMO, repo, ignore=shutil.ignore_patterns(".framework", "__pycache__"))
+    if str(Path(__file__).parent) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).parent))
+    from deploy_fixtures import dev_database_off
+
+    dev_database_off(repo)
     main = repo / "deploy" / "kcl" / "dev" / "main.k"
     text = main.read_text().replace("port = 8080", f"port = {base}").replace("port = 8081", f"port = {base + 1}")
     main.write_text(text.replace("127.0.0.1:8080", f"127.0.0.1:{base}"))

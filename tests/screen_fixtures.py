@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from deploy_fixtures import DEMO, Demo, add_gated_env, make_demo  # noqa: F401
+from deploy_fixtures import DEMO, Demo, add_gated_env, dev_database_off, make_demo  # noqa: F401
 
 SIZE = (130, 40)
 FIXED_DATE = "2026-01-01T00:00:00+00:00"
@@ -52,6 +52,7 @@ def plain_demo(tmp_path: Path, env: dict[str, str]) -> Path:
     """examples/demo as shipped (no port rewriting), committed with pinned dates: stable commit ids."""
     root = tmp_path / "plain"
     shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns("__pycache__", ".framework"))
+    dev_database_off(root)
     (root / ".gitignore").write_text("__pycache__/\n.framework/cache/\n")
     pinned = {**env, "GIT_AUTHOR_DATE": FIXED_DATE, "GIT_COMMITTER_DATE": FIXED_DATE}
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "demo"]):

@@ -122,3 +122,23 @@ def test_invalid_framework_yaml_is_a_clear_error(tmp_path: Path) -> None:
     result = run_cli("framework", "env", "list", "--json", cwd=tmp_path)
     assert result.exit_code == 1 and "Traceback" not in result.stderr
     assert json.loads(result.stdout)["error"]["code"] == "invalid_config"
+
+
+def test_the_shipped_demo_runs_its_dev_database_by_default(tmp_path):
+    """Issue 17 point 6 (spec 2 env up: a dev database, migrated and auto-seeded on first boot): the demo's
+    `dev` as shipped declares the PostgreSQL workload and gives the api its DATABASE_URL; -D database=false
+    leaves both out."""
+    import shutil
+
+    from engine.environments.evaluate import evaluate_environment
+    from engine.project import find_project
+
+    root = tmp_path / "demo"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "examples" / "demo", root,
+                    ignore=shutil.ignore_patterns(".framework", "__pycache__"))
+    project = find_project(root)
+    spec = evaluate_environment(project, "dev")
+    assert [w.name for w in spec.workloads] == ["api", "web", "db"]
+    assert spec.workload("api").env["DATABASE_URL"].startswith("postgresql://")
+    off = evaluate_environment(project, "dev", {"database": "false"})
+    assert [w.name for w in off.workloads] == ["api", "web"] and "DATABASE_URL" not in off.workload("api").env
