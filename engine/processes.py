@@ -25,7 +25,7 @@ def stat_fields(pid: int) -> list[str] | None:
 
 def is_zombie(pid: int) -> bool:
     fields = stat_fields(pid)
-    return bool(fields) and fields[0] == "Z"  # type: ignore[index]
+    return fields is not None and fields[0] == "Z"
 
 
 def pid_alive(pid: int) -> bool:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.devstack_fixtures import BIN, free_base, make_demo_repo, pid_alive, poll
+from tests.devstack_fixtures import BIN, free_base, make_demo_repo, pid_alive, pids_whose_environ, poll
 
 REPO = Path(__file__).resolve().parent.parent
 MARKER = b"FRAMEWORK_DEBUG_SESSION="
@@ -56,18 +56,9 @@ def needs_dlv() -> str:
 
 def marked_pids(token: str | None = None) -> list[int]:
     """Live processes carrying a debug-session marker (this session's token when given)."""
-    found = []
     needle = MARKER + token.encode() if token else MARKER
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if any(item.startswith(needle) for item in environ) and pid_alive(int(entry.name)):
-            found.append(int(entry.name))
-    return found
+    carried = pids_whose_environ(lambda environ: any(item.startswith(needle) for item in environ))
+    return [pid for pid in carried if pid_alive(pid)]
 
 
 @dataclass

@@ -117,8 +117,8 @@ def pid_alive(pid: int) -> bool:
     return state != "Z"
 
 
-def owned_pids(ledger_home: str) -> list[int]:
-    """Processes started for this test: they inherit its FRAMEWORK_LEDGER_HOME and carry our marker."""
+def pids_whose_environ(match: Callable[[list[bytes]], bool]) -> list[int]:
+    """Processes whose environment (read from /proc, entries as bytes) `match` accepts."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -127,9 +127,15 @@ def owned_pids(ledger_home: str) -> list[int]:
             environ = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if f"FRAMEWORK_LEDGER_HOME={ledger_home}".encode() in environ and b"FRAMEWORK_OWNED_BY=framework" in environ:
+        if match(environ):
             found.append(int(entry.name))
     return found
+
+
+def owned_pids(ledger_home: str) -> list[int]:
+    """Processes started for this test: they inherit its FRAMEWORK_LEDGER_HOME and carry our marker."""
+    home = f"FRAMEWORK_LEDGER_HOME={ledger_home}".encode()
+    return pids_whose_environ(lambda environ: home in environ and b"FRAMEWORK_OWNED_BY=framework" in environ)
 
 
 @pytest.fixture

@@ -375,7 +375,8 @@ class Broker:
                             for t in found]}
 
     def stop(self) -> dict[str, Any]:
-        from engine.debug.procs import kill_marked, pid_alive
+        from engine.debug.procs import kill_marked
+        from engine.processes import pid_alive
 
         launched = self.target.mode == "launch"
         if self.dap is not None and not self.dap.closed.is_set():

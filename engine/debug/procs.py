@@ -13,8 +13,6 @@ from pathlib import Path
 
 from engine.processes import environ_markers, pid_alive
 
-__all__ = ["MARKER", "kill_marked", "marked", "pid_alive"]
-
 MARKER = "FRAMEWORK_DEBUG_SESSION"  # in the adapter's environment, inherited by all it starts
 
 

@@ -71,7 +71,7 @@ def _request(doc: dict[str, Any], op: str, args: dict[str, Any], timeout: float)
 
 
 def _broker_alive(doc: dict[str, Any]) -> bool:
-    from engine.debug.procs import pid_alive
+    from engine.processes import pid_alive
 
     pid = int(doc.get("pid") or 0)
     if pid <= 0 or not pid_alive(pid):
@@ -245,7 +245,7 @@ def stop(project: Project) -> dict[str, Any]:
         return {"target": doc.get("target"), "mode": doc.get("mode"), "killed": clean_stale(project, doc),
                 "forced": True}
 
-    from engine.debug.procs import pid_alive
+    from engine.processes import pid_alive
 
     deadline = time.monotonic() + 10
     while pid_alive(int(doc["pid"])) and time.monotonic() < deadline:

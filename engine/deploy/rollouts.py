@@ -92,12 +92,12 @@ def rollouts(project: Project, now: float | None = None) -> RolloutsView:
     with Ledger.open(project.key) as ledger:
         for name in declared_names(project):
             try:
-                doc = evaluate_environment(project, name)
+                spec = evaluate_environment(project, name)
             except EngineError as exc:
                 out.append(EnvRollout(env=name, message=exc.message))
                 continue
-            target = doc.target_type
-            row = EnvRollout(env=name, kind=doc.kind, target=target)
+            target = spec.target_type
+            row = EnvRollout(env=name, kind=spec.kind, target=target)
             applies = ledger.applies(name, limit=1)
             if not applies:
                 row.message = "hosted: not observable here" if target == "hosted" else "no rollout recorded yet"
@@ -116,7 +116,7 @@ def rollouts(project: Project, now: float | None = None) -> RolloutsView:
             row.wait_budget = budgets[0] if budgets else None
             probes: dict[str, Any] = {}
             if target == "process":
-                st = observe_env(project, name, doc, ledger)
+                st = observe_env(project, name, spec, ledger)
                 probes = {w["name"]: w for w in st.workloads}
             for r in a.resources:
                 w = WorkloadRollout(name=r["name"], phase=r.get("phase") or "pending", outcome=r.get("outcome"),
