@@ -3,25 +3,39 @@
 One SQLite file under `$FRAMEWORK_LEDGER_HOME`, keyed by project. Promotions are append-only;
 `current` names each environment's bound promotion and is moved only by compare-and-set inside a
 `BEGIN IMMEDIATE` transaction, so two racing deploys append exactly one promotion. WAL mode and
-one transaction per append keep the file readable after a crash at any point.
+one transaction per append keep the file readable after a crash at any point. The rules
+(compare-and-set, append-only, in-flight, idempotent gates) are engine.promotions.rules, shared
+with the control plane's hosted ledger; this module is the SQLite store they run on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import sqlite3
 import time
-import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from engine.errors import EngineError
 from engine.paths import ledger_home
 from engine.processes import pid_alive
+from engine.promotions import rules
+from engine.promotions.rules import (
+    Gate,
+    LedgerUnreadable,
+    OpenApply,
+    Promotion,
+    PromotionConflict,
+    RolloutInFlight,
+)
+
+# the rules' models and errors, named where the machine ledger's users have always found them
+__all__ = ["Gate", "Ledger", "LedgerUnreadable", "Promotion", "PromotionConflict", "RolloutInFlight"]
 
 SESSION_TTL_SECONDS = 24 * 3600  # spec 2 Limits: local session record discarded after 24 h without refresh
 
@@ -92,58 +106,6 @@ CREATE TABLE IF NOT EXISTS sessions (
 """
 
 
-class LedgerUnreadable(EngineError):
-    """The ledger file exists but cannot be opened or read (deploy exit 1, release where exit 2)."""
-
-    code = "ledger_unreadable"
-
-
-class PromotionConflict(EngineError):
-    """compare-and-set refused: the environment moved since the plan read it (exit 3)."""
-
-    exit_code = 3
-    code = "promotion_conflict"
-
-
-class RolloutInFlight(EngineError):
-    """An unfinished rollout holds the environment; declined, nothing lost (exit 4)."""
-
-    exit_code = 4
-    code = "rollout_in_flight"
-
-
-class Gate(BaseModel):
-    """One check result recorded against a promotion (spec 2, Records: gate)."""
-
-    name: str
-    status: str
-    summary: str = ""
-    run_id: str = "local"
-    promotion_id: str = ""
-    env: str = ""
-    at_promote: bool = False
-    recorded_at: float = 0.0
-
-
-class Promotion(BaseModel):
-    """A ledger entry: environment, release, per-image digests frozen at that moment."""
-
-    id: str
-    seq: int
-    project: str
-    env: str
-    release: str
-    images: dict[str, dict[str, Any]]
-    direction: str
-    previous_id: str | None = None
-    plan_digest: str | None = None
-    supersede: bool = False
-    source: str = "deploy"
-    who: str
-    created_at: float
-    gates: list[Gate] = []
-
-
 class Apply(BaseModel):
     seq: int
     env: str
@@ -206,6 +168,69 @@ def _unreadable(path: Path, exc: Exception) -> LedgerUnreadable:
         f"machine ledger {path} is unreadable: {exc}",
         hint="check the file's permissions, or point FRAMEWORK_LEDGER_HOME elsewhere",
     )
+
+
+class _SqliteTx:
+    """The machine store's primitives for engine.promotions.rules, inside one BEGIN IMMEDIATE."""
+
+    def __init__(self, conn: sqlite3.Connection, project: str) -> None:
+        self.conn = conn
+        self.project = project
+
+    def current_id(self, env: str) -> str | None:
+        row = self.conn.execute(
+            "SELECT promotion_id FROM current WHERE project=? AND env=?", (self.project, env)
+        ).fetchone()
+        return row["promotion_id"] if row else None
+
+    def open_applies(self, env: str) -> list[OpenApply]:
+        rows = self.conn.execute(
+            "SELECT * FROM applies WHERE project=? AND env=? AND finished_at IS NULL", (self.project, env)
+        ).fetchall()
+        host = socket.gethostname()
+        # driven by a live process on another host, or by a live process here other than this one
+        return [OpenApply(seq=r["seq"], release=r["release"], pid=r["pid"],
+                          alive=(r["host"] != host or pid_alive(r["pid"])) and r["pid"] != os.getpid())
+                for r in rows]
+
+    def close_apply(self, seq: int, outcome: str) -> None:
+        self.conn.execute("UPDATE applies SET finished_at=?, outcome=? WHERE seq=?", (time.time(), outcome, seq))
+
+    def mark_superseded(self, seq: int) -> None:
+        self.conn.execute("UPDATE applies SET superseded_by_pid=? WHERE seq=?", (os.getpid(), seq))
+
+    def insert_promotion(self, env: str, row: dict[str, Any]) -> None:
+        self.conn.execute(
+            "INSERT INTO promotions (id, project, env, release, images, direction, previous_id, plan_digest,"
+            " supersede, source, who, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (row["id"], self.project, env, row["release"], json.dumps(row["images"], sort_keys=True),
+             row["direction"], row["previous_id"], row["plan_digest"], int(row["supersede"]), row["source"],
+             row["who"], row["created_at"]),
+        )
+
+    def set_current(self, env: str, promotion_id: str) -> None:
+        self.conn.execute(
+            "INSERT INTO current (project, env, promotion_id) VALUES (?,?,?) "
+            "ON CONFLICT(project, env) DO UPDATE SET promotion_id=excluded.promotion_id",
+            (self.project, env, promotion_id),
+        )
+
+    def insert_gate(self, env: str, promotion_id: str, gate: Gate, at_promote: bool) -> bool:
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO gates (project, env, promotion_id, name, status, summary, run_id, at_promote,"
+            " recorded_at) VALUES (?,?,?,?,?,?,?,?,?)",
+            (self.project, env, promotion_id, gate.name, gate.status, gate.summary, gate.run_id,
+             int(at_promote), time.time()),
+        )
+        return cur.rowcount == 1
+
+    def insert_apply(self, env: str, promotion_id: str | None, release: str) -> int:
+        cur = self.conn.execute(
+            "INSERT INTO applies (project, env, promotion_id, release, pid, host, started_at, phase) "
+            "VALUES (?,?,?,?,?,?,?, 'pending')",
+            (self.project, env, promotion_id, release, os.getpid(), socket.gethostname(), time.time()),
+        )
+        return int(cur.lastrowid or 0)
 
 
 class Ledger:
@@ -337,106 +362,39 @@ class Ledger:
         actor: str | None = None,
         open_apply: bool = False,
     ) -> Promotion:
-        """Compare-and-set append: refused (exit 3) when `current` is not `expected_current`."""
-        pid = promotion_id or f"prm_{uuid.uuid4().hex[:20]}"
-        conn = self.conn
+        """Compare-and-set append (engine.promotions.rules): refused (exit 3) when `current` is not
+        `expected_current`."""
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                row = conn.execute(
-                    "SELECT promotion_id FROM current WHERE project=? AND env=?", (self.project, env)
-                ).fetchone()
-                now_current = row["promotion_id"] if row else None
-                if now_current != expected_current:
-                    raise PromotionConflict(
-                        f"environment {env!r} moved since the plan read it: current promotion is "
-                        f"{now_current or 'none'}, the plan read {expected_current or 'none'}",
-                        hint="read the plan again (framework env deploy --plan) and approve the new one",
-                    )
-                if check_in_flight:
-                    self._check_in_flight(env, supersede, conn)
-                conn.execute(
-                    "INSERT INTO promotions (id, project, env, release, images, direction, previous_id, plan_digest,"
-                    " supersede, source, who, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (
-                        pid,
-                        self.project,
-                        env,
-                        release,
-                        json.dumps(images, sort_keys=True),
-                        direction,
-                        expected_current,
-                        plan_digest,
-                        int(supersede),
-                        source,
-                        actor or who(),
-                        created_at if created_at is not None else time.time(),
-                    ),
-                )
-                conn.execute(
-                    "INSERT INTO current (project, env, promotion_id) VALUES (?,?,?) "
-                    "ON CONFLICT(project, env) DO UPDATE SET promotion_id=excluded.promotion_id",
-                    (self.project, env, pid),
-                )
-                for gate in gates or []:
-                    self._insert_gate(conn, env, pid, gate, at_promote=True)
-                if open_apply:  # the rollout row is born in the same transaction as its promotion
-                    cur = conn.execute(
-                        "INSERT INTO applies (project, env, promotion_id, release, pid, host, started_at, phase) "
-                        "VALUES (?,?,?,?,?,?,?, 'pending')",
-                        (self.project, env, pid, release, os.getpid(), socket.gethostname(), time.time()),
-                    )
-                    self.last_apply_seq = int(cur.lastrowid or 0)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+            with self._write() as tx:
+                pid, self.last_apply_seq = rules.append(
+                    tx, env, release, images, direction=direction, expected_current=expected_current,
+                    actor=actor or who(), plan_digest=plan_digest, supersede=supersede, gates=gates,
+                    in_flight_check=check_in_flight, promotion_id=promotion_id, source=source,
+                    created_at=created_at, open_apply=open_apply)
         except sqlite3.Error as exc:
             raise LedgerUnreadable(f"machine ledger {self.path}: append failed: {exc}") from exc
         result = self.get(pid)
         assert result is not None
         return result
 
-    # -- applies (rollouts) ----------------------------------------------------------------
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[_SqliteTx]:
+        """One write transaction (BEGIN IMMEDIATE): the rules run inside it, all or nothing."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield _SqliteTx(self.conn, self.project)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
 
-    def _check_in_flight(self, env: str, supersede: bool, conn: sqlite3.Connection) -> None:
-        rows = conn.execute(
-            "SELECT * FROM applies WHERE project=? AND env=? AND finished_at IS NULL", (self.project, env)
-        ).fetchall()
-        host = socket.gethostname()
-        for row in rows:
-            alive = row["host"] != host or pid_alive(row["pid"])
-            if not alive or row["pid"] == os.getpid():
-                conn.execute(
-                    "UPDATE applies SET finished_at=?, outcome='abandoned' WHERE seq=?",
-                    (time.time(), row["seq"]),
-                )
-                continue
-            if not supersede:
-                raise RolloutInFlight(
-                    f"a rollout of {env!r} is in flight (release {row['release']}, pid {row['pid']})",
-                    hint="wait for it, or pass --supersede to replace it (recorded)",
-                )
-            # --supersede: replacing an unfinished rollout is recorded on that rollout
-            conn.execute("UPDATE applies SET superseded_by_pid=? WHERE seq=?", (os.getpid(), row["seq"]))
+    # -- applies (rollouts) ----------------------------------------------------------------
 
     def start_apply(
         self, env: str, promotion_id: str | None, release: str, *, supersede: bool = False
     ) -> int:
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            self._check_in_flight(env, supersede, conn)
-            cur = conn.execute(
-                "INSERT INTO applies (project, env, promotion_id, release, pid, host, started_at, phase) "
-                "VALUES (?,?,?,?,?,?,?, 'pending')",
-                (self.project, env, promotion_id, release, os.getpid(), socket.gethostname(), time.time()),
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        return int(cur.lastrowid or 0)
+        with self._write() as tx:
+            return rules.start_apply(tx, env, promotion_id, release, supersede)
 
     def update_apply(
         self,
@@ -498,36 +456,10 @@ class Ledger:
 
     # -- gates -----------------------------------------------------------------------------
 
-    def _insert_gate(
-        self, conn: sqlite3.Connection, env: str, promotion_id: str, gate: Gate, at_promote: bool
-    ) -> bool:
-        cur = conn.execute(
-            "INSERT OR IGNORE INTO gates (project, env, promotion_id, name, status, summary, run_id, at_promote,"
-            " recorded_at) VALUES (?,?,?,?,?,?,?,?,?)",
-            (
-                self.project,
-                env,
-                promotion_id,
-                gate.name,
-                gate.status,
-                gate.summary,
-                gate.run_id,
-                int(at_promote),
-                time.time(),
-            ),
-        )
-        return cur.rowcount == 1
-
     def record_gate(self, env: str, promotion_id: str, gate: Gate) -> bool:
         """Append-only and idempotent on (promotion, check, run id); True when a row was added."""
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            added = self._insert_gate(self.conn, env, promotion_id, gate, at_promote=False)
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        return added
+        with self._write() as tx:
+            return rules.record_gate(tx, env, promotion_id, gate)
 
     def gates(self, promotion_id: str) -> list[Gate]:
         """Promote-time gates first, then later ones oldest first (spec 2, gate list)."""

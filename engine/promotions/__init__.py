@@ -1,0 +1,1 @@
+"""The promotion ledger's rules, shared by the machine ledger and the hosted ledger (spec 2, Records)."""
