@@ -41,6 +41,7 @@ FRAMEWORK = Program(
             help="The control plane of an environment: endpoint and credential, organization automation tokens.",
             commands={
                 "status": "Show an environment's control-plane endpoint and credential source (no network call).",
+                "releases": "List your organization's releases on an environment's control plane.",
                 "token": "Organization automation tokens: token create --env --name --scopes, list, revoke.",
             },
             examples=("framework cloud status cloud",
@@ -219,7 +220,7 @@ PLATFORM = Program(
             help="Run the hosted server: webhook ingestion, automations, runs, login (--host, --port, --data-dir).",
             commands={
                 "user": "user add <email> --org <org> [--admin]: a user who can sign in (password hashed, argon2).",
-                "org": "org add <name>; org grant <name> <permission>... [--remove]: deploy, secret, domain grants.",
+                "org": "org add <name>; org grant <name> <permission>... [--remove]; org billing <name> --enable.",
             },
             examples=("platform server --port 8080", "platform server --port 0 --data-dir ./data",
                       "platform server org add acme", "platform server user add ada@example.com --org acme --admin"),

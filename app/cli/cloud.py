@@ -41,6 +41,28 @@ def status(env: str = typer.Argument(..., help="Environment name."), token: str 
     _run(json_output, action, human)
 
 
+@app.command("releases", help=HELP["releases"], epilog="Examples:\n\n  framework cloud releases cloud"
+             "\n\n  framework cloud releases cloud --json" + NOTE)
+def releases(env: str = typer.Argument(..., help="Environment whose control plane to ask."),
+             token: str | None = TOKEN_OPTION, json_output: bool = JSON_OPTION) -> None:
+    from app.cli.auth import _run
+
+    def action() -> Any:
+        from engine.ledger.hosted import cloud_releases
+        from engine.project import find_project
+
+        return cloud_releases(find_project(), env, token)
+
+    def human(r: Any) -> None:
+        print(f"releases on {r.endpoint} (your organization's):")
+        for rel in r.releases:
+            print(f"  {rel['version']:<32} {rel.get('branch') or '-':<12} {', '.join(rel['workloads'])}")
+        if not r.releases:
+            print("  (none)")
+
+    _run(json_output, action, human)
+
+
 @token_app.command("create", help="Mint an organization automation token (no acting user); secret printed once.",
                    epilog="Examples:\n\n  framework cloud token create --env cloud --name ci"
                    " --scopes deploy:read,deploy:write"

@@ -62,7 +62,8 @@ def render_deploy(result: Any, out: TextIO | None = None) -> None:
     if result.rollout:
         out.write(f"rollout: {result.rollout['phase']}\n")
         for r in result.rollout["resources"]:
-            out.write(f"  {r['name']:<16} {r['outcome']:<11} {r['phase']:<12} {r['message']}\n")
+            out.write(f"  {r['name']:<16} {r.get('outcome', '-'):<11} {r.get('phase', '-'):<12} "
+                      f"{r.get('message', '')}\n")
     if result.refusal and result.exit_code == 0:
         out.write(f"{result.refusal['message']}\n")
 

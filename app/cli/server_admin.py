@@ -120,3 +120,30 @@ def org_grant(
         return grant(server_store(data_dir), name, permissions, remove=remove), 0
 
     raise typer.Exit(run_command(json_output, action, _render))
+
+
+@org_app.command(
+    "billing",
+    help="Enable (or --disable) the organization's billing entitlement: queued hosted deploys then go live by "
+    "themselves.",
+    epilog="Examples:\n\n  platform server org billing acme --enable"
+    "\n\n  platform server org billing acme --disable --json" + STORE_NOTE,
+)
+def org_billing(
+    name: str = typer.Argument(..., help="Organization name."),
+    enable: bool = typer.Option(True, "--enable/--disable", help="Entitle the organization, or take it back."),
+    data_dir: Path | None = DATA_DIR_OPTION,
+    json_output: bool = JSON_OPTION,
+) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.auth.accounts import server_store
+        from engine.controlplane.state import set_billing
+
+        return set_billing(server_store(data_dir), name, enable), 0
+
+    def render(result: Any) -> None:
+        print(f"organization {result['organization']}: billing {'enabled' if result['billing'] else 'disabled'}")
+
+    raise typer.Exit(run_command(json_output, action, render))

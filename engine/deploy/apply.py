@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from engine.deploy.deployment import Deployment, DeployResult
 from engine.environments.model import Workload
 from engine.errors import EngineError, InvalidInput
+from engine.ledger.store import Ledger
 from engine.project import Project
 from engine.releases.store import Release
 
@@ -70,7 +71,7 @@ def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> Deploy
     from engine.runtime.process import ProcessRuntime, RolloutOptions
 
     opts, ledger, result, release = d.opts, d.ledger, d.result, d.release
-    assert release is not None
+    assert release is not None and isinstance(ledger, Ledger)  # hosted: engine.deploy.hosted_wait
     selected = [w for w in d.workloads if not opts.targets or w.name in opts.targets]
     try:
         specs = workload_specs(d.project, release, selected)
@@ -108,7 +109,7 @@ def _record(d: Deployment, apply_seq: int, phase: RolloutEnd, resources: list[Re
     from engine.environments.bundles import record_bundle
 
     result = d.result
-    assert result.rollout is not None
+    assert result.rollout is not None and isinstance(d.ledger, Ledger)
     d.ledger.update_apply(
         apply_seq, phase=phase, outcome=OUTCOMES[phase], resources=result.rollout["resources"], finished=True
     )

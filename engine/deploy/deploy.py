@@ -12,11 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.deploy.control_plane import check_control_plane
 from engine.deploy.deployment import Confirm, Deployment, DeployOptions, DeployResult, Emit, Mode, refuse
 from engine.deploy.plan import compute_plan
 from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError, InvalidInput
+from engine.ledger.hosted import HostedLedger, bundle_of
 from engine.ledger.store import Gate, Ledger, Promotion, PromotionConflict, RolloutInFlight
 from engine.project import Project
 from engine.releases.store import load_release
@@ -94,8 +94,6 @@ def deploy(
             return refuse(result, "invalid_input", "--frontends-only: this environment declares no frontends", 1)
         return refuse(result, "invalid_input", "--frontends-only: frontends are served by `env up` dev servers; "
                        "the process runtime deploys workloads only", 1)
-    if spec.on_control_plane:
-        check_control_plane(spec)  # exit 2: the ledger and convergence live on the control plane
     if opts.targets:
         unknown = sorted(set(opts.targets) - {w.name for w in spec.workloads})
         if unknown:
@@ -107,7 +105,13 @@ def deploy(
 
         check_target(spec.target, env, preflight=mode == "dry_run" and not opts.skip_preflight)
 
-    with Ledger.open(project.key) as ledger:
+    ledger: Ledger | HostedLedger
+    if spec.on_control_plane:  # rule 4: the ledger and convergence live on the control plane (exit 2 unreachable)
+        ledger = HostedLedger.open(env, spec)
+        ledger.bundle = bundle_of(spec)
+    else:
+        ledger = Ledger.open(project.key)
+    with ledger:
         d = Deployment(project, env, spec, declared, opts, ledger, result, confirm, emit,
                        progress or (lambda _m: None))
         return _stages(d)
@@ -138,10 +142,16 @@ def _stages(d: Deployment) -> DeployResult:
     refused = _confirm(d)
     if refused is not None:
         return refused
+    if isinstance(d.ledger, HostedLedger):  # the control plane stores the release before it is promoted
+        d.ledger.upload_release(d.release)
     promoted = _promote(d)
     if isinstance(promoted, DeployResult):
         return promoted
     promotion, apply_seq = promoted
+    if isinstance(d.ledger, HostedLedger):
+        from engine.deploy.hosted_wait import hosted_converge
+
+        return hosted_converge(d, promotion.id)
     return apply_and_record(d, promotion.id, apply_seq)
 
 
@@ -183,12 +193,15 @@ def _plan(d: Deployment) -> None:
 
     assert d.release is not None
     cur_release = find_release(d.project, d.current.release) if d.current else None
+    cur_doc = cur_release.model_dump(mode="json") if cur_release else None
+    if cur_doc is None and d.current is not None and isinstance(d.ledger, HostedLedger):
+        cur_doc = d.ledger.release_doc(d.current.release)  # cut elsewhere: the control plane stores it
     d.plan = plan = compute_plan(
         d.env,
         d.release.model_dump(mode="json"),
         d.images,
         d.current.model_dump(mode="json") if d.current else None,
-        cur_release.model_dump(mode="json") if cur_release else None,
+        cur_doc,
         d.project.root,
     )
     d.result.deploy_plan = plan.model_dump(mode="json") if plan else None

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from engine.deploy.plan import DeployPlan
 from engine.environments.model import EnvironmentSpec, Workload
+from engine.ledger.hosted import HostedLedger
 from engine.ledger.store import Ledger, Promotion
 from engine.project import Project
 from engine.releases.store import Release
@@ -87,7 +88,7 @@ class Deployment:
     spec: EnvironmentSpec
     declared_shape: Callable[[], dict[str, Any]]  # recorded as the bundle after a good apply
     opts: DeployOptions
-    ledger: Ledger
+    ledger: Ledger | HostedLedger  # the machine ledger, or the control plane's (hosted environments)
     result: DeployResult
     confirm: Confirm | None
     emit: Emit | None

@@ -1,7 +1,8 @@
 """Gates (spec 2, `gate record` / `gate list`): check evidence recorded against a promotion.
 
 On the machine ledger there is no control plane to hold `deploy:write`, so recording is local:
-whoever can write the ledger file may record a gate (documented in docs/reference-deploy.md).
+whoever can write the ledger file may record a gate (documented in docs/reference-deploy.md). On a
+hosted environment the control plane records it and needs `deploy:write` (Authentication 4).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from engine.errors import EngineError, InvalidInput
+from engine.ledger.hosted import HostedLedger, open_ledger
 from engine.ledger.store import Gate, Ledger, PromotionConflict
 from engine.project import Project
 
@@ -75,16 +77,6 @@ def gates_from_document(doc: Any, *, name: str | None = None, run_id: str | None
     )
 
 
-def _machine_ledger_only(project: Project, env: str) -> None:
-    """Gates of an environment on a control plane live there (and need deploy:write): exit 2 here."""
-    from engine.deploy.control_plane import check_control_plane
-    from engine.environments.evaluate import evaluate_environment
-
-    spec = evaluate_environment(project, env)
-    if spec.control_plane is not None:
-        check_control_plane(spec)
-
-
 class GateRecordResult(BaseModel):
     env: str
     promotion_id: str
@@ -93,7 +85,7 @@ class GateRecordResult(BaseModel):
     already_recorded: list[Gate]
 
 
-def _resolve_promotion(ledger: Ledger, env: str, promotion: str | None, release: str | None) -> Any:
+def _resolve_promotion(ledger: Ledger | HostedLedger, env: str, promotion: str | None, release: str | None) -> Any:
     current = ledger.current(env)
     if current is None:
         raise EngineError(
@@ -122,7 +114,6 @@ def record(
     promotion: str | None = None,
     release: str | None = None,
 ) -> GateRecordResult:
-    _machine_ledger_only(project, env)
     if from_file is not None:
         try:
             text = Path(from_file).read_text() if from_file != "-" else sys.stdin.read()
@@ -137,7 +128,7 @@ def record(
     for g in gates:
         if g.status not in GATE_STATUSES:
             raise InvalidInput(f"gate status {g.status!r} is not one of {', '.join(GATE_STATUSES)}")
-    with Ledger.open(project.key) as ledger:
+    with open_ledger(project, env) as ledger:  # hosted: the control plane checks deploy:write
         current = _resolve_promotion(ledger, env, promotion, release)
         added: list[Gate] = []
         kept: list[Gate] = []
@@ -156,12 +147,11 @@ class GateList(BaseModel):
 
 
 def list_gates(project: Project, env: str, promotion: str | None = None) -> GateList:
-    _machine_ledger_only(project, env)
-    with Ledger.open(project.key) as ledger:
+    with open_ledger(project, env) as ledger:
         return _gate_list(ledger, env, promotion)
 
 
-def _gate_list(ledger: Ledger, env: str, promotion: str | None) -> GateList:
+def _gate_list(ledger: Ledger | HostedLedger, env: str, promotion: str | None) -> GateList:
     p = ledger.get(promotion) if promotion else ledger.current(env)
     if promotion and (p is None or p.env != env):
         raise EngineError(f"promotion {promotion!r} not found in {env}", code="promotion_not_found")

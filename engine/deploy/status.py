@@ -11,46 +11,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
+from engine.deploy.status_model import EXIT_PRIORITY, SIGNALS, EnvStatus, StatusResult
 from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError, UsageError
 from engine.ledger.store import Ledger
 from engine.project import Project
-
-EXIT_PRIORITY = (1, 6, 8, 7, 2)
-# `--signal <name>` (spec 2, Status flags; the spec names the flag, this build defines the signals):
-# the exit status reflects only that signal's checks. `verify`: image verify states (drift, missing,
-# untagged -> 1; unreachable -> 2); `health`: runtime health checks (unhealthy -> 1); `deploy`: the
-# last apply's outcome (failed or timed out -> 1; in flight or ready -> 0). "Could not determine"
-# (2) and the outcomes of --wait (6, 8, 1 when it fell over) apply whatever the signal.
-SIGNALS = ("deploy", "health", "verify")
-
-
-class EnvStatus(BaseModel):
-    env: str
-    kind: str | None = None
-    target: str | None = None
-    ledger: dict[str, Any] = {}
-    promotion: dict[str, Any] | None = None
-    release: str | None = None
-    provenance: dict[str, Any] | None = None
-    images: list[dict[str, Any]] = []
-    workloads: list[dict[str, Any]] = []
-    health: str = "unknown"
-    gates: list[dict[str, Any]] = []
-    convergence: str = "unbound"
-    sessions: list[dict[str, Any]] = []
-    history: dict[str, Any] | None = None
-    wait: dict[str, Any] | None = None
-    message: str = ""
-    signals: dict[str, int] = {}  # exit status of each signal's checks alone (see SIGNALS)
-    exit_code: int = 0
-
-
-class StatusResult(BaseModel):
-    project: str
-    environments: list[EnvStatus]
 
 
 def _verify_state(expected: str, alive: list[dict[str, Any]]) -> str:
@@ -70,20 +35,6 @@ def observe_env(project: Project, env: str, spec: EnvironmentSpec, ledger: Ledge
 
     target = spec.target_type
     st = EnvStatus(env=env, kind=spec.kind, target=target)
-    if spec.on_control_plane:
-        from engine.deploy.control_plane import check_control_plane
-
-        st.ledger = {
-            "backend": "control_plane",
-            "endpoint": spec.control_plane.endpoint if spec.control_plane else None,
-        }
-        try:
-            check_control_plane(spec)
-        except EngineError as exc:
-            st.message = exc.message
-        st.convergence, st.health, st.exit_code = "unknown", "unknown", 2
-        st.signals = dict.fromkeys(SIGNALS, 2)
-        return st
     newest = ledger.history(env, limit=1)
     st.ledger = {
         "backend": "machine",
@@ -204,14 +155,20 @@ def env_status(
     if limit < 1:
         raise EngineError("--limit must be at least 1", code="invalid_input")
     out = StatusResult(project=project.key, environments=[])
+    from engine.deploy.hosted_status import hosted_statuses, hosted_wait
+
+    specs = {name: evaluate_environment(project, name) for name in names}
+    hosted = {} if wait else hosted_statuses(specs)  # one round trip per control plane
     with Ledger.open(project.key) as ledger:
         for name in names:
-            spec = evaluate_environment(project, name)
-            if wait:
+            spec = specs[name]
+            if spec.on_control_plane:
+                st = hosted_wait(name, spec, timeout) if wait else hosted[name]
+            elif wait:
                 st = _wait(project, name, spec, ledger, timeout, stability_window)
             else:
                 st = observe_env(project, name, spec, ledger)
-            if history:
+            if history and not spec.on_control_plane:
                 st.history = _history(ledger, name, limit, before)
             if signal is not None:
                 st.exit_code = _signal_exit(st, signal)

@@ -70,13 +70,15 @@ class Resource(BaseModel):
     instances: list[dict[str, Any]] = []
 
 
-def runtime_dir(project_key: str, env: str) -> Path:
-    return ledger_home() / "projects" / project_key / "runtime" / env
+def runtime_dir(project_key: str, env: str, root: Path | None = None) -> Path:
+    """Records and logs of one environment's instances: under the machine ledger home, or under
+    `root` (the control plane keeps its hosted environments' under its data dir)."""
+    return (root or ledger_home()) / "projects" / project_key / "runtime" / env
 
 
-def _records(project_key: str, env: str) -> list[tuple[Path, dict[str, Any]]]:
+def _records(project_key: str, env: str, root: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
     out = []
-    for path in sorted((runtime_dir(project_key, env) / "instances").glob("*.json")):
+    for path in sorted((runtime_dir(project_key, env, root) / "instances").glob("*.json")):
         try:
             out.append((path, json.loads(path.read_bytes())))
         except (OSError, ValueError):
@@ -147,10 +149,10 @@ class Instance:
         self.path.unlink(missing_ok=True)
 
 
-def observe(project_key: str, env: str) -> list[dict[str, Any]]:
+def observe(project_key: str, env: str, root: Path | None = None) -> list[dict[str, Any]]:
     """Instances on record, each with `alive` and the digest actually running (from its markers)."""
     out = []
-    for path, rec in _records(project_key, env):
+    for path, rec in _records(project_key, env, root):
         marks = read_markers(int(rec["pid"]))
         alive = bool(marks) and (marks or {}).get("FRAMEWORK_INSTANCE") == rec.get("instance")
         out.append(
@@ -165,17 +167,19 @@ def observe(project_key: str, env: str) -> list[dict[str, Any]]:
     return out
 
 
-def instances(project_key: str, env: str, workload: str | None = None) -> list[Instance]:
+def instances(
+    project_key: str, env: str, workload: str | None = None, root: Path | None = None
+) -> list[Instance]:
     return [
         Instance(rec, path)
-        for path, rec in _records(project_key, env)
+        for path, rec in _records(project_key, env, root)
         if workload is None or rec.get("workload") == workload
     ]
 
 
-def stop_env(project_key: str, env: str) -> int:
-    """Stop every instance of one environment that carries our markers; returns how many."""
-    items = instances(project_key, env)
+def stop_env(project_key: str, env: str, root: Path | None = None, workload: str | None = None) -> int:
+    """Stop every instance of one environment (or one workload) that carries our markers; how many."""
+    items = instances(project_key, env, workload, root)
     for inst in items:
         inst.stop()
     return len(items)
@@ -227,12 +231,15 @@ def check_health(
 class ProcessRuntime:
     """Applies one release of one environment as processes on this machine."""
 
-    def __init__(self, project_key: str, env: str, release: str, promotion_id: str | None) -> None:
+    def __init__(
+        self, project_key: str, env: str, release: str, promotion_id: str | None, root: Path | None = None
+    ) -> None:
         self.project_key = project_key
         self.env = env
         self.release = release
         self.promotion_id = promotion_id or ""
-        self.dir = runtime_dir(project_key, env)
+        self.root = root
+        self.dir = runtime_dir(project_key, env, root)
 
     def start(self, spec: WorkloadSpec, replica: int, port: int | None) -> Instance:
         if port is not None and not port_free(port):
@@ -298,7 +305,7 @@ class ProcessRuntime:
         """Apply every workload; returns (overall phase, resources). Overall: ready, DEGRADED,
         SUPERSEDED, timed_out or not_waited."""
         declared = {s.name for s in specs}
-        for inst in instances(self.project_key, self.env):  # workloads no longer declared are removed
+        for inst in instances(self.project_key, self.env, root=self.root):  # workloads no longer declared are removed
             if inst.record.get("workload") not in declared:
                 inst.stop()
         rollouts = [_WorkloadRollout(self, s, options) for s in specs]
@@ -354,7 +361,7 @@ class _WorkloadRollout:
         self.spec = spec
         self.options = options
         self.resource = Resource(name=spec.name)
-        self.old = instances(rt.project_key, rt.env, spec.name)
+        self.old = instances(rt.project_key, rt.env, spec.name, rt.root)
         self.new: list[tuple[Instance, int | None, int]] = []  # (instance, port, replica)
         self.canary = False
         self.unhealthy_since: float | None = None

@@ -21,6 +21,7 @@ from starlette.routing import Route
 from engine.auth.oauth import AuthorizationServer
 from engine.auth.routes import auth_routes, insufficient_scope, principal_of, unauthorized
 from engine.auth.tokens import Verifier
+from engine.controlplane.serve import ControlPlane, controlplane_routes
 from engine.errors import EngineError
 from engine.hooks import automations as svc
 from engine.hooks.models import TriggerDefinition
@@ -142,14 +143,18 @@ async def health(request: Request) -> Response:
 
 
 def build_app(state: ServerState) -> Any:
+    controlplane = ControlPlane.create(state.engine, state.data_dir)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await state.committer.start()
         state.workers.start()
         supervisor = asyncio.ensure_future(state.workers.supervise())
+        controlplane.converger.start()
         try:
             yield
         finally:
+            controlplane.converger.stop()
             supervisor.cancel()
             await state.committer.stop()
             state.workers.stop()
@@ -169,11 +174,13 @@ def build_app(state: ServerState) -> Any:
             "/api/automations/{automation}/deliveries/{delivery}/replay", api(_replay), methods=["POST"]
         ),
         *auth_routes(),
+        *controlplane_routes(),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.server = state
     app.state.verifier = Verifier(state.engine)
     app.state.authorization_server = AuthorizationServer(state.engine)
+    controlplane.mount(app)
     return HookFrontDoor(app, state.committer)
 
 

@@ -1,0 +1,230 @@
+"""Hosted convergence (spec 2, Deploy rule 4: "Hosted environments are converged by the control
+plane"): the control plane runs each hosted environment's workloads on its own host with the process
+runtime (supervised, health-checked, restarted): the honest stand-in for a hosted fleet on one
+machine, behind the same API a remote fleet would have.
+
+A loop in every server process looks at each active, entitled environment: when its workloads do not
+run its current promotion (a new promotion, a restart, a crashed instance), the process that takes
+the environment's lease rolls it out and records the rollout on the hosted ledger's apply row
+(phases per workload; outcome). Several servers on one PostgreSQL converge each environment once; a
+server killed mid-rollout leaves its lease to expire and the next one resumes the same apply.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.engine import Engine
+
+from engine.controlplane import ledger, releases
+from engine.controlplane import tables as t
+from engine.controlplane.state import runtime_root
+from engine.db import store
+from engine.errors import EngineError
+
+log = logging.getLogger("platform.controlplane")
+TICK_S = 0.25
+LEASE_S = 5.0
+# the rollout's end -> the apply's recorded outcome (as the machine ledger's applies)
+OUTCOMES = {"ready": "ready", "not_waited": "not_waited", "DEGRADED": "failed", "SUPERSEDED": "superseded",
+            "timed_out": "timed_out"}
+
+
+class Converger:
+    def __init__(self, engine: Engine, data_dir: Path, *, rollout_timeout: float = 300.0,
+                 stability_window: float = 1.0) -> None:
+        self.engine = engine
+        self.root = runtime_root(data_dir)
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.rollout_timeout = rollout_timeout
+        self.stability_window = stability_window
+        self.busy: dict[str, threading.Thread] = {}
+        self.failed: dict[str, str] = {}  # env id -> the promotion whose rollout failed (not retried)
+        self.stopping = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.thread = threading.Thread(target=self._loop, name="converger", daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        if self.thread is not None:
+            self.thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self.stopping.wait(TICK_S):
+            try:
+                self.tick()
+            except Exception:  # noqa: BLE001 - the loop outlives a bad tick (store briefly unavailable)
+                log.exception("convergence tick failed")
+                time.sleep(1)
+
+    def tick(self) -> None:
+        with store.read(self.engine) as conn:
+            rows = conn.execute(
+                select(t.envs.c.id, t.envs.c.org_id, t.envs.c.name, t.envs.c.converged_id, t.envs.c.stopped_targets,
+                       t.current.c.promotion_id)
+                .join(t.current, t.current.c.env_id == t.envs.c.id)
+                .join(t.billing, t.billing.c.org_id == t.envs.c.org_id)
+                .where(t.envs.c.state == "active", t.billing.c.enabled.is_(True))
+            ).all()
+        for row in rows:
+            running = self.busy.get(row.id)
+            if running is not None and running.is_alive():
+                continue
+            if self.failed.get(row.id) == row.promotion_id:
+                continue
+            if row.converged_id == row.promotion_id and self._healthy(row):
+                continue
+            if self._lease(row.id):
+                thread = threading.Thread(target=self._converge, args=(row,), name=f"converge-{row.name}",
+                                          daemon=True)
+                self.busy[row.id] = thread
+                thread.start()
+
+    def _healthy(self, row: Any) -> bool:
+        """Supervision: every declared replica of every running workload is alive."""
+        from engine.runtime.process import observe
+
+        with store.read(self.engine) as conn:
+            bundle = ledger.bundle_of(conn, row.promotion_id)
+        stopped = set(json.loads(row.stopped_targets or "[]"))
+        alive = [i for i in observe(row.org_id, row.id, self.root) if i["alive"]]
+        return all(sum(1 for i in alive if i.get("workload") == w["name"]) >= int(w.get("replicas") or 1)
+                   for w in bundle if w["name"] not in stopped)
+
+    def _lease(self, env_id: str) -> bool:
+        now = store.now_us()
+        with store.write(self.engine) as conn:
+            done = conn.execute(update(t.envs).where(
+                t.envs.c.id == env_id,
+                or_(t.envs.c.lease_owner.is_(None), t.envs.c.lease_owner == self.owner, t.envs.c.lease_until < now),
+            ).values(lease_owner=self.owner, lease_until=now + int(LEASE_S * 1e6)))
+        return bool(done.rowcount == 1)
+
+    def _unlease(self, env_id: str) -> None:
+        with store.write(self.engine) as conn:
+            conn.execute(update(t.envs).where(t.envs.c.id == env_id, t.envs.c.lease_owner == self.owner)
+                         .values(lease_owner=None, lease_until=None))
+
+    def _specs(self, org_id: str, release: dict[str, Any], images: dict[str, Any], bundle: list[dict[str, Any]],
+               stopped: set[str]) -> list[Any]:
+        from engine.runtime.process import WorkloadSpec
+
+        specs = []
+        for w in bundle:
+            if w["name"] in stopped:
+                continue
+            workdir = self.root / "releases" / org_id / release["version"] / w["name"]
+            self._materialize(org_id, release, w["name"], workdir)
+            specs.append(WorkloadSpec(name=w["name"], run=list(w.get("run") or []), env=dict(w.get("env") or {}),
+                                      ports=list(w.get("ports") or []), replicas=int(w.get("replicas") or 1),
+                                      health=w.get("health"), digest=(images.get(w["name"]) or {}).get("digest", ""),
+                                      workdir=str(workdir)))
+        return specs
+
+    def _materialize(self, org_id: str, release: dict[str, Any], workload: str, dest: Path) -> None:
+        """The workload's file artifacts, byte for byte from the store (temp dir, then rename)."""
+        import shutil
+
+        if (dest / ".complete").exists():
+            return
+        tmp = dest.with_name(f".{dest.name}.{uuid.uuid4().hex[:8]}.tmp")
+        tmp.mkdir(parents=True)
+        for art in release.get("artifacts") or []:
+            if art.get("workload") != workload or art.get("kind") != "file":
+                continue
+            data = releases.blob(self.engine, org_id, art["digest"])
+            if data is None:
+                raise EngineError(f"artifact {art['coordinate']} ({art['digest']}) is missing on the control plane")
+            target = tmp / art["coordinate"]
+            if not target.resolve().is_relative_to(tmp.resolve()):
+                raise EngineError(f"artifact coordinate {art['coordinate']!r} leaves the workload directory")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        (tmp / ".complete").write_text(release["version"])
+        shutil.rmtree(dest, ignore_errors=True)
+        os.replace(tmp, dest)
+
+    def _open_apply(self, row: Any, release: str) -> int:
+        """The apply row of this promotion: resumed when a killed server left it open, else a new one;
+        other open rows (older promotions) are closed as superseded."""
+        with store.write(self.engine) as conn:
+            env = ledger.require_env(conn, row.org_id, row.name, lock=True)
+            seq = 0
+            for r in conn.execute(select(t.applies).where(t.applies.c.env_id == row.id,
+                                                          t.applies.c.finished_at.is_(None))).all():
+                if r.promotion_id == row.promotion_id and not seq:
+                    seq = r.seq
+                    conn.execute(update(t.applies).where(t.applies.c.env_id == row.id, t.applies.c.seq == r.seq)
+                                 .values(owner=self.owner))
+                else:
+                    conn.execute(update(t.applies).where(t.applies.c.env_id == row.id, t.applies.c.seq == r.seq)
+                                 .values(finished_at=time.time(), outcome="superseded", phase="SUPERSEDED"))
+            if not seq:
+                seq = ledger.HostedTx(conn, env, owner=self.owner).insert_apply(row.name, row.promotion_id, release)
+        return seq
+
+    def _write_apply(self, env_id: str, seq: int, **values: Any) -> None:
+        with store.write(self.engine) as conn:
+            if values:
+                conn.execute(update(t.applies).where(t.applies.c.env_id == env_id, t.applies.c.seq == seq)
+                             .values(**values))
+            conn.execute(update(t.envs).where(t.envs.c.id == env_id, t.envs.c.lease_owner == self.owner)
+                         .values(lease_until=store.now_us() + int(LEASE_S * 1e6)))
+
+    def _converge(self, row: Any) -> None:
+        from engine.runtime.process import ProcessRuntime, RolloutOptions
+
+        try:
+            with store.read(self.engine) as conn:
+                prom = conn.execute(select(t.promotions).where(t.promotions.c.id == row.promotion_id)).one()
+            release = releases.get_release(self.engine, row.org_id, prom.release)
+            seq = self._open_apply(row, prom.release)
+            if release is None:
+                self._write_apply(row.id, seq, phase="DEGRADED", outcome="failed", finished_at=time.time())
+                self.failed[row.id] = row.promotion_id
+                return
+            specs = self._specs(row.org_id, release, json.loads(prom.images), json.loads(prom.bundle),
+                                set(json.loads(row.stopped_targets or "[]")))
+            live: dict[str, dict[str, Any]] = {s.name: {"name": s.name, "phase": "pending"} for s in specs}
+            last_beat = [time.monotonic()]
+
+            def on_phase(workload: str, phase: str) -> None:
+                live.setdefault(workload, {"name": workload})["phase"] = phase
+                self._write_apply(row.id, seq, phase=phase, resources=json.dumps(list(live.values())))
+
+            def superseded() -> bool:
+                if time.monotonic() - last_beat[0] > 1.0:  # keep the lease while driving the rollout
+                    last_beat[0] = time.monotonic()
+                    self._write_apply(row.id, seq)
+                with store.read(self.engine) as conn:
+                    env = ledger.find_env(conn, row.org_id, row.name)
+                    now = conn.execute(select(t.current.c.promotion_id).where(t.current.c.env_id == row.id)).first()
+                return env is None or env["state"] != "active" or now is None or now[0] != row.promotion_id
+
+            runtime = ProcessRuntime(row.org_id, row.id, prom.release, row.promotion_id, root=self.root)
+            options = RolloutOptions(timeout=self.rollout_timeout, stability_window=self.stability_window)
+            phase, resources = runtime.rollout(specs, options, on_phase=on_phase, superseded=superseded)
+            self._write_apply(row.id, seq, phase=phase, outcome=OUTCOMES[phase], finished_at=time.time(),
+                              resources=json.dumps([r.model_dump() for r in resources]))
+            if phase == "ready":
+                with store.write(self.engine) as conn:
+                    conn.execute(update(t.envs).where(t.envs.c.id == row.id).values(converged_id=row.promotion_id))
+            elif phase != "SUPERSEDED":
+                self.failed[row.id] = row.promotion_id
+        except Exception:  # noqa: BLE001 - a failed rollout is recorded by its apply; the loop goes on
+            log.exception("converging %s (%s) failed", row.name, row.promotion_id)
+            self.failed[row.id] = row.promotion_id
+        finally:
+            self._unlease(row.id)

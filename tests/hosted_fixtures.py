@@ -1,0 +1,108 @@
+"""Shared fixtures of the hosted-environment tests (issue 18): a real `platform server` as the
+control plane (uvicorn on 127.0.0.1, its own store), organizations seeded with the admin commands,
+organization tokens minted in the server's real store (the browser flow that mints them is
+tested in test_auth_*), and a copy of the demo whose `cloud` environment points at that control
+plane and runs the demo's api service (build + run, a free port)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.deploy_fixtures import Demo, free_port, make_demo
+from tests.webhooks_fixtures import ROOT, Server, isolated_env, server_factory, start_server  # noqa: F401
+
+ALL = ("deploy:read", "deploy:write", "deploy:promote")
+
+HOSTED = """import framework
+
+# Hosted: converged by the control plane at {endpoint}.
+environment = framework.Environment {{
+    name = "{name}"
+    kind = "hosted"
+    control_plane = framework.ControlPlane {{endpoint = "{endpoint}"}}
+    workloads = [
+        framework.Workload {{
+            name = "api"
+            build = framework.Build {{type = "shell", command = "python3 -m py_compile services/api/main.py"}}
+            run = ["python3", "services/api/main.py"]
+            env = {{GREETING = "{greeting}"}}
+            ports = [framework.Port {{port = {port}}}]
+            health = framework.HealthCheck {{path = "/healthz"}}
+        }}
+    ]
+}}
+"""
+
+
+def admin(srv: Server, *args: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "app.main", "platform", "server", *args, "--data-dir",
+                           str(srv.data_dir)], cwd=ROOT, env=srv.env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def seed_org(srv: Server, org: str, billing: bool = True) -> None:
+    admin(srv, "org", "add", org)
+    admin(srv, "org", "grant", org, *ALL)
+    if billing:
+        admin(srv, "org", "billing", org, "--enable")
+
+
+def mint(srv: Server, org: str, scopes: tuple[str, ...] = ALL, name: str = "ci") -> str:
+    """An organization automation token, minted in the server's store (its secret is only hashed there)."""
+    code = (
+        "import sys\nfrom sqlalchemy import select\nfrom engine.auth import tables as t\n"
+        "from engine.auth.accounts import server_store\nfrom engine.auth.tokens import mint\n"
+        "from engine.db import store\n"
+        "e = server_store(sys.argv[1])\n"
+        "with store.write(e) as c:\n"
+        "    org = c.execute(select(t.orgs.c.id).where(t.orgs.c.name == sys.argv[2])).scalar_one()\n"
+        "    print(mint(c, kind='automation', org_id=org, scope=sys.argv[3], ttl_s=3600, name=sys.argv[4]).token)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(srv.data_dir), org, " ".join(scopes), name], cwd=ROOT,
+                          env=srv.env, capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.strip()
+
+
+def hosted_env(demo: Demo, endpoint: str, name: str = "cloud", greeting: str = "hello from cloud",
+               port: int | None = None) -> int:
+    port = port or free_port()
+    env_dir = demo.root / "deploy" / "kcl" / name
+    env_dir.mkdir(parents=True, exist_ok=True)
+    (env_dir / "main.k").write_text(HOSTED.format(name=name, endpoint=endpoint, greeting=greeting, port=port))
+    for args in (("add", "-A"), ("commit", "-q", "-m", f"hosted {name}")):
+        subprocess.run(["git", *args], cwd=demo.root, env=demo.env, check=True, capture_output=True)
+    return port
+
+
+def stop_hosted(srv: Server) -> None:
+    """Stop what the control plane runs (the runtime's marker-checked stop), after the server."""
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom engine.runtime.process import stop_env\n"
+        "root = Path(sys.argv[1]) / 'hosted'\n"
+        "for org in (root / 'projects').glob('*'):\n"
+        "    for env in (org / 'runtime').glob('*'): stop_env(org.name, env.name, root)\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(srv.data_dir)], cwd=ROOT, env=srv.env, timeout=60, check=False)
+
+
+@pytest.fixture
+def plane(server_factory: Callable[..., Server]) -> Iterator[Server]:  # noqa: F811
+    srv = server_factory(extra_env={"PLATFORM_ROLLOUT_TIMEOUT_S": "60"})
+    yield srv
+    srv.stop()
+    stop_hosted(srv)
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Demo:
+    return make_demo(tmp_path)
+
+
+def with_token(demo: Demo, token: str, **extra: str) -> dict[str, Any]:
+    return {**demo.env, "FRAMEWORK_CONTROL_PLANE_TOKEN": token, **extra}

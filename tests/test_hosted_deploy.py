@@ -1,0 +1,32 @@
+"""Hosted environments on the control plane (spec 2; issue 18): deploy, status, ledger, releases,
+against a real `platform server` that converges them with the process runtime."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.deploy_fixtures import Demo
+from tests.hosted_fixtures import Server, demo, hosted_env, mint, plane, seed_org, server_factory  # noqa: F401
+
+
+def test_hosted_deploy_converges_on_the_control_plane(plane: Server, demo: Demo) -> None:  # noqa: F811
+    """Deploy rule 4: a hosted environment is converged by the control plane; the CLI waits on its
+    status and exits 0 once healthy. Rule 3: re-deploying the running release appends nothing.
+    `ledger where` names the control plane and the declaration; `cloud releases` lists the release."""
+    seed_org(plane, "acme")
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "acme")
+    port = hosted_env(demo, plane.url)
+    code, doc = demo.json("env", "deploy", "cloud", "--yes", "--timeout", "60")
+    assert code == 0, doc
+    assert doc["appended"] is True and doc["rollout"]["phase"] == "converged"
+    assert httpx.get(f"http://127.0.0.1:{port}/").json() == {"message": "hello from cloud"}
+    version = doc["target"]["release"]
+    code, again = demo.json("env", "deploy", "cloud", version, "--yes")
+    assert code == 0 and again["appended"] is False
+    assert again["current"]["promotion_id"] == doc["promotion"]["id"]
+    code, where = demo.json("ledger", "where", "cloud")
+    assert code == 0 and where["backend"] == "control_plane" and where["location"] == plane.url
+    code, releases = demo.json("cloud", "releases", "cloud")
+    assert code == 0 and [r["version"] for r in releases["releases"]] == [version]
+    code, status = demo.json("env", "status", "cloud")
+    assert code == 0 and status["environments"][0]["convergence"] == "converged"
