@@ -29,8 +29,8 @@ environment = framework.Environment {{
     workloads = [
         framework.Workload {{
             name = "api"
-            build = framework.Build {{type = "shell", command = "python3 -m py_compile services/api/main.py"}}
-            run = ["python3", "services/api/main.py"]
+            build = framework.Build {{type = "shell", command = "python3 -m py_compile services/{service}/main.py"}}
+            run = ["python3", "services/{service}/main.py"]
             env = {{GREETING = "{greeting}"}}
             ports = [framework.Port {{port = {port}}}]
             health = framework.HealthCheck {{path = "/healthz"}}
@@ -69,15 +69,67 @@ def mint(srv: Server, org: str, scopes: tuple[str, ...] = ALL, name: str = "ci")
     return done.stdout.strip()
 
 
+SLOW = """
+import os, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+time.sleep(float(os.environ.get("SLOW_START", "3")))  # a rollout long enough to be interrupted
+
+class H(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, *a):
+        pass
+
+ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
+"""
+
+
+def commit(demo: Demo, message: str) -> None:
+    for args in (("add", "-A"), ("commit", "-q", "-m", message)):
+        subprocess.run(["git", *args], cwd=demo.root, env=demo.env, check=True, capture_output=True)
+
+
 def hosted_env(demo: Demo, endpoint: str, name: str = "cloud", greeting: str = "hello from cloud",
-               port: int | None = None) -> int:
+               port: int | None = None, service: str = "api") -> int:
     port = port or free_port()
+    if service == "slow":
+        (demo.root / "services" / "slow").mkdir(parents=True, exist_ok=True)
+        (demo.root / "services" / "slow" / "main.py").write_text(SLOW)
     env_dir = demo.root / "deploy" / "kcl" / name
     env_dir.mkdir(parents=True, exist_ok=True)
-    (env_dir / "main.k").write_text(HOSTED.format(name=name, endpoint=endpoint, greeting=greeting, port=port))
-    for args in (("add", "-A"), ("commit", "-q", "-m", f"hosted {name}")):
-        subprocess.run(["git", *args], cwd=demo.root, env=demo.env, check=True, capture_output=True)
+    (env_dir / "main.k").write_text(HOSTED.format(name=name, endpoint=endpoint, greeting=greeting, port=port,
+                                                  service=service))
+    commit(demo, f"hosted {name}")
     return port
+
+
+def second_machine(demo: Demo, tmp: Path) -> dict[str, str]:
+    """The same checkout seen from another machine: its own HOME and machine ledger."""
+    (tmp / "home2").mkdir(exist_ok=True)
+    return {**demo.env, "HOME": str(tmp / "home2"), "FRAMEWORK_LEDGER_HOME": str(tmp / "ledger2")}
+
+
+def run_json(demo: Demo, env: dict[str, str], *args: str, timeout: float = 120) -> tuple[int, dict[str, Any]]:
+    import json
+
+    from tests.deploy_fixtures import FRAMEWORK_BIN
+
+    done = subprocess.run([FRAMEWORK_BIN, *args, "--json"], cwd=demo.root, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    doc = json.loads(done.stdout)
+    assert doc["exit_code"] == done.returncode and doc["ok"] == (done.returncode == 0)
+    return done.returncode, doc
+
+
+def cp_get(srv: Server, token: str, path: str) -> Any:
+    import httpx
+
+    return httpx.get(f"{srv.url}{path}", headers={"Authorization": f"Bearer {token}"}, timeout=30)
 
 
 def stop_hosted(srv: Server) -> None:

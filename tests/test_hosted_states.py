@@ -1,0 +1,87 @@
+"""Hosted environment states (spec 2, States: queued on billing, env stop, env start, env delete;
+deploy and status exit 7) against a real control plane."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.deploy_fixtures import Demo
+from tests.hosted_fixtures import (  # noqa: F401
+    Server,
+    admin,
+    commit,
+    demo,
+    hosted_env,
+    mint,
+    plane,
+    seed_org,
+    server_factory,
+)
+
+
+def _up(port: int) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def test_no_billing_queues_then_goes_live_by_itself(plane: Server, demo: Demo) -> None:  # noqa: F811
+    """States: an organization without billing -> the deploy is accepted and recorded, exit 7, `.queued`
+    names the wait and an action URL; `env start` is refused with the server's reason; a newer deploy
+    replaces the queued one; enabling billing (the admin command) makes it go live by itself."""
+    seed_org(plane, "beta", billing=False)
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "beta")
+    port = hosted_env(demo, plane.url)
+    code, doc = demo.json("env", "deploy", "cloud", "--yes")
+    assert code == 7 and doc["error"]["code"] == "queued"
+    assert doc["queued"]["wait"] == "billing" and doc["queued"]["action_url"] == f"{plane.url}/billing/beta"
+    assert httpx.get(doc["queued"]["action_url"]).status_code == 200
+    first = doc["promotion"]["id"]
+    code, status = demo.json("env", "status", "cloud")
+    assert code == 7 and status["environments"][0]["queued"]["wait"] == "billing"
+    code, refused = demo.json("env", "start", "cloud")
+    assert code == 7 and "billing" in refused["error"]["message"]
+    demo.edit_api("hola")
+    commit(demo, "newer")
+    code, newer = demo.json("env", "deploy", "cloud", "--yes")
+    assert code == 7 and newer["current"]["promotion_id"] == first and newer["appended"] is True
+    assert not _up(port)  # nothing runs while queued
+    admin(plane, "org", "billing", "beta", "--enable")
+    code, waited = demo.json("env", "status", "cloud", "--wait", "--timeout", "60")
+    assert code == 0, waited
+    st = waited["environments"][0]
+    assert st["promotion"]["id"] == newer["promotion"]["id"] and st["convergence"] == "converged"
+    assert _up(port)
+    code, shown = demo.json("ledger", "show", "cloud")
+    assert code == 0 and [p["id"] for p in shown["promotions"]] == [newer["promotion"]["id"], first]
+
+
+def test_stop_start_delete_and_a_new_environment(plane: Server, demo: Demo) -> None:  # noqa: F811
+    """States: `env stop` is never refused and keeps data; `env start --wait` converges it again;
+    `env delete` needs --yes without a terminal, removes deployments and state, and a later deploy of
+    the same name creates a new environment. Non-hosted environments are refused naming the command."""
+    seed_org(plane, "acme")
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "acme")
+    port = hosted_env(demo, plane.url)
+    code, doc = demo.json("env", "deploy", "cloud", "--yes")
+    assert code == 0, doc
+    code, stopped = demo.json("env", "stop", "cloud")
+    assert code == 0 and stopped["result"]["state"] == "stopped" and not _up(port)
+    code, status = demo.json("env", "status", "cloud")
+    assert code == 0 and status["environments"][0]["convergence"] == "stopped"
+    code, shown = demo.json("ledger", "show", "cloud")
+    assert [p["id"] for p in shown["promotions"]] == [doc["promotion"]["id"]]  # data kept
+    code, started = demo.json("env", "start", "cloud", "--wait", "--timeout", "60")
+    assert code == 0 and started["wait"]["outcome"] == "converged" and _up(port)
+    code, refused = demo.json("env", "delete", "cloud")  # no terminal and no --yes
+    assert code == 5 and _up(port)
+    code, deleted = demo.json("env", "delete", "cloud", "--yes")
+    assert code == 0 and deleted["result"]["deleted"] is True and not _up(port)
+    code, status = demo.json("env", "status", "cloud")
+    assert code == 0 and status["environments"][0]["convergence"] == "unbound"
+    code, again = demo.json("env", "deploy", "cloud", "--yes")
+    assert code == 0 and again["appended"] is True and again["current"]["promotion_id"] is None
+    assert again["deploy_plan"]["direction"] == "INITIAL" and _up(port)
+    proc = demo.run("env", "stop", "prod")
+    assert proc.returncode == 1 and "framework env down prod" in proc.stderr
