@@ -1,0 +1,154 @@
+"""Faults of hosted environments (issue 18 item 5) against real control planes: a deploy:read token
+cannot promote; organizations are isolated both ways; two machines racing -> one promotion and
+exit 3 (on a PostgreSQL-backed control plane); the control plane killed mid-rollout."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from tests.deploy_fixtures import FRAMEWORK_BIN, Demo, make_demo
+from tests.hosted_fixtures import (  # noqa: F401
+    Server,
+    cp_get,
+    demo,
+    hosted_env,
+    mint,
+    plane,
+    run_json,
+    second_machine,
+    seed_org,
+    server_factory,
+    start_server,
+    stop_hosted,
+)
+from tests.pg_fixtures import pg_server, pg_url  # noqa: F401
+
+
+def _promotions(srv: Server, token: str, env: str = "cloud") -> list[str]:
+    r = cp_get(srv, token, f"/v1/envs/{env}/ledger?limit=50")
+    assert r.status_code == 200, r.text
+    return [p["id"] for p in r.json()["promotions"]]
+
+
+def test_deploy_read_token_cannot_promote_but_deploy_write_records_gates(plane: Server, demo: Demo) -> None:  # noqa: F811
+    """Authentication 4: a token with only deploy:read cannot promote (nothing appended); gate
+    recording needs only deploy:write, deliberately weaker than promote; append-only and idempotent."""
+    seed_org(plane, "acme")
+    full = mint(plane, "acme", name="full")
+    reader = mint(plane, "acme", ("deploy:read",), name="reader")
+    writer = mint(plane, "acme", ("deploy:read", "deploy:write"), name="writer")
+    hosted_env(demo, plane.url)
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = reader
+    code, doc = demo.json("env", "deploy", "cloud", "--yes")
+    assert code == 1 and doc["error"]["code"] == "insufficient_scope"  # refused at the release upload
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = writer
+    code, doc = demo.json("env", "deploy", "cloud", "--yes")
+    assert code == 1 and doc["error"]["code"] == "insufficient_scope" and "deploy:promote" in doc["error"]["message"]
+    assert _promotions(plane, full) == []
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = full
+    code, deployed = demo.json("env", "deploy", "cloud", "--yes", "--no-wait")
+    assert code == 0
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = writer
+    for _ in range(2):  # idempotent on (promotion, check, run id)
+        code, gate = demo.json("gate", "record", "cloud", "--name", "smoke", "--status", "failed")
+        assert code == 0 and gate["promotion_id"] == deployed["promotion"]["id"]
+    assert gate["recorded"] == [] and [g["name"] for g in gate["already_recorded"]] == ["smoke"]
+    code, listed = demo.json("gate", "list", "cloud")
+    assert code == 0 and [(g["name"], g["status"]) for g in listed["gates"]] == [("smoke", "failed")]
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = reader
+    code, refused = demo.json("gate", "record", "cloud", "--name", "lint", "--status", "passed")
+    assert code == 1 and "deploy:write" in refused["error"]["message"]
+
+
+def test_organizations_are_isolated_both_ways(plane: Server, demo: Demo, tmp_path: Path) -> None:  # noqa: F811
+    """`cloud releases` lists the caller's organization's releases (the request carries no
+    organization); neither organization sees the other's releases or environments."""
+    seed_org(plane, "acme")
+    seed_org(plane, "beta")
+    a, b = mint(plane, "acme"), mint(plane, "beta")
+    other = make_demo(tmp_path / "b")
+    other.edit_api("beta's")
+    hosted_env(demo, plane.url)
+    hosted_env(other, plane.url)
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"], other.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = a, b
+    code, da = demo.json("env", "deploy", "cloud", "--yes", "--no-wait")
+    assert code == 0
+    code, db = other.json("env", "deploy", "cloud", "--yes", "--no-wait")
+    assert code == 0 and db["current"]["promotion_id"] is None  # beta's "cloud" is its own environment
+    va, vb = da["target"]["release"], db["target"]["release"]
+    assert va != vb
+    for who, mine, theirs, promo in ((demo, va, vb, da), (other, vb, va, db)):
+        code, rel = who.json("cloud", "releases", "cloud")
+        assert code == 0 and [r["version"] for r in rel["releases"]] == [mine]
+        token = who.env["FRAMEWORK_CONTROL_PLANE_TOKEN"]
+        assert cp_get(plane, token, f"/v1/releases/{theirs}").status_code == 404
+        assert _promotions(plane, token) == [promo["promotion"]["id"]]
+        code, where = who.json("release", "where", theirs)
+        assert code == 1 and where["environments"] == []
+
+
+def test_two_machines_race_one_promotion_on_postgresql(server_factory: Callable[..., Server], demo: Demo,  # noqa: F811
+                                                       tmp_path: Path, pg_url: str) -> None:  # noqa: F811
+    """Deploy rule 2 on a PostgreSQL-backed control plane: two machines (two ledger homes) approve the
+    same plan at once -> exactly one promotion is appended, the other exits 3."""
+    srv = server_factory(extra_env={"DATABASE_URL": pg_url})
+    try:
+        seed_org(srv, "acme")
+        token = mint(srv, "acme")
+        hosted_env(demo, srv.url)
+        one = {**demo.env, "FRAMEWORK_CONTROL_PLANE_TOKEN": token}
+        two = {**second_machine(demo, tmp_path), "FRAMEWORK_CONTROL_PLANE_TOKEN": token}
+        code, plan = run_json(demo, one, "env", "deploy", "cloud", "--plan")
+        assert code == 0
+        version, digest = plan["target"]["release"], plan["deploy_plan"]["digest"]
+        for machine in (one, two):  # each machine builds the release's files into its own store
+            code, cut = run_json(demo, machine, "env", "build", "cloud", "--release", version)
+            assert code == 0, cut
+        procs = [subprocess.Popen([FRAMEWORK_BIN, "env", "deploy", "cloud", version, "--approve", digest, "--no-wait",
+                                   "--json"], cwd=demo.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for env in (one, two)]
+        codes = sorted(p.wait(120) for p in procs)
+        assert codes == [0, 3], [p.communicate() for p in procs]
+        assert len(_promotions(srv, token)) == 1
+    finally:
+        srv.stop()
+        stop_hosted(srv)
+
+
+def test_control_plane_killed_mid_rollout(server_factory: Callable[..., Server], demo: Demo) -> None:  # noqa: F811
+    """Fault: the control plane is killed mid-rollout and restarted; the waiting CLI resumes its wait
+    (or would exit 2 had it not come back) and the ledger holds exactly what was accepted."""
+    srv = server_factory(extra_env={"PLATFORM_ROLLOUT_TIMEOUT_S": "60"})
+    restarted: Server | None = None
+    try:
+        seed_org(srv, "acme")
+        token = mint(srv, "acme")
+        port = hosted_env(demo, srv.url, service="slow")
+        env = {**demo.env, "FRAMEWORK_CONTROL_PLANE_TOKEN": token}
+        deploy = subprocess.Popen([FRAMEWORK_BIN, "env", "deploy", "cloud", "--yes", "--timeout", "90", "--json"],
+                                  cwd=demo.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the control plane is rolling it out
+            r = cp_get(srv, token, "/v1/status?env=cloud").json()["environments"][0]
+            if r["convergence"] == "progressing" and r.get("apply"):
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the rollout never started")
+        srv.kill()
+        restarted = start_server(srv.data_dir, srv.env, srv.token, "--port", srv.url.rsplit(":", 1)[1])
+        out, err = deploy.communicate(timeout=120)
+        assert deploy.returncode in (0, 2), err
+        assert deploy.returncode == 0, err  # it came back within the budget: the wait resumed
+        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
+        assert len(_promotions(restarted, token)) == 1
+    finally:
+        for s in (srv, restarted):
+            if s is not None:
+                s.stop()
+        stop_hosted(srv)
