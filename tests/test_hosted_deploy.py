@@ -3,10 +3,26 @@ against a real `platform server` that converges them with the process runtime.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 
 from tests.deploy_fixtures import Demo
 from tests.hosted_fixtures import Server, demo, hosted_env, mint, plane, seed_org, server_factory  # noqa: F401
+
+
+def _environ_of_hosted(srv: Server) -> list[dict[str, str]]:
+    """The environments of the processes the control plane runs (found by their ownership markers)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            raw = (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        env = dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
+        if env.get("FRAMEWORK_OWNED_BY") == "framework" and str(srv.data_dir) in env.get("HOME", ""):
+            found.append(env)
+    return found
 
 
 def test_hosted_deploy_converges_on_the_control_plane(plane: Server, demo: Demo) -> None:  # noqa: F811
@@ -20,6 +36,9 @@ def test_hosted_deploy_converges_on_the_control_plane(plane: Server, demo: Demo)
     assert code == 0, doc
     assert doc["appended"] is True and doc["rollout"]["phase"] == "converged"
     assert httpx.get(f"http://127.0.0.1:{port}/").json() == {"message": "hello from cloud"}
+    hosted = _environ_of_hosted(plane)  # the workload starts from a clean environment, not the server's
+    assert hosted and all("PLATFORM_ROLLOUT_TIMEOUT_S" not in e and "FRAMEWORK_LEDGER_HOME" not in e for e in hosted)
+    assert all(e["GREETING"] == "hello from cloud" for e in hosted)
     version = doc["target"]["release"]
     code, again = demo.json("env", "deploy", "cloud", version, "--yes")
     assert code == 0 and again["appended"] is False

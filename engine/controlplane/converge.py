@@ -39,6 +39,13 @@ OUTCOMES = {"ready": "ready", "not_waited": "not_waited", "DEGRADED": "failed", 
             "timed_out": "timed_out"}
 
 
+def hosted_base_env(workdir: Path) -> dict[str, str]:
+    """A hosted workload starts from a clean environment: never the server's own (its store URL,
+    its tokens); only what a program needs to run, plus what the workload declares."""
+    keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ") if k in os.environ}
+    return {**keep, "HOME": str(workdir), "PYTHONUNBUFFERED": "1"}
+
+
 class Converger:
     def __init__(self, engine: Engine, data_dir: Path, *, rollout_timeout: float = 300.0,
                  stability_window: float = 1.0) -> None:
@@ -130,7 +137,7 @@ class Converger:
             specs.append(WorkloadSpec(name=w["name"], run=list(w.get("run") or []), env=dict(w.get("env") or {}),
                                       ports=list(w.get("ports") or []), replicas=int(w.get("replicas") or 1),
                                       health=w.get("health"), digest=(images.get(w["name"]) or {}).get("digest", ""),
-                                      workdir=str(workdir)))
+                                      workdir=str(workdir), base_env=hosted_base_env(workdir)))
         return specs
 
     def _materialize(self, org_id: str, release: dict[str, Any], workload: str, dest: Path) -> None:

@@ -50,7 +50,7 @@ class WorkloadSpec(BaseModel):
     health: dict[str, Any] | None = None
     digest: str = ""
     workdir: str = ""
-
+    base_env: dict[str, str] | None = None  # the environment it starts from; None: this process's
 
 # Spec 2, rollout phases and the outcome per resource (deploy JSON); the overall rollout ends in one
 # of RolloutEnd.
@@ -249,7 +249,7 @@ class ProcessRuntime:
         logs = self.dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         env = {
-            **os.environ,
+            **(os.environ if spec.base_env is None else spec.base_env),
             **spec.env,
             "FRAMEWORK_OWNED_BY": OWNER,
             "FRAMEWORK_INSTANCE": instance,
