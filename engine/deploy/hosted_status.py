@@ -80,11 +80,9 @@ def hosted_statuses(specs: dict[str, EnvironmentSpec]) -> dict[str, EnvStatus]:
     for name, spec in specs.items():
         if not spec.on_control_plane:
             continue
-        endpoint = spec.control_plane.endpoint if spec.control_plane else None
-        if not endpoint:
-            out[name] = _undetermined(name, spec, "control plane unreachable: the environment uses the default "
-                                      "hosted service, which is not configured on this machine")
-            continue
+        from engine.auth.credentials import DEFAULT_CONTROL_PLANE
+
+        endpoint = (spec.control_plane.endpoint if spec.control_plane else None) or DEFAULT_CONTROL_PLANE
         by_endpoint.setdefault(endpoint, []).append(name)
     for names in by_endpoint.values():
         try:

@@ -55,6 +55,7 @@ class ControlPlaneClient:
         self.token_env = token_env
         self.resolved = resolve_control_plane(self.endpoint, token_flag=token, token_env=token_env, declared=True)
         if not self.resolved.token:
+            self._probe()  # unreachable is the more fundamental answer: say that first
             what = "the stored login has expired" if self.resolved.expired_login else "no credential"
             raise CredentialRefused(f"{what} for the control plane {self.endpoint} "
                                     f"({_tried(token_env, self.endpoint)})",
@@ -62,16 +63,23 @@ class ControlPlaneClient:
         self.http = httpx.Client(base_url=self.endpoint, timeout=30,
                                  headers={"Authorization": f"Bearer {self.resolved.token}"})
 
+    def _probe(self) -> None:
+        import httpx
+
+        try:
+            httpx.get(self.endpoint + "/health", timeout=5)
+        except httpx.HTTPError as exc:
+            raise ControlPlaneUnreachable(f"control plane unreachable at {self.endpoint}: {exc}",
+                                          hint="check that the control plane runs, then retry") from None
+
     @classmethod
     def for_spec(cls, env: str, spec: EnvironmentSpec, token: str | None = None) -> ControlPlaneClient:
+        """The declared endpoint; none: the default hosted service (as `framework login` uses)."""
+        from engine.auth.credentials import CONTROL_PLANE_TOKEN_ENV, DEFAULT_CONTROL_PLANE
+
         cp = spec.control_plane
-        if cp is None or not cp.endpoint:
-            raise ControlPlaneUnreachable(
-                f"control plane unreachable for {env!r}: it uses the default hosted service, which is not "
-                "configured on this machine",
-                hint="declare framework.ControlPlane.endpoint (e.g. a local `platform server`)",
-            )
-        return cls(cp.endpoint, cp.token_env, token)
+        endpoint = (cp.endpoint if cp else None) or DEFAULT_CONTROL_PLANE
+        return cls(endpoint, cp.token_env if cp else CONTROL_PLANE_TOKEN_ENV, token)
 
     def close(self) -> None:
         self.http.close()
