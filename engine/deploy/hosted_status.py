@@ -36,6 +36,7 @@ def from_document(env: str, spec: EnvironmentSpec, doc: dict[str, Any]) -> EnvSt
         st.signals = dict.fromkeys(SIGNALS, 0)
         return st
     st.promotion = {k: v for k, v in promotion.items() if k != "gates"}
+    st.ledger["newest_at"] = promotion.get("created_at")
     st.release = promotion["release"]
     st.gates = promotion.get("gates") or []
     st.queued = doc.get("queued")

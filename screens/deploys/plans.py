@@ -278,6 +278,9 @@ class PlansScreen(DashboardScreen):
             return
         phase = (result.rollout or {}).get("phase", "-")
         outcome = "deployed" if result.exit_code == 0 else f"failed (exit {result.exit_code})"
+        if result.queued:  # hosted, accepted and recorded, waiting on a person (exit 7)
+            where = result.queued.get("action_url") or result.queued.get("action") or ""
+            outcome = f"queued (exit 7): waiting on {result.queued.get('wait')}; {where}"
         reason = f": {result.refusal['message']}" if result.refusal else ""
         log.update("\n".join([*self.progress[-10:], f"{outcome}{reason}; rollout {phase}"]))
         self.load()

@@ -58,8 +58,12 @@ def _row(env: Any, st: Any, clocks: bool) -> tuple[str, ...]:
         return (env.name, env.kind or "-", env.target or "-", "-", "-", "-", "-", "-",
                 ("status error: " + why)[:60] if why else "-")
     health = "-" if st.convergence == "unbound" else st.health
+    status = st.convergence
+    queued = getattr(st, "queued", None)
+    if queued:  # hosted, waiting on a person: what it waits on and where to act
+        status = f"queued: {queued.get('wait')} {queued.get('action_url') or queued.get('action') or ''}".strip()
     return (env.name, env.kind or "-", env.target or "-", st.release or "-", phase_summary(st.workloads),
-            verify_summary(st.images), health, age((st.ledger or {}).get("newest_at"), clocks), st.convergence)
+            verify_summary(st.images), health, age((st.ledger or {}).get("newest_at"), clocks), status)
 
 
 def _read(project_dir: Path) -> EnvironmentsLoaded:
