@@ -25,7 +25,10 @@ class ControlPlane:
 
     @classmethod
     def create(cls, engine: Engine, data_dir: Path) -> ControlPlane:
-        timeout = float(os.environ.get("PLATFORM_ROLLOUT_TIMEOUT_S", "300"))
+        try:
+            timeout = float(os.environ.get("PLATFORM_ROLLOUT_TIMEOUT_S", "300"))
+        except ValueError:
+            timeout = 300.0
         return cls(engine, runtime_root(data_dir), Converger(engine, data_dir, rollout_timeout=timeout))
 
     def mount(self, app: Any) -> None:
