@@ -11,6 +11,10 @@ from tests.deploy_fixtures import Demo
 from tests.hosted_fixtures import Server, demo, hosted_env, mint, plane, seed_org, server_factory  # noqa: F401
 
 
+def _pids_of_hosted(srv: Server) -> list[int]:
+    return sorted(int(e["_pid"]) for e in _environ_of_hosted(srv))
+
+
 def _environ_of_hosted(srv: Server) -> list[dict[str, str]]:
     """The environments of the processes the control plane runs (found by their ownership markers)."""
     found = []
@@ -21,7 +25,7 @@ def _environ_of_hosted(srv: Server) -> list[dict[str, str]]:
             continue
         env = dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
         if env.get("FRAMEWORK_OWNED_BY") == "framework" and str(srv.data_dir) in env.get("HOME", ""):
-            found.append(env)
+            found.append({**env, "_pid": proc.name})
     return found
 
 
@@ -37,7 +41,8 @@ def test_hosted_deploy_converges_on_the_control_plane(plane: Server, demo: Demo)
     assert doc["appended"] is True and doc["rollout"]["phase"] == "converged"
     assert httpx.get(f"http://127.0.0.1:{port}/").json() == {"message": "hello from cloud"}
     hosted = _environ_of_hosted(plane)  # the workload starts from a clean environment, not the server's
-    assert hosted and all("PLATFORM_ROLLOUT_TIMEOUT_S" not in e and "FRAMEWORK_LEDGER_HOME" not in e for e in hosted)
+    assert hosted and all("PLATFORM_ROLLOUT_TIMEOUT_S" not in e and "FRAMEWORK_LEDGER_HOME" not in e
+                          for e in hosted)
     assert all(e["GREETING"] == "hello from cloud" for e in hosted)
     version = doc["target"]["release"]
     code, again = demo.json("env", "deploy", "cloud", version, "--yes")
@@ -49,3 +54,31 @@ def test_hosted_deploy_converges_on_the_control_plane(plane: Server, demo: Demo)
     assert code == 0 and [r["version"] for r in releases["releases"]] == [version]
     code, status = demo.json("env", "status", "cloud")
     assert code == 0 and status["environments"][0]["convergence"] == "converged"
+
+
+def test_the_control_plane_restarts_a_crashed_workload(plane: Server, demo: Demo) -> None:  # noqa: F811
+    """Deploy rule 4 / hosted convergence: the control plane supervises what it runs; a workload process
+    that dies is started again (health-checked), with no deploy and no new promotion."""
+    import os
+    import signal
+    import time
+
+    seed_org(plane, "acme")
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "acme")
+    port = hosted_env(demo, plane.url)
+    code, doc = demo.json("env", "deploy", "cloud", "--yes")
+    assert code == 0, doc
+    pids = _pids_of_hosted(plane)
+    assert len(pids) == 1
+    os.kill(pids[0], signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        again = _pids_of_hosted(plane)
+        if again and again != pids:
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError("the crashed workload was not started again")
+    code, status = demo.json("env", "status", "cloud", "--wait", "--timeout", "60")
+    assert code == 0 and status["environments"][0]["promotion"]["id"] == doc["promotion"]["id"]
+    assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200

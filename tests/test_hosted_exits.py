@@ -72,3 +72,35 @@ def test_release_is_immutable_on_the_control_plane(plane: Server, demo: Demo, tm
     code, shown = demo.json("ledger", "show", "cloud")
     assert [p["id"] for p in shown["promotions"]] == [first["promotion"]["id"]]
     assert json.loads((demo.root / ".framework" / "releases" / "v1.json").read_text())["version"] == "v1"
+
+
+def test_a_newer_promotion_supersedes_the_wait(plane: Server, demo: Demo) -> None:  # noqa: F811
+    """States: a waited promotion becomes SUPERSEDED when a newer promotion lands; that wait exits 6, the
+    newer deploy converges."""
+    import subprocess
+
+    from tests.deploy_fixtures import FRAMEWORK_BIN
+    from tests.hosted_fixtures import cp_get
+
+    seed_org(plane, "acme")
+    token = mint(plane, "acme")
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = token
+    hosted_env(demo, plane.url, service="slow")
+    waiting = subprocess.Popen([FRAMEWORK_BIN, "env", "deploy", "cloud", "--yes", "--timeout", "60", "--json"],
+                               cwd=demo.root, env=demo.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    import time
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        doc = cp_get(plane, token, "/v1/status?env=cloud").json()["environments"][0]
+        if doc["promotion"] is not None:
+            break
+        time.sleep(0.1)
+    (demo.root / "services" / "slow" / "main.py").write_text(
+        (demo.root / "services" / "slow" / "main.py").read_text().replace('"3"', '"0"'))
+    commit(demo, "faster")
+    code, newer = demo.json("env", "deploy", "cloud", "--yes", "--timeout", "60")
+    out, err = waiting.communicate(timeout=90)
+    assert waiting.returncode == 6, err
+    assert json.loads(out)["error"]["code"] == "superseded"
+    assert code == 0 and newer["appended"] is True

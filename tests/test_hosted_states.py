@@ -55,6 +55,12 @@ def test_no_billing_queues_then_goes_live_by_itself(plane: Server, demo: Demo) -
     assert _up(port)
     code, shown = demo.json("ledger", "show", "cloud")
     assert code == 0 and [p["id"] for p in shown["promotions"]] == [newer["promotion"]["id"], first]
+    code, page = demo.json("env", "status", "cloud", "--history", "--limit", "1")  # Status: paged history
+    history = page["environments"][0]["history"]
+    assert [p["id"] for p in history["items"]] == [newer["promotion"]["id"]] and history["next_before"]
+    code, page = demo.json("env", "status", "cloud", "--history", "--limit", "1", "--before", history["next_before"])
+    assert [p["id"] for p in page["environments"][0]["history"]["items"]] == [first]
+    assert page["environments"][0]["history"]["next_before"] == ""
 
 
 def test_stop_start_delete_and_a_new_environment(plane: Server, demo: Demo) -> None:  # noqa: F811

@@ -14,6 +14,7 @@ from typing import Any
 from engine.deploy.status_model import EXIT_PRIORITY, SIGNALS, EnvStatus, StatusResult
 from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError, UsageError
+from engine.ledger.hosted import HostedLedger
 from engine.ledger.store import Ledger
 from engine.project import Project
 
@@ -114,7 +115,7 @@ def observe_env(project: Project, env: str, spec: EnvironmentSpec, ledger: Ledge
     return st
 
 
-def _history(ledger: Ledger, env: str, limit: int, before: str | None) -> dict[str, Any]:
+def _history(ledger: Ledger | HostedLedger, env: str, limit: int, before: str | None) -> dict[str, Any]:
     cursor = None
     if before:
         try:
@@ -168,7 +169,10 @@ def env_status(
                 st = _wait(project, name, spec, ledger, timeout, stability_window)
             else:
                 st = observe_env(project, name, spec, ledger)
-            if history and not spec.on_control_plane:
+            if history and spec.on_control_plane and st.exit_code != 2:
+                with HostedLedger.open(name, spec) as hosted_ledger:  # the control plane pages its ledger
+                    st.history = _history(hosted_ledger, name, limit, before)
+            elif history:
                 st.history = _history(ledger, name, limit, before)
             if signal is not None:
                 st.exit_code = _signal_exit(st, signal)
