@@ -80,6 +80,13 @@ def test_stop_start_delete_and_a_new_environment(plane: Server, demo: Demo) -> N
     assert [p["id"] for p in shown["promotions"]] == [doc["promotion"]["id"]]  # data kept
     code, started = demo.json("env", "start", "cloud", "--wait", "--timeout", "60")
     assert code == 0 and started["wait"]["outcome"] == "converged" and _up(port)
+    code, one = demo.json("env", "stop", "cloud", "--target", "api")  # --target: one workload
+    assert code == 0 and one["result"]["targets"] == ["api"] and not _up(port)
+    code, status = demo.json("env", "status", "cloud")
+    assert [w["phase"] for w in status["environments"][0]["workloads"]] == ["stopped"]
+    code, back = demo.json("env", "start", "cloud", "--target", "api", "--wait", "--timeout", "60")
+    assert code == 0 and back["wait"]["outcome"] == "converged" and _up(port)
+    assert demo.run("env", "stop", "cloud", "--target", "nope").returncode == 1
     code, refused = demo.json("env", "delete", "cloud")  # no terminal and no --yes
     assert code == 5 and _up(port)
     code, deleted = demo.json("env", "delete", "cloud", "--yes")

@@ -22,7 +22,8 @@ def _when(ts: float | None) -> str:
 
 def _render_show(r: Any) -> None:
     out = sys.stdout
-    out.write(f"machine ledger {r.path} (project {r.project})\n\npromotions:\n")
+    where = r.path if r.path.startswith("control plane") else f"machine ledger {r.path}"
+    out.write(f"{where} (project {r.project})\n\npromotions:\n")
     for p in r.promotions:
         out.write(
             f"  {p['env']:<10} {p['id']}  {p['release']:<28} {p['direction']:<8} {_when(p['created_at'])} "
