@@ -60,6 +60,9 @@ def test_deploy_read_token_cannot_promote_but_deploy_write_records_gates(plane: 
     assert gate["recorded"] == [] and [g["name"] for g in gate["already_recorded"]] == ["smoke"]
     code, listed = demo.json("gate", "list", "cloud")
     assert code == 0 and [(g["name"], g["status"]) for g in listed["gates"]] == [("smoke", "failed")]
+    code, every = demo.json("gate", "list")  # every environment's, hosted ones from their control plane
+    gates_by_env = {e["env"]: [g["name"] for g in e["gates"]] for e in every["environments"]}
+    assert code == 0 and gates_by_env["cloud"] == ["smoke"]
     demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = reader
     code, refused = demo.json("gate", "record", "cloud", "--name", "lint", "--status", "passed")
     assert code == 1 and "deploy:write" in refused["error"]["message"]

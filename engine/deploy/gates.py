@@ -174,10 +174,11 @@ class GateListAll(BaseModel):
 
 
 def list_all_gates(project: Project, promotion: str | None = None) -> GateListAll:
-    """Every machine-ledger environment's gates; with --promotion, that promotion's environment only.
+    """Every environment's gates (hosted ones from their control plane); with --promotion, that
+    promotion's environment only (machine ledger).
 
-    Environments declared on a control plane are listed under `skipped` (their gates live there)
-    rather than failing the whole listing."""
+    A hosted environment whose control plane cannot be read is listed under `skipped` with the
+    reason, rather than failing the whole listing."""
     from engine.environments.evaluate import declared_names, evaluate_environment
 
     with Ledger.open(project.key) as ledger:
@@ -188,9 +189,14 @@ def list_all_gates(project: Project, promotion: str | None = None) -> GateListAl
             return GateListAll(environments=[_gate_list(ledger, p.env, promotion)])
         result = GateListAll(environments=[])
         for env in declared_names(project):
-            if evaluate_environment(project, env).control_plane is not None:
-                result.skipped.append(SkippedEnvironment(
-                    env=env, reason="its ledger is on a control plane: framework gate list " + env))
+            spec = evaluate_environment(project, env)
+            if spec.on_control_plane:  # its ledger is on a control plane: asked there, else skipped with why
+                try:
+                    with HostedLedger.open(env, spec) as hosted:
+                        result.environments.append(_gate_list(hosted, env, None))
+                except EngineError as exc:
+                    result.skipped.append(SkippedEnvironment(
+                        env=env, reason=f"its ledger is on a control plane ({exc.message})"))
                 continue
             result.environments.append(_gate_list(ledger, env, None))
         return result
