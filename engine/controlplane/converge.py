@@ -190,6 +190,15 @@ class Converger:
             conn.execute(update(t.envs).where(t.envs.c.id == env_id, t.envs.c.lease_owner == self.owner)
                          .values(lease_until=store.now_us() + int(LEASE_S * 1e6)))
 
+    def _stop_if_gone(self, row: Any) -> None:
+        """Stopped or deleted while this rollout ran: what it started stops too (never left orphaned)."""
+        from engine.runtime.process import stop_env
+
+        with store.read(self.engine) as conn:
+            env = ledger.find_env(conn, row.org_id, row.name)
+        if env is None or env["id"] != row.id or env["state"] != "active":
+            stop_env(row.org_id, row.id, self.root)
+
     def _converge(self, row: Any) -> None:
         from engine.runtime.process import ProcessRuntime, RolloutOptions
 
@@ -230,6 +239,8 @@ class Converger:
                     conn.execute(update(t.envs).where(t.envs.c.id == row.id).values(converged_id=row.promotion_id))
             elif phase != "SUPERSEDED":
                 self.failed[row.id] = row.promotion_id
+            else:
+                self._stop_if_gone(row)
         except Exception:  # noqa: BLE001 - a failed rollout is recorded by its apply; the loop goes on
             log.exception("converging %s (%s) failed", row.name, row.promotion_id)
             self.failed[row.id] = row.promotion_id
