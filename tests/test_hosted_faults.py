@@ -155,3 +155,35 @@ def test_control_plane_killed_mid_rollout(server_factory: Callable[..., Server],
             if s is not None:
                 s.stop()
         stop_hosted(srv)
+
+
+def test_two_servers_on_one_postgresql_converge_once(server_factory: Callable[..., Server], demo: Demo,  # noqa: F811
+                                                      tmp_path: Path, pg_url: str) -> None:  # noqa: F811
+    """DESIGN (several server processes on one PostgreSQL must be correct): two control-plane processes
+    converge a hosted environment exactly once (one owner per environment, by lease); the one that
+    stays takes supervision over when the other dies, without starting it twice."""
+    from tests.test_hosted_deploy import _pids_of_hosted
+
+    data = tmp_path / "shared-data"
+    one = server_factory(data_dir=data, extra_env={"DATABASE_URL": pg_url})
+    two = start_server(data, one.env, one.token)  # the admin token exists: the second start prints none
+    try:
+        seed_org(one, "acme")
+        token = mint(one, "acme")
+        port = hosted_env(demo, one.url)
+        code, doc = run_json(demo, {**demo.env, "FRAMEWORK_CONTROL_PLANE_TOKEN": token}, "env", "deploy", "cloud",
+                             "--yes", "--timeout", "60")
+        assert code == 0, doc
+        pids = _pids_of_hosted(one)
+        assert len(pids) == 1
+        status = cp_get(two, token, "/v1/status?env=cloud").json()["environments"][0]
+        assert status["convergence"] == "converged" and status["workloads"][0]["running"] == 1
+        one.kill()
+        time.sleep(7)  # past the dead owner's lease: the other server now supervises
+        assert _pids_of_hosted(two) == pids
+        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
+        assert cp_get(two, token, "/v1/status?env=cloud").json()["environments"][0]["convergence"] == "converged"
+    finally:
+        for s in (one, two):
+            s.stop()
+        stop_hosted(two)

@@ -3,11 +3,12 @@ plane"): the control plane runs each hosted environment's workloads on its own h
 runtime (supervised, health-checked, restarted): the honest stand-in for a hosted fleet on one
 machine, behind the same API a remote fleet would have.
 
-A loop in every server process looks at each active, entitled environment: when its workloads do not
-run its current promotion (a new promotion, a restart, a crashed instance), the process that takes
-the environment's lease rolls it out and records the rollout on the hosted ledger's apply row
-(phases per workload; outcome). Several servers on one PostgreSQL converge each environment once; a
-server killed mid-rollout leaves its lease to expire and the next one resumes the same apply.
+A loop in every server process looks at each active, entitled environment: the process holding the
+environment's lease (taken when free or expired, renewed while held) supervises it, and when its
+workloads do not run its current promotion (a new promotion, a restart, a crashed instance) rolls it
+out and records the rollout on the hosted ledger's apply row (phases per workload; outcome). Several
+servers on one PostgreSQL converge each environment once; a server killed mid-rollout leaves its
+lease to expire and the next one resumes the same apply.
 """
 
 from __future__ import annotations
@@ -64,9 +65,17 @@ class Converger:
         self.thread.start()
 
     def stop(self) -> None:
+        """Graceful: the loop ends and this server's leases are released, so another server takes its
+        environments over at once (the workloads keep running)."""
         self.stopping.set()
         if self.thread is not None:
             self.thread.join(timeout=5)
+        try:
+            with store.write(self.engine) as conn:
+                conn.execute(update(t.envs).where(t.envs.c.lease_owner == self.owner)
+                             .values(lease_owner=None, lease_until=None))
+        except Exception:  # noqa: BLE001 - shutting down: the leases expire by themselves
+            log.exception("releasing leases failed")
 
     def _loop(self) -> None:
         while not self.stopping.wait(TICK_S):
@@ -80,24 +89,30 @@ class Converger:
         with store.read(self.engine) as conn:
             rows = conn.execute(
                 select(t.envs.c.id, t.envs.c.org_id, t.envs.c.name, t.envs.c.converged_id, t.envs.c.stopped_targets,
-                       t.current.c.promotion_id)
+                       t.envs.c.lease_owner, t.envs.c.lease_until, t.current.c.promotion_id)
                 .join(t.current, t.current.c.env_id == t.envs.c.id)
                 .join(t.billing, t.billing.c.org_id == t.envs.c.org_id)
                 .where(t.envs.c.state == "active", t.billing.c.enabled.is_(True))
             ).all()
+        now = store.now_us()
         for row in rows:
             running = self.busy.get(row.id)
             if running is not None and running.is_alive():
+                continue
+            # one owner converges and supervises each environment; another server takes it over only
+            # once the owner's lease has expired (it died or stopped)
+            if row.lease_owner not in (None, self.owner) and (row.lease_until or 0) > now:
+                continue
+            if (row.lease_owner != self.owner or (row.lease_until or 0) - now < LEASE_S * 5e5) and \
+                    not self._lease(row.id):
                 continue
             if self.failed.get(row.id) == row.promotion_id:
                 continue
             if row.converged_id == row.promotion_id and self._healthy(row):
                 continue
-            if self._lease(row.id):
-                thread = threading.Thread(target=self._converge, args=(row,), name=f"converge-{row.name}",
-                                          daemon=True)
-                self.busy[row.id] = thread
-                thread.start()
+            thread = threading.Thread(target=self._converge, args=(row,), name=f"converge-{row.name}", daemon=True)
+            self.busy[row.id] = thread
+            thread.start()
 
     def _healthy(self, row: Any) -> bool:
         """Supervision: every declared replica of every running workload is alive."""
@@ -118,11 +133,6 @@ class Converger:
                 or_(t.envs.c.lease_owner.is_(None), t.envs.c.lease_owner == self.owner, t.envs.c.lease_until < now),
             ).values(lease_owner=self.owner, lease_until=now + int(LEASE_S * 1e6)))
         return bool(done.rowcount == 1)
-
-    def _unlease(self, env_id: str) -> None:
-        with store.write(self.engine) as conn:
-            conn.execute(update(t.envs).where(t.envs.c.id == env_id, t.envs.c.lease_owner == self.owner)
-                         .values(lease_owner=None, lease_until=None))
 
     def _specs(self, org_id: str, release: dict[str, Any], images: dict[str, Any], bundle: list[dict[str, Any]],
                stopped: set[str]) -> list[Any]:
@@ -245,4 +255,4 @@ class Converger:
             log.exception("converging %s (%s) failed", row.name, row.promotion_id)
             self.failed[row.id] = row.promotion_id
         finally:
-            self._unlease(row.id)
+            self.busy.pop(row.id, None)
