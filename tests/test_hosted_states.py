@@ -98,3 +98,34 @@ def test_stop_start_delete_and_a_new_environment(plane: Server, demo: Demo) -> N
     assert again["deploy_plan"]["direction"] == "INITIAL" and _up(port)
     proc = demo.run("env", "stop", "prod")
     assert proc.returncode == 1 and "framework env down prod" in proc.stderr
+
+
+def test_delete_on_a_terminal_needs_the_typed_name(plane: Server, demo: Demo) -> None:  # noqa: F811
+    """States: `env delete` is confirmed by typing the environment's name on a terminal (tmux): a wrong
+    name deletes nothing (exit 5); the right one deletes."""
+    import shlex
+    import subprocess
+    import uuid
+
+    from tests.deploy_fixtures import FRAMEWORK_BIN
+    from tests.test_deploy_tty import tmux, wait_for
+
+    seed_org(plane, "acme")
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "acme")
+    hosted_env(demo, plane.url)
+    assert demo.json("env", "deploy", "cloud", "--yes", "--no-wait")[0] == 0
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in demo.env.items()
+                   if k.startswith(("FRAMEWORK_", "GIT_", "XDG_")) or k in ("HOME", "PATH", "NO_COLOR"))
+    for typed, code in (("clod", "EXIT=5"), ("cloud", "EXIT=0")):
+        name = f"fw18-{uuid.uuid4().hex[:8]}"
+        tmux("new-session", "-d", "-s", name, "-x", "160", "-y", "40",
+             f"cd {shlex.quote(str(demo.root))} && env -u CI {env} TERM=xterm {FRAMEWORK_BIN} env delete cloud; "
+             "echo EXIT=$?; sleep 60")
+        try:
+            wait_for(name, "Type its name to confirm")
+            tmux("send-keys", "-t", name, typed, "Enter")
+            assert code in wait_for(name, "EXIT=")
+        finally:
+            subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, check=False)
+        _code, status = demo.json("env", "status", "cloud")
+        assert (status["environments"][0]["convergence"] == "unbound") == (typed == "cloud")
