@@ -54,6 +54,8 @@ def test_hosted_deploy_converges_on_the_control_plane(plane: Server, demo: Demo)
     assert code == 0 and [r["version"] for r in releases["releases"]] == [version]
     code, status = demo.json("env", "status", "cloud")
     assert code == 0 and status["environments"][0]["convergence"] == "converged"
+    code, explained = demo.json("env", "deploy", "cloud", version, "--explain")
+    assert code == 0 and any("control plane" in step for step in explained["explain"])
 
 
 def test_the_control_plane_restarts_a_crashed_workload(plane: Server, demo: Demo) -> None:  # noqa: F811

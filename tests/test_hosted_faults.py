@@ -85,6 +85,8 @@ def test_organizations_are_isolated_both_ways(plane: Server, demo: Demo, tmp_pat
     assert code == 0 and db["current"]["promotion_id"] is None  # beta's "cloud" is its own environment
     va, vb = da["target"]["release"], db["target"]["release"]
     assert va != vb
+    assert cp_get(plane, plane.token, "/v1/releases").status_code == 403  # the platform admin token: no organization
+    assert httpx.get(f"{plane.url}/v1/releases").status_code == 401
     for who, mine, theirs, promo in ((demo, va, vb, da), (other, vb, va, db)):
         code, rel = who.json("cloud", "releases", "cloud")
         assert code == 0 and [r["version"] for r in rel["releases"]] == [mine]

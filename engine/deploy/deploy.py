@@ -335,11 +335,15 @@ def _explain(d: Deployment) -> list[str]:
             f"a promotion would be appended ({plan.direction}) by compare-and-set on "
             f"{plan.current_promotion_id or 'an unbound environment'}"
         )
-    steps.append(
-        "the process runtime would start each workload and wait for health"
-        if opts.wait
-        else "the process runtime would start each workload without waiting"
-    )
+    if isinstance(d.ledger, HostedLedger):  # rule 4: converged by the control plane
+        steps.append(f"the release would be uploaded to the control plane {d.ledger.client.endpoint}, which "
+                     "converges the environment" + ("; this command would wait on its status" if opts.wait else ""))
+    else:
+        steps.append(
+            "the process runtime would start each workload and wait for health"
+            if opts.wait
+            else "the process runtime would start each workload without waiting"
+        )
     if not opts.yes and opts.approve is None:
         steps.append("without --yes or --approve, a terminal would ask for confirmation; without one, exit 5")
     return steps
