@@ -52,6 +52,7 @@ def test_no_billing_queues_then_goes_live_by_itself(plane: Server, demo: Demo) -
     assert code == 0, waited
     st = waited["environments"][0]
     assert st["promotion"]["id"] == newer["promotion"]["id"] and st["convergence"] == "converged"
+    assert st["wait"]["outcome"] == "stayed_up" and st["wait"]["stability_window"] == 2.0
     assert _up(port)
     code, shown = demo.json("ledger", "show", "cloud")
     assert code == 0 and [p["id"] for p in shown["promotions"]] == [newer["promotion"]["id"], first]

@@ -98,11 +98,12 @@ def hosted_statuses(specs: dict[str, EnvironmentSpec]) -> dict[str, EnvStatus]:
     return out
 
 
-def hosted_wait(env: str, spec: EnvironmentSpec, timeout: float) -> EnvStatus:
-    """--wait pinned to the promotion current when the wait starts (spec 2, Status)."""
+def hosted_wait(env: str, spec: EnvironmentSpec, timeout: float, window: float = 2.0) -> EnvStatus:
+    """--wait pinned to the promotion current when the wait starts; once converged it must stay up
+    for the stability window (spec 2, Status: "whether it stayed up past the stability window")."""
     import time
 
-    from engine.deploy.hosted_wait import wait_converged
+    from engine.deploy.hosted_wait import POLL_S, wait_converged
 
     start = time.monotonic()
     try:
@@ -114,12 +115,25 @@ def hosted_wait(env: str, spec: EnvironmentSpec, timeout: float) -> EnvStatus:
                 return st
             waited = wait_converged(ledger, env, pinned, timeout)
             doc = waited.doc or ledger.status([env])[0]
+            outcome = waited.outcome
+            if outcome == "converged":  # stayed up past the window, or fell over inside it
+                up_until = time.monotonic() + window
+                while time.monotonic() < up_until:
+                    time.sleep(POLL_S)
+                    doc = ledger.status([env])[0]
+                    if (doc.get("promotion") or {}).get("id") != pinned:
+                        outcome = "SUPERSEDED"
+                        break
+                    if from_document(env, spec, doc).exit_code != 0:
+                        outcome = "DEGRADED"
+                        break
     except EngineError as exc:
         return _undetermined(env, spec, exc.message)
     st = from_document(env, spec, doc)
-    info = {"promotion_id": pinned, "waited_seconds": round(time.monotonic() - start, 3)}
+    info = {"promotion_id": pinned, "stability_window": window, "waited_seconds": round(time.monotonic() - start, 3)}
     codes = {"converged": st.exit_code, "DEGRADED": 1, "SUPERSEDED": 6, "queued": 7, "stopped": 0, "timed_out": 8,
              "unreachable": 2}
-    st.wait = {**info, "outcome": "stayed_up" if waited.outcome == "converged" else waited.outcome}
-    st.exit_code = codes.get(waited.outcome, st.exit_code)
+    st.wait = {**info, "outcome": "stayed_up" if outcome == "converged" else outcome,
+               **({"stayed_up": outcome == "converged"} if outcome in ("converged", "DEGRADED") else {})}
+    st.exit_code = codes.get(outcome, st.exit_code)
     return st

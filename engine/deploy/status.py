@@ -164,7 +164,7 @@ def env_status(
         for name in names:
             spec = specs[name]
             if spec.on_control_plane:
-                st = hosted_wait(name, spec, timeout) if wait else hosted[name]
+                st = hosted_wait(name, spec, timeout, stability_window) if wait else hosted[name]
             elif wait:
                 st = _wait(project, name, spec, ledger, timeout, stability_window)
             else:
