@@ -79,8 +79,9 @@ FRAMEWORK = Program(
             commands={
                 "validate-kcl": "Check that every environment renders deployable manifests.",
                 "migration-safety": "Check SQL migrations for patterns that fail or lock populated databases.",
+                "run": "Timeline of one CI run: release cut, promotions, rollouts, gate checks (exit 5 while running).",
             },
-            examples=("framework ci validate-kcl --json",),
+            examples=("framework ci validate-kcl --json", "framework ci run 9876543210.1 --json"),
         ),
         "release": Group(
             help="Immutable releases recorded in .framework/releases/<version>.json.",

@@ -7,6 +7,7 @@ from typing import Any
 import typer
 
 from app.cli import group_app
+from app.cli.options import JSON_OPTION
 from app.registry import FRAMEWORK
 
 app = group_app("framework", "ci")
@@ -69,3 +70,26 @@ def migration_safety(paths: list[str] = typer.Argument(None, help="Files to chec
         return report, (1 if report.errors else 0)
 
     raise typer.Exit(run_command(json_output, action, render_safety, partial_error=safety_error))
+
+
+@app.command("run", help=HELP["run"], epilog=(
+    "Examples:\n\n  framework ci run            (inside CI: this run, every attempt)\n\n"
+    "  framework ci run 9876543210.2 --json\n\n  framework ci run 9876543210 --env staging"
+    "\n\nExit codes: 0 every stage passed (skipped counts as passed); 1 a stage failed or errored, or the "
+    "request cannot be served; 2 the control plane could not be read; 5 a stage is still running or the "
+    "timeline is empty."))
+def run(run_id: str | None = typer.Argument(None, help="Run id `<run>.<attempt>`, or `<run>` for every attempt "
+                                            "(default: from the CI environment)."),
+        env: str | None = typer.Option(None, "--env", help="Only this environment (its control plane when it "
+                                       "declares one)."),
+        json_output: bool = JSON_OPTION) -> None:
+    from app.cli.ci_views import render_timeline, timeline_error
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.ci.timeline import timeline
+        from engine.project import find_project
+
+        return timeline(find_project(), run_id, env)
+
+    raise typer.Exit(run_command(json_output, action, render_timeline, partial_error=timeline_error))

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from engine.ci_environment import current_run_id
 from engine.environments.model import EnvironmentSpec, Workload
 from engine.errors import EngineError, InvalidInput
 from engine.paths import atomic_write_bytes, ledger_home
@@ -285,6 +286,7 @@ def prepare_release(
         provenance=prov,
         artifacts=artifacts,
         images=images,
+        run_id=current_run_id(),
     )
     return rel, sources
 

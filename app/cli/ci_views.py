@@ -1,0 +1,30 @@
+"""Human output of `framework ci ...` (the JSON documents are the engine's models)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+MARK = {"passed": "ok", "skipped": "skip", "running": "...", "failed": "FAIL", "error": "ERR"}
+
+
+def render_timeline(tl: Any) -> None:
+    from app.output import stdout_console
+
+    console = stdout_console()
+    console.print(f"run {tl.run_id} ({', '.join(tl.sources)}): {tl.verdict}", markup=False)
+    for s in tl.stages:
+        when = time.strftime("%H:%M:%S", time.gmtime(s.at))
+        where = f"{s.env}: " if s.env else ""
+        console.print(f"  {when}  {MARK.get(s.status, s.status):<4}  {s.kind:<9} {where}{s.name}  {s.detail}  "
+                      f"[{s.run_id}]", markup=False)
+
+
+def timeline_error(tl: Any) -> dict[str, Any]:
+    if tl.verdict == "empty":
+        return {"code": "timeline_empty", "message": f"nothing recorded run {tl.run_id}",
+                "hint": "cuts, gates and promotions record the run id when made inside CI"}
+    if tl.verdict == "running":
+        return {"code": "stage_running", "message": f"{tl.counts['running']} stage(s) still running"}
+    bad = [f"{s.kind} {s.name}" for s in tl.stages if s.status in ("failed", "error")]
+    return {"code": "stage_failed", "message": f"{len(bad)} stage(s) failed or errored: {', '.join(bad)}"}
