@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 
@@ -12,6 +12,16 @@ from app.registry import FRAMEWORK
 
 app = group_app("framework", "ci")
 HELP = FRAMEWORK.groups["ci"].commands
+
+
+def _serve(json_output: bool, action: Any, view: str) -> NoReturn:
+    """Run the engine call; human output and the error of a non-zero payload from app/cli/ci_views.py
+    (`render_<view>`, `<view>_error`)."""
+    from app.cli import ci_views
+    from app.output import run_command
+
+    raise typer.Exit(run_command(json_output, action, getattr(ci_views, f"render_{view}"),
+                                 partial_error=getattr(ci_views, f"{view}_error")))
 
 
 def _render_validation(result: Any) -> None:
@@ -83,13 +93,30 @@ def run(run_id: str | None = typer.Argument(None, help="Run id `<run>.<attempt>`
         env: str | None = typer.Option(None, "--env", help="Only this environment (its control plane when it "
                                        "declares one)."),
         json_output: bool = JSON_OPTION) -> None:
-    from app.cli.ci_views import render_timeline, timeline_error
-    from app.output import run_command
-
     def action() -> tuple[Any, int]:
         from engine.ci.timeline import timeline
         from engine.project import find_project
 
         return timeline(find_project(), run_id, env)
 
-    raise typer.Exit(run_command(json_output, action, render_timeline, partial_error=timeline_error))
+    _serve(json_output, action, "timeline")
+
+
+@app.command("verify-test-run", help=HELP["verify-test-run"], epilog=(
+    "Examples:\n\n  go test -json ./... | framework ci verify-test-run\n\n"
+    "  framework ci verify-test-run --from test.json --max-skip-ratio 0.1 --min-tests 20 --json\n\n"
+    "Packages whose skips are expected: framework.yaml `ci.test_skips.allow: [{package, reason}]` "
+    "(`path/...` covers a tree).\n\nExit codes: 0 the run is evidence; 1 failures in the stream, a rule broken "
+    "(zero-evidence, mass-skip, min-tests) or a configuration error; 2 undetermined input or a stream that "
+    "ends mid-run."))
+def verify_test_run(
+        from_file: str | None = typer.Option(None, "--from", help="Read the stream from this file (default: stdin)."),
+        max_skip_ratio: float = typer.Option(0.5, "--max-skip-ratio", help="Most skipped tests allowed, 0..1."),
+        min_tests: int = typer.Option(1, "--min-tests", help="Fewest tests that must run (pass or fail)."),
+        json_output: bool = JSON_OPTION) -> None:
+    def action() -> tuple[Any, int]:
+        from engine.ci.testrun import verify_input
+
+        return verify_input(from_file, max_skip_ratio=max_skip_ratio, min_tests=min_tests)
+
+    _serve(json_output, action, "test_run")

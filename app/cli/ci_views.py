@@ -28,3 +28,23 @@ def timeline_error(tl: Any) -> dict[str, Any]:
         return {"code": "stage_running", "message": f"{tl.counts['running']} stage(s) still running"}
     bad = [f"{s.kind} {s.name}" for s in tl.stages if s.status in ("failed", "error")]
     return {"code": "stage_failed", "message": f"{len(bad)} stage(s) failed or errored: {', '.join(bad)}"}
+
+
+def render_test_run(report: Any) -> None:
+    from app.output import stdout_console
+
+    console = stdout_console()
+    for p in report.packages:
+        tail = f"  (allowed: {p.allowed})" if p.allowed else ""
+        console.print(f"{p.status:<10} {p.package}  {p.passed} passed, {p.failed} failed, {p.skipped} skipped{tail}",
+                      markup=False)
+        for name in p.failed_tests:
+            console.print(f"           FAIL {name}", markup=False)
+    t = report.totals
+    console.print(f"{t['passed']} passed, {t['failed']} failed, {t['skipped']} skipped "
+                  f"(skip ratio {report.skip_ratio:.0%}, allowed {report.max_skip_ratio:.0%}): {report.verdict}",
+                  markup=False)
+
+
+def test_run_error(report: Any) -> dict[str, Any]:
+    return {"code": "test_run_failed", "message": "; ".join(f"{v.rule}: {v.message}" for v in report.violations)}
