@@ -80,6 +80,7 @@ FRAMEWORK = Program(
                 "validate-kcl": "Check that every environment renders deployable manifests.",
                 "migration-safety": "Check SQL migrations for patterns that fail or lock populated databases.",
                 "run": "Timeline of one CI run: release cut, promotions, rollouts, gate checks (exit 5 while running).",
+                "summarize": "Render --json documents as GitHub-flavoured Markdown (appended to $GITHUB_STEP_SUMMARY).",
                 "verify-test-run": "Check a `go test -json` stream: failures, zero-evidence and mass-skip rules.",
             },
             examples=("framework ci validate-kcl --json", "framework ci run 9876543210.1 --json"),

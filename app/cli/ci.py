@@ -120,3 +120,17 @@ def verify_test_run(
         return verify_input(from_file, max_skip_ratio=max_skip_ratio, min_tests=min_tests)
 
     _serve(json_output, action, "test_run")
+
+
+@app.command("summarize", help=HELP["summarize"], epilog=(
+    "Examples:\n\n  framework ci summarize deploy.json gate.json verify.json\n\n"
+    "  framework env deploy staging --yes --json > deploy.json; framework ci summarize deploy.json\n\n"
+    "Exit codes: 0 whatever the documents say; 1 only when an input is unreadable (named)."))
+def summarize(files: list[str] = typer.Argument(..., help="`--json` documents of framework commands."),
+              json_output: bool = JSON_OPTION) -> None:
+    def action() -> tuple[Any, int]:
+        from engine.ci.summarize import summarize as render
+
+        return render(files)
+
+    _serve(json_output, action, "summary")

@@ -48,3 +48,14 @@ def render_test_run(report: Any) -> None:
 
 def test_run_error(report: Any) -> dict[str, Any]:
     return {"code": "test_run_failed", "message": "; ".join(f"{v.rule}: {v.message}" for v in report.violations)}
+
+
+def render_summary(summary: Any) -> None:
+    import sys
+
+    sys.stdout.write(summary.markdown)
+
+
+def summary_error(summary: Any) -> dict[str, Any]:
+    bad = [f"{i.path} ({i.error})" for i in summary.inputs if i.kind == "unreadable"]
+    return {"code": "input_unreadable", "message": f"unreadable input: {', '.join(bad)}"}
