@@ -139,6 +139,16 @@ FRAMEWORK = Program(
     examples=("framework env list", "framework env list --json", "framework   (on a terminal: the dashboard)"),
 )
 
+# `framework registry ...`: container registries of an environment's images (spec 2, issue 19).
+FRAMEWORK.groups["registry"] = Group(
+    help="Container registries the environment's images name: log in (docker's config.json), print pushed refs.",
+    commands={
+        "login": "Log in to every registry host the workloads' images name (stored where docker and oras look).",
+        "ref": "Print <image>@<digest> per pushed image; --ci-output appends ref=, image=, digest= to $GITHUB_OUTPUT.",
+    },
+    examples=("framework registry login staging --username ci --password-env REGISTRY_TOKEN",
+              "framework registry ref staging --image api --ci-output"),
+)
 # `framework db ...`: the project's database authoring (spec 3, Database); sub-groups below.
 FRAMEWORK.groups["db"] = Group(
     help="The project's database: forward-only migrations (golang-migrate compatible), seeds, introspection.",

@@ -3,23 +3,18 @@ protocols (served by named fakes on loopback), file always UNVERIFIABLE, and the
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
-import subprocess
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import demo_fixture, free_port  # noqa: E402,F401
-
-REGISTRY_BIN = shutil.which("docker-registry")
+from registry_fixtures import push_image, run_registry  # noqa: E402
 
 
 def write_release(demo, version: str, artifacts: list[dict]) -> None:
@@ -50,73 +45,9 @@ def test_file_artifacts_are_unverifiable_and_strict_fails(demo):
 @pytest.fixture
 def registry(tmp_path):
     """A real Docker registry (Debian's docker-registry) on 127.0.0.1 with a free port."""
-    # Installed by `make test` (Makefile SYSTEM_TOOLS); absent means a broken setup, not a pass.
-    assert REGISTRY_BIN is not None, "docker-registry is not installed (apt-get install docker-registry)"
-    port = free_port()
-    cfg = tmp_path / "registry.yml"
-    cfg.write_text(
-        f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {tmp_path / 'store'}\n"
-        f"http:\n  addr: 127.0.0.1:{port}\n"
-    )
-    proc = subprocess.Popen(
-        [REGISTRY_BIN, "serve", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{base}/v2/", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline, "registry did not start"
-        time.sleep(0.05)
-    try:
-        yield f"127.0.0.1:{port}", proc
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-def push_image(host: str, name: str) -> str:
-    """Push a tiny image through the registry HTTP API; returns the manifest digest."""
-    base = f"http://{host}/v2/{name}"
-
-    def blob(data: bytes) -> str:
-        digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        start = httpx.post(f"{base}/blobs/uploads/")
-        assert start.status_code == 202, start.text
-        loc = start.headers["location"]
-        loc = loc if loc.startswith("http") else f"http://{host}{loc}"
-        loc += ("&" if "?" in loc else "?") + f"digest={digest}"  # keep the upload's own _state query
-        put = httpx.put(loc, content=data, headers={"Content-Type": "application/octet-stream"})
-        assert put.status_code == 201, put.text
-        return digest
-
-    config = json.dumps(
-        {"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}}
-    ).encode()
-    layer = b"layer bytes"
-    manifest = {
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {
-            "mediaType": "application/vnd.oci.image.config.v1+json",
-            "digest": blob(config),
-            "size": len(config),
-        },
-        "layers": [
-            {"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": blob(layer), "size": len(layer)}
-        ],
-    }
-    body = json.dumps(manifest).encode()
-    put = httpx.put(
-        f"{base}/manifests/v1",
-        content=body,
-        headers={"Content-Type": "application/vnd.oci.image.manifest.v1+json"},
-    )
-    assert put.status_code == 201, put.text
-    return put.headers["docker-content-digest"]
+    addr = f"127.0.0.1:{free_port()}"
+    with run_registry(tmp_path, addr) as proc:
+        yield addr, proc
 
 
 def test_oci_manifest_checked_against_a_real_registry(demo, registry):

@@ -1,0 +1,84 @@
+"""A real Docker registry (Debian's docker-registry, installed by `make test`) for the tests, and a tiny
+image pushed through its HTTP API. Import with: sys.path.insert(0, str(Path(__file__).parent));
+from registry_fixtures import ...
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+REGISTRY_BIN = shutil.which("docker-registry")
+
+
+@contextmanager
+def run_registry(tmp: Path, addr: str, users: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+    """docker-registry serving `addr` (host:port), with htpasswd users (bcrypt) when given."""
+    # Installed by `make test` (Makefile SYSTEM_TOOLS); absent means a broken setup, not a pass.
+    assert REGISTRY_BIN is not None, "docker-registry is not installed (apt-get install docker-registry)"
+    auth = ""
+    if users:
+        import bcrypt
+
+        htpasswd = tmp / "htpasswd"
+        htpasswd.write_text("".join(f"{u}:{bcrypt.hashpw(p.encode(), bcrypt.gensalt(4)).decode()}\n"
+                                    for u, p in users.items()))
+        auth = f"auth:\n  htpasswd:\n    realm: test\n    path: {htpasswd}\n"
+    cfg = tmp / f"registry-{addr.replace(':', '-')}.yml"
+    cfg.write_text(f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {tmp / 'store'}\n"
+                   f"http:\n  addr: {addr}\n{auth}")
+    proc = subprocess.Popen([REGISTRY_BIN, "serve", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    try:
+        while True:
+            try:
+                if httpx.get(f"http://{addr}/v2/", timeout=1).status_code in (200, 401):
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "registry did not start"
+            time.sleep(0.05)
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def push_image(host: str, name: str, auth: tuple[str, str] | None = None) -> str:
+    """Push a tiny image through the registry HTTP API; returns the manifest digest."""
+    base = f"http://{host}/v2/{name}"
+
+    def blob(data: bytes) -> str:
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        start = httpx.post(f"{base}/blobs/uploads/", auth=auth)
+        assert start.status_code == 202, start.text
+        loc = start.headers["location"]
+        loc = loc if loc.startswith("http") else f"http://{host}{loc}"
+        loc += ("&" if "?" in loc else "?") + f"digest={digest}"  # keep the upload's own _state query
+        put = httpx.put(loc, content=data, headers={"Content-Type": "application/octet-stream"}, auth=auth)
+        assert put.status_code == 201, put.text
+        return digest
+
+    config = json.dumps({"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}}
+                        ).encode()
+    layer = b"layer bytes"
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": blob(config),
+                   "size": len(config)},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": blob(layer),
+                    "size": len(layer)}],
+    }
+    put = httpx.put(f"{base}/manifests/v1", content=json.dumps(manifest).encode(),
+                    headers={"Content-Type": "application/vnd.oci.image.manifest.v1+json"}, auth=auth)
+    assert put.status_code == 201, put.text
+    return put.headers["docker-content-digest"]
