@@ -149,6 +149,12 @@ FRAMEWORK.groups["registry"] = Group(
     examples=("framework registry login staging --username ci --password-env REGISTRY_TOKEN",
               "framework registry ref staging --image api --ci-output"),
 )
+# `framework doctor`: can this machine and project do what the project declares (spec 2, issue 19).
+FRAMEWORK.groups["doctor"] = Group(
+    help="Check this machine and project: toolchains, KCL, ledger, credentials, port blocks, server, daemon.",
+    commands={},
+    examples=("framework doctor", "framework doctor --signal deploy --json", "framework doctor --verbose"),
+)
 # `framework db ...`: the project's database authoring (spec 3, Database); sub-groups below.
 FRAMEWORK.groups["db"] = Group(
     help="The project's database: forward-only migrations (golang-migrate compatible), seeds, introspection.",

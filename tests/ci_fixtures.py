@@ -112,7 +112,8 @@ def project_fixture(tmp_path: Path) -> Project:
     (root / "framework.yaml").write_text("name: citest\n")
     home = tmp_path / "home"
     home.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FRAMEWORK_", "GITHUB_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FRAMEWORK_", "GITHUB_", "PLATFORM_"))}
     env.update({"HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache"), "NO_COLOR": "1",
+                "XDG_CONFIG_HOME": str(home / ".config"),
                 "FRAMEWORK_LEDGER_HOME": str(tmp_path / "ledger")})
     return Project(root=root, env=env)

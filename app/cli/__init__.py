@@ -39,6 +39,7 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "project": "app.cli.project",
     "debug": "app.cli.debug",
     "registry": "app.cli.registry",
+    "doctor": "app.cli.doctor:app",
 }
 PLATFORM_GROUP_MODULES: dict[str, str] = {
     "server": "app.cli.server",

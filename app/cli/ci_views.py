@@ -5,19 +5,19 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from app.output import plain
+
 MARK = {"passed": "ok", "skipped": "skip", "running": "...", "failed": "FAIL", "error": "ERR"}
 
 
-def render_timeline(tl: Any) -> None:
-    from app.output import stdout_console
 
-    console = stdout_console()
-    console.print(f"run {tl.run_id} ({', '.join(tl.sources)}): {tl.verdict}", markup=False)
+def render_timeline(tl: Any) -> None:
+    plain(f"run {tl.run_id} ({', '.join(tl.sources)}): {tl.verdict}")
     for s in tl.stages:
         when = time.strftime("%H:%M:%S", time.gmtime(s.at))
         where = f"{s.env}: " if s.env else ""
-        console.print(f"  {when}  {MARK.get(s.status, s.status):<4}  {s.kind:<9} {where}{s.name}  {s.detail}  "
-                      f"[{s.run_id}]", markup=False)
+        plain(f"  {when}  {MARK.get(s.status, s.status):<4}  {s.kind:<9} {where}{s.name}  {s.detail}  "
+                      f"[{s.run_id}]")
 
 
 def timeline_error(tl: Any) -> dict[str, Any]:
@@ -31,19 +31,14 @@ def timeline_error(tl: Any) -> dict[str, Any]:
 
 
 def render_test_run(report: Any) -> None:
-    from app.output import stdout_console
-
-    console = stdout_console()
     for p in report.packages:
         tail = f"  (allowed: {p.allowed})" if p.allowed else ""
-        console.print(f"{p.status:<10} {p.package}  {p.passed} passed, {p.failed} failed, {p.skipped} skipped{tail}",
-                      markup=False)
+        plain(f"{p.status:<10} {p.package}  {p.passed} passed, {p.failed} failed, {p.skipped} skipped{tail}")
         for name in p.failed_tests:
-            console.print(f"           FAIL {name}", markup=False)
+            plain(f"           FAIL {name}")
     t = report.totals
-    console.print(f"{t['passed']} passed, {t['failed']} failed, {t['skipped']} skipped "
-                  f"(skip ratio {report.skip_ratio:.0%}, allowed {report.max_skip_ratio:.0%}): {report.verdict}",
-                  markup=False)
+    plain(f"{t['passed']} passed, {t['failed']} failed, {t['skipped']} skipped "
+          f"(skip ratio {report.skip_ratio:.0%}, allowed {report.max_skip_ratio:.0%}): {report.verdict}")
 
 
 def test_run_error(report: Any) -> dict[str, Any]:

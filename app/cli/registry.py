@@ -8,21 +8,20 @@ import typer
 
 from app.cli import group_app
 from app.cli.options import JSON_OPTION
+from app.output import plain
 from app.registry import FRAMEWORK
 
 app = group_app("framework", "registry")
 HELP = FRAMEWORK.groups["registry"].commands
 
 
-def _render_login(result: Any) -> None:
-    from app.output import stdout_console
 
-    console = stdout_console()
+def _render_login(result: Any) -> None:
     for h in result.hosts:
         how = f" as {h.user} ({h.credential})" if h.user else " (local registry: no login)"
-        console.print(f"{h.status:<14} {h.host}{how}", markup=False)
+        plain(f"{h.status:<14} {h.host}{how}")
     if any(h.status == "logged_in" for h in result.hosts):
-        console.print(f"stored in {result.config}", markup=False)
+        plain(f"stored in {result.config}")
 
 
 def _render_ref(result: Any) -> None:
