@@ -152,8 +152,11 @@ FRAMEWORK.groups["registry"] = Group(
 # `framework doctor`: can this machine and project do what the project declares (spec 2, issue 19).
 FRAMEWORK.groups["doctor"] = Group(
     help="Check this machine and project: toolchains, KCL, ledger, credentials, port blocks, server, daemon.",
-    commands={},
-    examples=("framework doctor", "framework doctor --signal deploy --json", "framework doctor --verbose"),
+    commands={
+        "parity": "Compare a service's env and config in host mode (dev stack) and cluster mode (K8sCluster render).",
+    },
+    examples=("framework doctor", "framework doctor --signal deploy --json", "framework doctor --verbose",
+              "framework doctor parity api --env dev"),
 )
 # `framework db ...`: the project's database authoring (spec 3, Database); sub-groups below.
 FRAMEWORK.groups["db"] = Group(

@@ -61,3 +61,34 @@ def doctor(ctx: typer.Context,
         return run(project, signal)
 
     raise typer.Exit(run_command(json_output, action, _render(verbose), partial_error=_error))
+
+
+def _render_parity(report: Any) -> None:
+    plain(f"{report.service} in {report.env}: host mode (port offset {report.port_offset}) vs cluster mode: "
+          f"{report.verdict}")
+    for d in report.divergences:
+        plain(f"  {d.kind:<14} {d.name}: {d.why}")
+        plain(f"  {'':<14}   host:    {d.host if d.host is not None else '(unset)'}")
+        plain(f"  {'':<14}   cluster: {d.cluster if d.cluster is not None else '(unset)'}")
+
+
+def _parity_error(report: Any) -> dict[str, Any]:
+    bugs = [d.name for d in report.divergences if d.kind == "bug-class"]
+    return {"code": "parity_bug_class", "message": f"bug-class divergence in {', '.join(bugs)}"}
+
+
+@app.command("parity", help=GROUP.commands["parity"], epilog=(
+    "Examples:\n\n  framework doctor parity api\n\n  framework doctor parity web --env dev --json\n\n"
+    "Exit codes: 0 parity, or only secret-channel divergences; 1 a bug-class divergence; 2 bad usage."))
+def parity(service: str = typer.Argument(..., help="Workload name."),
+           env: str = typer.Option("dev", "--env", help="Environment (default dev)."),
+           json_output: bool = JSON_OPTION) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.doctor.parity import parity as compare
+        from engine.project import find_project
+
+        return compare(find_project(), service, env)
+
+    raise typer.Exit(run_command(json_output, action, _render_parity, partial_error=_parity_error))
