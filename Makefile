@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres go-tools
+.PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres go-tools npm-tools
 
 # System pieces the tests drive for real, as command:Debian-package pairs: tmux (terminal
 # end-to-end tests), docker-registry (release verify against a real OCI registry), chromium +
@@ -31,7 +31,7 @@ venv: $(STAMP)
 run: $(STAMP) postgres
 	cd examples/demo && ../../$(BIN)/framework
 
-test: $(STAMP) system-deps go-tools
+test: $(STAMP) system-deps go-tools npm-tools
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The PostgreSQL tests need server binaries (pg_ctl, initdb); quick when they are present.
@@ -60,6 +60,16 @@ $(TOOLS_BIN)/goose:
 	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install \
 	  -tags 'no_mysql no_sqlite3 no_mssql no_clickhouse no_vertica no_ydb no_turso no_libsql no_duckdb' \
 	  github.com/pressly/goose/v3/cmd/goose@$(GOOSE_VERSION)
+
+# npm tools the tests drive, pinned in tests/npm-tools/package.json, installed into .tools/npm only when
+# absent: verdaccio (a local npm registry for `release verify` npm artifacts). The override pins a
+# dist-tag (`node-fetch@cjs`) that some registry mirrors do not carry.
+NPM_TOOLS := $(CURDIR)/.tools/npm
+npm-tools: $(NPM_TOOLS)/node_modules/.bin/verdaccio
+
+$(NPM_TOOLS)/node_modules/.bin/verdaccio: tests/npm-tools/package.json
+	mkdir -p $(NPM_TOOLS) && cp tests/npm-tools/package.json $(NPM_TOOLS)/package.json
+	cd $(NPM_TOOLS) && npm install --no-audit --no-fund --loglevel=error
 
 snapshots: $(STAMP)
 	$(BIN)/python -m pytest tests/test_snapshots.py --snapshot-update

@@ -82,3 +82,53 @@ def push_image(host: str, name: str, auth: tuple[str, str] | None = None) -> str
                     headers={"Content-Type": "application/vnd.oci.image.manifest.v1+json"}, auth=auth)
     assert put.status_code == 201, put.text
     return put.headers["docker-content-digest"]
+
+
+VERDACCIO = Path(__file__).resolve().parent.parent / ".tools" / "npm" / "node_modules" / ".bin" / "verdaccio"
+
+
+@contextmanager
+def run_verdaccio(tmp: Path, port: int) -> Iterator[str]:
+    """A real local npm registry (verdaccio, pinned in tests/npm-tools, installed by `make npm-tools`), no
+    uplinks (never the network); yields its URL."""
+    assert VERDACCIO.exists(), "verdaccio is not installed: run `make npm-tools` (make test does)"
+    cfg = tmp / "verdaccio.yaml"
+    cfg.write_text(f"storage: {tmp / 'npm-storage'}\nauth:\n  htpasswd:\n    file: {tmp / 'npm-htpasswd'}\n"
+                   "uplinks: {}\npackages:\n  '**':\n    access: $all\n    publish: $authenticated\n"
+                   "log: {type: stdout, format: pretty, level: error}\n")
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen([str(VERDACCIO), "--config", str(cfg), "--listen", f"127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            try:
+                if httpx.get(f"{url}/-/ping", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "verdaccio did not start"
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+
+def npm_publish(registry: str, pkg_dir: Path, name: str, version: str) -> str:
+    """Publish a tiny package with the real npm CLI; returns the integrity `npm pack` computed."""
+    token = httpx.put(f"{registry}/-/user/org.couchdb.user:ci", json={"name": "ci", "password": "pw-123456"}
+                      ).json().get("token")
+    if not token:  # the user exists already: log in
+        token = httpx.put(f"{registry}/-/user/org.couchdb.user:ci", json={"name": "ci", "password": "pw-123456"},
+                          auth=("ci", "pw-123456")).json()["token"]
+    pkg_dir.mkdir(parents=True, exist_ok=True)
+    (pkg_dir / "package.json").write_text(json.dumps({"name": name, "version": version, "main": "index.js"}))
+    (pkg_dir / "index.js").write_text(f"module.exports = {json.dumps(version)};\n")
+    host = registry.removeprefix("http:")
+    (pkg_dir / ".npmrc-test").write_text(f"registry={registry}/\n{host}/:_authToken={token}\n")
+    packed = subprocess.run(["npm", "pack", "--json", "--dry-run", "--userconfig", ".npmrc-test"], cwd=pkg_dir,
+                            capture_output=True, text=True, check=True, timeout=120)
+    subprocess.run(["npm", "publish", "--userconfig", ".npmrc-test"], cwd=pkg_dir, capture_output=True,
+                   text=True, check=True, timeout=120)
+    return str(json.loads(packed.stdout)[0]["integrity"])

@@ -1,12 +1,17 @@
-"""`release verify` (spec 2): oci against a real registry on loopback, npm/gomod over their public
-protocols (served by named fakes on loopback), file always UNVERIFIABLE, and the exit codes."""
+"""`release verify` (spec 2): oci against a real registry on loopback, npm against a real local npm
+registry (verdaccio) with a package published by the real npm CLI, gomod against a checksum-database
+stand-in (named so: the public sum.golang.org cannot run here) serving hashes the real `go` command
+computed, file always UNVERIFIABLE; outcomes and exit codes, --strict, --timeout."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import threading
 import time
+import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -14,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import demo_fixture, free_port  # noqa: E402,F401
-from registry_fixtures import push_image, run_registry  # noqa: E402
+from registry_fixtures import npm_publish, push_image, run_registry, run_verdaccio  # noqa: E402
 
 
 def write_release(demo, version: str, artifacts: list[dict]) -> None:
@@ -80,24 +85,41 @@ def test_oci_manifest_checked_against_a_real_registry(demo, registry):
     assert code == 2 and doc["checks"][0]["outcome"] == "UNREACHABLE"
 
 
-class FakePackageServers(BaseHTTPRequestHandler):
-    """FakeNpmRegistry + FakeSumDb: the public npm registry and Go checksum database protocols."""
+def test_npm_version_and_integrity_against_a_local_npm_registry(demo, tmp_path):
+    """`npm`: the version exists and its integrity equals the recorded one (VERIFIED); another integrity
+    or an unpublished version FAILED (exit 1); a registry that cannot be reached UNREACHABLE (exit 2)."""
+    with run_verdaccio(tmp_path, free_port()) as registry:
+        integrity = npm_publish(registry, tmp_path / "pkg", "@demo/ui", "1.0.0")
+        demo.env["FRAMEWORK_NPM_REGISTRY"] = registry
+        write_release(demo, "ok", [{"workload": "ui", "kind": "npm", "coordinate": "@demo/ui@1.0.0",
+                                    "digest": integrity}])
+        code, doc = demo.json("release", "verify", "ok")
+        assert code == 0 and doc["checks"][0]["outcome"] == "VERIFIED", doc
+        write_release(demo, "bad", [
+            {"workload": "ui", "kind": "npm", "coordinate": "@demo/ui@1.0.0", "digest": "sha512-other"},
+            {"workload": "ui2", "kind": "npm", "coordinate": "@demo/ui@9.9.9", "digest": integrity}])
+        code, doc = demo.json("release", "verify", "bad")
+        assert code == 1 and [c["outcome"] for c in doc["checks"]] == ["FAILED", "FAILED"]
+        assert "integrity differs" in doc["checks"][0]["detail"] and "does not exist" in doc["checks"][1]["detail"]
+    code, doc = demo.json("release", "verify", "ok", "--timeout", "2")
+    assert code == 2 and doc["checks"][0]["outcome"] == "UNREACHABLE"
+
+
+class ChecksumDatabaseStandIn(BaseHTTPRequestHandler):
+    """A stand-in for the public Go checksum database (sum.golang.org), which cannot run here: it answers
+    `/lookup/<module>@<version>` in the database's format with hashes the real `go` command computed."""
+
+    records: dict[str, str] = {}
+    broken = False
 
     def do_GET(self) -> None:  # noqa: N802
-        if self.path == "/left-pad/1.3.0":
-            body, status = (
-                json.dumps(
-                    {"name": "left-pad", "version": "1.3.0", "dist": {"integrity": "sha512-good"}}
-                ).encode(),
-                200,
-            )
-        elif self.path == "/lookup/example.test/mod@v1.0.0":
-            body, status = (
-                (b"123\nexample.test/mod v1.0.0 h1:goodhash=\nexample.test/mod v1.0.0/go.mod h1:x=\n"),
-                200,
-            )
+        key = self.path.removeprefix("/lookup/")
+        if self.broken:
+            body, status = b"internal error", 500
+        elif self.path.startswith("/lookup/") and key in self.records:
+            body, status = self.records[key].encode(), 200
         else:
-            body, status = b"not found", 404
+            body, status = f"not found: {key}".encode(), 404
         self.send_response(status)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -107,44 +129,53 @@ class FakePackageServers(BaseHTTPRequestHandler):
         pass
 
 
-def test_npm_and_gomod_use_their_public_protocols_with_configurable_base_urls(demo):
-    """`npm`: version exists and integrity equals recorded; `gomod`: checksum database has the version and
-    the hash equals. Base URLs come from FRAMEWORK_NPM_REGISTRY / FRAMEWORK_GOSUMDB_URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakePackageServers)
+def go_module_sums(tmp: Path, module: str, version: str) -> tuple[str, str]:
+    """A module served by a file:// GOPROXY; the real `go mod download` computes its h1: hashes."""
+    at = tmp / "goproxy" / module / "@v"
+    at.mkdir(parents=True)
+    gomod = f"module {module}\n\ngo 1.22\n"
+    (at / f"{version}.mod").write_text(gomod)
+    (at / f"{version}.info").write_text(json.dumps({"Version": version, "Time": "2026-01-01T00:00:00Z"}))
+    with zipfile.ZipFile(at / f"{version}.zip", "w") as z:
+        z.writestr(f"{module}@{version}/go.mod", gomod)
+        z.writestr(f"{module}@{version}/lib.go", "package lib\n\nconst X = 1\n")
+    env = {**os.environ, "GOTOOLCHAIN": "local", "GOPROXY": f"file://{tmp / 'goproxy'}", "GOSUMDB": "off",
+           "GOMODCACHE": str(tmp / "modcache"), "GOFLAGS": "-modcacherw"}
+    (tmp / "w").mkdir()
+    out = subprocess.run(["go", "mod", "download", "-json", f"{module}@{version}"], cwd=tmp / "w", env=env,
+                         capture_output=True, text=True, check=True, timeout=120)
+    doc = json.loads(out.stdout)
+    return doc["Sum"], doc["GoModSum"]
+
+
+def test_gomod_against_a_checksum_database_stand_in(demo, tmp_path):
+    """`gomod`: the checksum database has the version and the hash equals (VERIFIED); another hash or an
+    unknown version FAILED; a database answering 500 UNREACHABLE (exit 2); --strict with a `file`
+    artifact fails on UNVERIFIABLE."""
+    h1, gomod_h1 = go_module_sums(tmp_path, "example.test/lib", "v1.0.0")
+    ChecksumDatabaseStandIn.records = {"example.test/lib@v1.0.0": (
+        f"4242\nexample.test/lib v1.0.0 {h1}\nexample.test/lib v1.0.0/go.mod {gomod_h1}\n\n"
+        "go.sum database tree\n4243\nstand-in-root-hash=\n\n— stand-in signature\n")}
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ChecksumDatabaseStandIn)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    demo.env.update(FRAMEWORK_NPM_REGISTRY=base, FRAMEWORK_GOSUMDB_URL=base)
+    demo.env["FRAMEWORK_GOSUMDB_URL"] = f"http://127.0.0.1:{server.server_address[1]}"
     try:
-        write_release(
-            demo,
-            "ok",
-            [
-                {"workload": "fe", "kind": "npm", "coordinate": "left-pad@1.3.0", "digest": "sha512-good"},
-                {
-                    "workload": "be",
-                    "kind": "gomod",
-                    "coordinate": "example.test/mod@v1.0.0",
-                    "digest": "h1:goodhash=",
-                },
-            ],
-        )
+        mod = {"workload": "be", "kind": "gomod", "coordinate": "example.test/lib@v1.0.0", "digest": h1}
+        write_release(demo, "ok", [mod, {"workload": "cfg", "kind": "file", "coordinate": "a.txt",
+                                         "digest": "sha256:" + "1" * 64}])
         code, doc = demo.json("release", "verify", "ok")
-        assert code == 0 and [c["outcome"] for c in doc["checks"]] == ["VERIFIED", "VERIFIED"], doc
-        write_release(
-            demo,
-            "bad",
-            [
-                {"workload": "fe", "kind": "npm", "coordinate": "left-pad@1.3.0", "digest": "sha512-other"},
-                {
-                    "workload": "be",
-                    "kind": "gomod",
-                    "coordinate": "example.test/mod@v9.9.9",
-                    "digest": "h1:x=",
-                },
-            ],
-        )
+        assert code == 0 and [c["outcome"] for c in doc["checks"]] == ["VERIFIED", "UNVERIFIABLE"], doc
+        code, doc = demo.json("release", "verify", "ok", "--strict")
+        assert code == 1 and doc["strict"] is True
+        write_release(demo, "bad", [{**mod, "digest": gomod_h1},
+                                    {**mod, "coordinate": "example.test/lib@v9.9.9"}])
         code, doc = demo.json("release", "verify", "bad")
         assert code == 1 and [c["outcome"] for c in doc["checks"]] == ["FAILED", "FAILED"]
+        assert "hash differs" in doc["checks"][0]["detail"]
+        ChecksumDatabaseStandIn.broken = True
+        code, doc = demo.json("release", "verify", "ok")
+        assert code == 2 and doc["checks"][0]["outcome"] == "UNREACHABLE"
     finally:
+        ChecksumDatabaseStandIn.broken = False
         server.shutdown()
         server.server_close()
