@@ -35,21 +35,29 @@ def run_registry(tmp: Path, addr: str, users: dict[str, str] | None = None) -> I
     cfg = tmp / f"registry-{addr.replace(':', '-')}.yml"
     cfg.write_text(f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {tmp / 'store'}\n"
                    f"http:\n  addr: {addr}\n{auth}")
-    proc = subprocess.Popen([REGISTRY_BIN, "serve", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
+    with serving([REGISTRY_BIN, "serve", str(cfg)], f"http://{addr}/v2/", (200, 401)) as proc:
+        yield proc
+
+
+@contextmanager
+def serving(argv: list[str], probe: str, ready: tuple[int, ...] = (200,), wait: float = 60
+            ) -> Iterator[subprocess.Popen[bytes]]:
+    """Start a server process, wait until `probe` answers one of `ready`, stop it (by its pid) after."""
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + wait
     try:
         while True:
             try:
-                if httpx.get(f"http://{addr}/v2/", timeout=1).status_code in (200, 401):
+                if httpx.get(probe, timeout=1).status_code in ready:
                     break
             except httpx.HTTPError:
                 pass
-            assert proc.poll() is None and time.monotonic() < deadline, "registry did not start"
+            assert proc.poll() is None and time.monotonic() < deadline, f"{argv[0]} did not start"
             time.sleep(0.05)
         yield proc
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=15)
 
 
 def push_image(host: str, name: str, auth: tuple[str, str] | None = None) -> str:
@@ -97,22 +105,8 @@ def run_verdaccio(tmp: Path, port: int) -> Iterator[str]:
                    "uplinks: {}\npackages:\n  '**':\n    access: $all\n    publish: $authenticated\n"
                    "log: {type: stdout, format: pretty, level: error}\n")
     url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen([str(VERDACCIO), "--config", str(cfg), "--listen", f"127.0.0.1:{port}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    try:
-        while True:
-            try:
-                if httpx.get(f"{url}/-/ping", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "verdaccio did not start"
-            time.sleep(0.1)
+    with serving([str(VERDACCIO), "--config", str(cfg), "--listen", f"127.0.0.1:{port}"], f"{url}/-/ping"):
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
 
 
 def npm_publish(registry: str, pkg_dir: Path, name: str, version: str) -> str:
