@@ -47,7 +47,12 @@ TOOLS_BIN := $(CURDIR)/.tools/bin
 MIGRATE_VERSION := v4.19.1
 GOOSE_VERSION := v3.26.0
 DELVE_VERSION := v1.27.2
-go-tools: $(TOOLS_BIN)/migrate $(TOOLS_BIN)/goose $(TOOLS_BIN)/dlv
+GOVULNCHECK_VERSION := v1.1.4
+go-tools: $(TOOLS_BIN)/migrate $(TOOLS_BIN)/goose $(TOOLS_BIN)/dlv $(TOOLS_BIN)/govulncheck
+
+# govulncheck: `framework ci vuln-scan`'s Go scanner (its tests point -db at a local database).
+$(TOOLS_BIN)/govulncheck:
+	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
 
 $(TOOLS_BIN)/dlv:
 	GOBIN=$(TOOLS_BIN) go install github.com/go-delve/delve/cmd/dlv@$(DELVE_VERSION)

@@ -81,6 +81,7 @@ FRAMEWORK = Program(
                 "migration-safety": "Check SQL migrations for patterns that fail or lock populated databases.",
                 "run": "Timeline of one CI run: release cut, promotions, rollouts, gate checks (exit 5 while running).",
                 "summarize": "Render --json documents as GitHub-flavoured Markdown (appended to $GITHUB_STEP_SUMMARY).",
+                "vuln-scan": "Run the scanners framework.yaml configures (pip-audit, govulncheck, npm audit).",
                 "verify-test-run": "Check a `go test -json` stream: failures, zero-evidence and mass-skip rules.",
             },
             examples=("framework ci validate-kcl --json", "framework ci run 9876543210.1 --json"),

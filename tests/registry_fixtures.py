@@ -10,6 +10,7 @@ import json
 import shutil
 import subprocess
 import time
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -126,3 +127,18 @@ def npm_publish(registry: str, pkg_dir: Path, name: str, version: str) -> str:
     subprocess.run(["npm", "publish", "--userconfig", ".npmrc-test"], cwd=pkg_dir, capture_output=True,
                    text=True, check=True, timeout=120)
     return str(json.loads(packed.stdout)[0]["integrity"])
+
+
+def go_module_proxy(tmp: Path, module: str, versions: list[str]) -> Path:
+    """A file:// GOPROXY holding `module` at these versions (no network for `go`)."""
+    at = tmp / "goproxy" / module / "@v"
+    at.mkdir(parents=True)
+    for version in versions:
+        gomod = f"module {module}\n\ngo 1.22\n"
+        (at / f"{version}.mod").write_text(gomod)
+        (at / f"{version}.info").write_text(json.dumps({"Version": version, "Time": "2026-01-01T00:00:00Z"}))
+        with zipfile.ZipFile(at / f"{version}.zip", "w") as z:
+            z.writestr(f"{module}@{version}/go.mod", gomod)
+            z.writestr(f"{module}@{version}/lib.go", "package lib\n\nfunc Parse(s string) int { return len(s) }\n")
+    (at / "list").write_text("\n".join(versions) + "\n")
+    return tmp / "goproxy"

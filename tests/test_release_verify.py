@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 import time
-import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import demo_fixture, free_port  # noqa: E402,F401
-from registry_fixtures import npm_publish, push_image, run_registry, run_verdaccio  # noqa: E402
+from registry_fixtures import go_module_proxy, npm_publish, push_image, run_registry, run_verdaccio  # noqa: E402
 
 
 def write_release(demo, version: str, artifacts: list[dict]) -> None:
@@ -131,15 +130,8 @@ class ChecksumDatabaseStandIn(BaseHTTPRequestHandler):
 
 def go_module_sums(tmp: Path, module: str, version: str) -> tuple[str, str]:
     """A module served by a file:// GOPROXY; the real `go mod download` computes its h1: hashes."""
-    at = tmp / "goproxy" / module / "@v"
-    at.mkdir(parents=True)
-    gomod = f"module {module}\n\ngo 1.22\n"
-    (at / f"{version}.mod").write_text(gomod)
-    (at / f"{version}.info").write_text(json.dumps({"Version": version, "Time": "2026-01-01T00:00:00Z"}))
-    with zipfile.ZipFile(at / f"{version}.zip", "w") as z:
-        z.writestr(f"{module}@{version}/go.mod", gomod)
-        z.writestr(f"{module}@{version}/lib.go", "package lib\n\nconst X = 1\n")
-    env = {**os.environ, "GOTOOLCHAIN": "local", "GOPROXY": f"file://{tmp / 'goproxy'}", "GOSUMDB": "off",
+    proxy = go_module_proxy(tmp, module, [version])
+    env = {**os.environ, "GOTOOLCHAIN": "local", "GOPROXY": f"file://{proxy}", "GOSUMDB": "off",
            "GOMODCACHE": str(tmp / "modcache"), "GOFLAGS": "-modcacherw"}
     (tmp / "w").mkdir()
     out = subprocess.run(["go", "mod", "download", "-json", f"{module}@{version}"], cwd=tmp / "w", env=env,

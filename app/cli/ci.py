@@ -134,3 +134,19 @@ def summarize(files: list[str] = typer.Argument(..., help="`--json` documents of
         return render(files)
 
     _serve(json_output, action, "summary")
+
+
+@app.command("vuln-scan", help=HELP["vuln-scan"], epilog=(
+    "Examples:\n\n  framework ci vuln-scan\n\n  framework ci vuln-scan --scanner govulncheck --json\n\n"
+    "Scanners come from framework.yaml `ci.vuln_scan.scanners` ({name, path, ...}).\n\nExit codes: 0 no "
+    "finding; 1 findings; 2 a selected scanner could not run, or none is selected."))
+def vuln_scan(scanner: list[str] = typer.Option(None, "--scanner", help="Only this scanner (repeatable): "
+                                                "pip-audit, govulncheck, npm-audit."),
+              json_output: bool = JSON_OPTION) -> None:
+    def action() -> tuple[Any, int]:
+        from engine.ci.vulnscan import vuln_scan as scan
+        from engine.project import find_project
+
+        return scan(find_project(), scanner or None)
+
+    _serve(json_output, action, "vuln_scan")

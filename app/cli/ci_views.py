@@ -54,3 +54,15 @@ def render_summary(summary: Any) -> None:
 def summary_error(summary: Any) -> dict[str, Any]:
     bad = [f"{i.path} ({i.error})" for i in summary.inputs if i.kind == "unreadable"]
     return {"code": "input_unreadable", "message": f"unreadable input: {', '.join(bad)}"}
+
+
+def render_vuln_scan(report: Any) -> None:
+    for run in report.scanners:
+        plain(f"{run.status:<9} {run.name} ({run.path}): {run.findings} finding(s)")
+    for f in report.findings:
+        plain(f"  {f.id:<20} {f.package} {f.version} -> fixed in {f.fixed or 'no fixed version'}  {f.summary}")
+
+
+def vuln_scan_error(report: Any) -> dict[str, Any]:
+    return {"code": "vulnerabilities_found",
+            "message": f"{len(report.findings)} finding(s): {', '.join(sorted({f.id for f in report.findings}))}"}
