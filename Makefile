@@ -11,9 +11,9 @@ PYTEST_ARGS ?=
 # System pieces the tests drive for real, as command:Debian-package pairs: tmux (terminal
 # end-to-end tests), docker-registry (release verify against a real OCI registry), chromium +
 # chromium-driver (the one login test driven by a real headless browser, tests/test_auth_browser.py),
-# gdb (debugpy's attach-by-pid). Installed only when absent, so the check costs nothing on a
-# prepared machine.
-SYSTEM_TOOLS := tmux:tmux docker-registry:docker-registry chromium:chromium chromedriver:chromium-driver gdb:gdb
+# gdb (debugpy's attach-by-pid), openssl (the vuln-scan tests' throwaway CA). Installed only when
+# absent, so the check costs nothing on a prepared machine.
+SYSTEM_TOOLS := tmux:tmux docker-registry:docker-registry chromium:chromium chromedriver:chromium-driver gdb:gdb openssl:openssl
 
 system-deps: postgres
 	@missing=""; for pair in $(SYSTEM_TOOLS); do command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair##*:}"; done; \
