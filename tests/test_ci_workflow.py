@@ -78,6 +78,7 @@ def test_the_demo_workflow_runs_end_to_end(demo, tmp_path):
     assert {s["run_id"] for s in timeline["stages"]} == {"424242.1"}
     summary = (ci_dir / "github_step_summary").read_text()
     for heading in ("ci-run — `ci-run.json`", "deploy — `deploy.json`", "release-verify — `verify.json`",
-                    "doctor — `doctor.json`"):
+                    "doctor — `doctor.json`", "### ✅ status — `status.json`"):
         assert heading in summary, summary
+    assert "| api | ready |" in summary and "| staging | ci-424242.1 | prm_" in summary  # status tables
     assert "| cut | " in summary and "| gate | staging | status | passed | 424242.1 |" in summary

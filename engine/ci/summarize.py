@@ -26,7 +26,7 @@ ENVELOPE = ("ok", "exit_code", "error")
 
 class SummaryInput(BaseModel):
     path: str
-    kind: str  # deploy | ci-run | release-verify | test-run | gates | doctor | vuln-scan | document | unreadable
+    kind: str  # deploy, ci-run, release-verify, test-run, gates, status, doctor, vuln-scan, document, unreadable
     ok: bool | None = None
     exit_code: int | None = None
     error: str | None = None  # why it could not be read
@@ -80,6 +80,9 @@ def kind_of(doc: dict[str, Any]) -> str:
         return "vuln-scan"
     if isinstance(doc.get("gates"), list):
         return "gates"
+    envs = doc.get("environments")
+    if isinstance(envs, list) and envs and all(isinstance(e, dict) and "convergence" in e for e in envs):
+        return "status"
     return "document"
 
 
@@ -114,7 +117,19 @@ def _body(kind: str, doc: dict[str, Any]) -> list[str]:
         return table(doc["findings"], ["scanner", "id", "package", "version", "fixed"])
     if kind == "gates":
         return table(doc["gates"], ["name", "status", "summary", "run_id"])
+    if kind == "status":
+        return _status(doc)
     return _generic(doc)
+
+
+def _status(doc: dict[str, Any]) -> list[str]:
+    rows = [{**e, "promotion": (e.get("promotion") or {}).get("id")} for e in doc["environments"]]
+    out = table(rows, ["env", "release", "promotion", "health", "convergence", "message"])
+    for e in doc["environments"]:
+        if e.get("workloads") or e.get("images"):
+            out += [f"**{cell(e['env'])}**", ""] + table(e.get("workloads") or [], ["name", "phase"])
+            out += table(e.get("images") or [], ["name", "state"])
+    return out
 
 
 def _generic(doc: dict[str, Any]) -> list[str]:
