@@ -79,8 +79,12 @@ FRAMEWORK = Program(
             commands={
                 "validate-kcl": "Check that every environment renders deployable manifests.",
                 "migration-safety": "Check SQL migrations for patterns that fail or lock populated databases.",
+                "run": "Timeline of one CI run: release cut, promotions, rollouts, gate checks (exit 5 while running).",
+                "summarize": "Render --json documents as GitHub-flavoured Markdown (appended to $GITHUB_STEP_SUMMARY).",
+                "vuln-scan": "Run the scanners framework.yaml configures (pip-audit, govulncheck, npm audit).",
+                "verify-test-run": "Check a `go test -json` stream: failures, zero-evidence and mass-skip rules.",
             },
-            examples=("framework ci validate-kcl --json",),
+            examples=("framework ci validate-kcl --json", "framework ci run 9876543210.1 --json"),
         ),
         "release": Group(
             help="Immutable releases recorded in .framework/releases/<version>.json.",
@@ -136,6 +140,25 @@ FRAMEWORK = Program(
     examples=("framework env list", "framework env list --json", "framework   (on a terminal: the dashboard)"),
 )
 
+# `framework registry ...`: container registries of an environment's images (spec 2, issue 19).
+FRAMEWORK.groups["registry"] = Group(
+    help="Container registries the environment's images name: log in (docker's config.json), print pushed refs.",
+    commands={
+        "login": "Log in to every registry host the workloads' images name (stored where docker and oras look).",
+        "ref": "Print <image>@<digest> per pushed image; --ci-output appends ref=, image=, digest= to $GITHUB_OUTPUT.",
+    },
+    examples=("framework registry login staging --username ci --password-env REGISTRY_TOKEN",
+              "framework registry ref staging --image api --ci-output"),
+)
+# `framework doctor`: can this machine and project do what the project declares (spec 2, issue 19).
+FRAMEWORK.groups["doctor"] = Group(
+    help="Check this machine and project: toolchains, KCL, ledger, credentials, port blocks, server, daemon.",
+    commands={
+        "parity": "Compare a service's env and config in host mode (dev stack) and cluster mode (K8sCluster render).",
+    },
+    examples=("framework doctor", "framework doctor --signal deploy --json", "framework doctor --verbose",
+              "framework doctor parity api --env dev"),
+)
 # `framework db ...`: the project's database authoring (spec 3, Database); sub-groups below.
 FRAMEWORK.groups["db"] = Group(
     help="The project's database: forward-only migrations (golang-migrate compatible), seeds, introspection.",

@@ -19,6 +19,11 @@ def kcl_package_dir() -> Path:
     return assets_dir() / "kcl" / "framework"
 
 
+def tools_bin() -> Path:
+    """Pinned tools `make` installs into the checkout (.tools/bin): delve, goose, govulncheck, ..."""
+    return _ROOT / ".tools" / "bin"
+
+
 def cache_dir() -> Path:
     """Per-user cache (`$XDG_CACHE_HOME/framework`, default `~/.cache/framework`)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")

@@ -38,6 +38,8 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "db": "app.cli.database",
     "project": "app.cli.project",
     "debug": "app.cli.debug",
+    "registry": "app.cli.registry",
+    "doctor": "app.cli.doctor:app",
 }
 PLATFORM_GROUP_MODULES: dict[str, str] = {
     "server": "app.cli.server",

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from engine.ci_environment import current_run_id
 from engine.environments.model import EnvironmentSpec, Workload
 from engine.errors import EngineError, InvalidInput
 from engine.paths import atomic_write_bytes, ledger_home
@@ -216,7 +217,7 @@ def collect_artifacts(
     return artifacts, images, missing, sources
 
 
-def _push_record_path(project: Project, env: str) -> Path:
+def push_record_path(project: Project, env: str) -> Path:
     return ledger_home() / "projects" / project.key / "pushes" / f"{env}.json"
 
 
@@ -224,7 +225,7 @@ def record_push(
     project: Project, env: str, artifacts: list[Artifact], images: dict[str, dict[str, str]]
 ) -> None:
     doc = {"artifacts": [a.model_dump() for a in artifacts], "images": images, "pushed_at": time.time()}
-    atomic_write_bytes(_push_record_path(project, env), json.dumps(doc, indent=2).encode())
+    atomic_write_bytes(push_record_path(project, env), json.dumps(doc, indent=2).encode())
 
 
 def harvest_push(
@@ -232,7 +233,7 @@ def harvest_push(
 ) -> tuple[list[Artifact], dict[str, dict[str, str]]]:
     """`--no-build --release`: the digests an earlier push recorded."""
     try:
-        doc = json.loads(_push_record_path(project, env).read_bytes())
+        doc = json.loads(push_record_path(project, env).read_bytes())
     except FileNotFoundError as exc:
         raise EngineError(
             f"no earlier push recorded for {env!r}; nothing to harvest",
@@ -285,6 +286,7 @@ def prepare_release(
         provenance=prov,
         artifacts=artifacts,
         images=images,
+        run_id=current_run_id(),
     )
     return rel, sources
 
