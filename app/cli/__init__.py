@@ -38,6 +38,11 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "db": "app.cli.database",
     "project": "app.cli.project",
     "debug": "app.cli.debug",
+    # Project authoring (issue 21).
+    "generate": "app.cli.generate:generate_app",
+    "build": "app.cli.generate:build_app",
+    "scaffold": "app.cli.scaffold",
+    "api": "app.cli.api",
 }
 PLATFORM_GROUP_MODULES: dict[str, str] = {
     "server": "app.cli.server",

@@ -1,0 +1,99 @@
+"""A plan of file writes and how it is applied under the ownership rules (spec 3, What the service
+does 3): generated files are stamped with their hash marker and rewritten freely; scaffold-once files
+are written only at birth (recorded in .framework/scaffolded.json) and never again; disowned files are
+never written. `--dry-run` computes the same statuses and writes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+from engine.authoring import markers, ownership
+from engine.paths import atomic_write_bytes
+
+Kind = Literal["generated", "scaffold"]
+
+
+class PlannedFile(BaseModel):
+    path: str
+    kind: Kind
+    content: str
+    mode: int = 0o644
+
+
+class FileResult(BaseModel):
+    path: str
+    kind: Kind
+    status: str  # written | created | unchanged | owned | exists | disowned | removed
+
+
+class Plan:
+    def __init__(self) -> None:
+        self.files: dict[str, PlannedFile] = {}
+
+    def generated(self, path: str, content: str) -> None:
+        self.files[path] = PlannedFile(path=path, kind="generated", content=content)
+
+    def scaffold(self, path: str, content: str, mode: int = 0o644) -> None:
+        self.files.setdefault(path, PlannedFile(path=path, kind="scaffold", content=content, mode=mode))
+
+    def gofmt(self) -> None:
+        """Format the rendered Go files with gofmt in one run (buf's output is formatted already)."""
+        import shutil
+        import subprocess
+        import tempfile
+
+        gofmt = shutil.which("gofmt")
+        go_files = [p for p in self.files if p.endswith(".go") and not p.startswith("gen/")]
+        if gofmt is None or not go_files:
+            return
+        with tempfile.TemporaryDirectory(prefix="framework-gofmt-") as tmp:
+            base = Path(tmp)
+            for rel in go_files:
+                (base / rel).parent.mkdir(parents=True, exist_ok=True)
+                (base / rel).write_text(self.files[rel].content, encoding="utf-8")
+            subprocess.run([gofmt, "-w", str(base)], capture_output=True, check=False)
+            for rel in go_files:
+                self.files[rel].content = (base / rel).read_text(encoding="utf-8")
+
+    def final(self, item: PlannedFile) -> str:
+        return markers.stamp(item.path, item.content) if item.kind == "generated" else item.content
+
+    def apply(self, root: Path, by: str, *, dry_run: bool = False, force: bool = False) -> list[FileResult]:
+        """Write what the ownership rules allow. `force` re-creates scaffold-once files that exist on
+        disk but were never recorded (e.g. `project new --force` over a directory's leftovers)."""
+        self.gofmt()
+        born = {b.path for b in ownership.scaffolded(root)}
+        gone = {d.path for d in ownership.disowned(root)}
+        results: list[FileResult] = []
+        births: list[str] = []
+        for path in sorted(self.files):
+            item = self.files[path]
+            content = self.final(item)
+            target = root / path
+            if path in gone:
+                status = "disowned"
+            elif item.kind == "generated":
+                old = target.read_text(encoding="utf-8") if target.is_file() else None
+                status = "unchanged" if old == content else "written"
+            elif path in born:
+                status = "owned"  # the user's from birth: never overwritten (even when deleted)
+            elif target.exists() and not force:
+                status = "exists"
+            else:
+                status = "created"
+            if status in ("written", "created") and not dry_run:
+                atomic_write_bytes(target, content.encode("utf-8"), item.mode)
+                if item.kind == "scaffold":
+                    births.append(path)
+            results.append(FileResult(path=path, kind=item.kind, status=status))
+        if births:
+            ownership.record_births(root, births, by)
+        return results
+
+
+def changed(results: list[FileResult]) -> list[str]:
+    return [r.path for r in results if r.status in ("written", "created", "removed")]
