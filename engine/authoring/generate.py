@@ -22,7 +22,7 @@ from engine.authoring.config import AuthoringConfig, load
 from engine.authoring.descriptor import CACHE, Descriptor, cache_text, compile_image, load_image, proto_files
 from engine.authoring.ownership import DISOWNED, SCAFFOLDED
 from engine.authoring.plan import FileResult, Plan
-from engine.authoring.templates import templates_digest
+from engine.authoring.templates import render, templates_digest
 from engine.paths import atomic_write_bytes
 from engine.project import Project
 
@@ -104,6 +104,7 @@ def build_plan(project: Project, cfg: AuthoringConfig, tmp: Path) -> tuple[Plan,
                 plan.scaffold(f"{where}/{naming.rpc_file(method.name)}", gocode.rpc_stub(desc, svc, method))
         observe = cfg.enabled("observability")
         plan.generated("internal/bootstrap/bootstrap.go", gocode.bootstrap_go(desc, cfg.module, cfg.port, observe))
+        plan.generated("internal/bootstrap/bootstrap_test.go", render("go/bootstrap_test.go.tmpl"))
         if observe:
             plan.generated("internal/bootstrap/observability.go", gocode.observability_go())
         plan.generated(f"cmd/{cfg.name}/main.go", gocode.main_go(cfg.name, cfg.module))
