@@ -18,7 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_cli
+
+from tests.conftest import REPO, run_cli
 
 _GO_ENV: dict[str, str] = {}
 if shutil.which("go"):

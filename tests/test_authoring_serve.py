@@ -8,9 +8,20 @@ import subprocess
 from pathlib import Path
 
 import yaml
-from authoring_fixtures import authored, free_port, fw, fw_text, go, go_caches, project_copy, served, tree, wait_http
 
 from engine import __version__
+from tests.authoring_fixtures import (
+    authored,
+    free_port,
+    fw,
+    fw_text,
+    go,
+    go_caches,
+    project_copy,
+    served,
+    tree,
+    wait_http,
+)
 
 
 def test_project_new_writes_the_project_and_records_its_births(authored: Path) -> None:

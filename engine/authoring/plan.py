@@ -63,8 +63,8 @@ class Plan:
         return markers.stamp(item.path, item.content) if item.kind == "generated" else item.content
 
     def apply(self, root: Path, by: str, *, dry_run: bool = False, force: bool = False) -> list[FileResult]:
-        """Write what the ownership rules allow. `force` re-creates scaffold-once files that exist on
-        disk but were never recorded (e.g. `project new --force` over a directory's leftovers)."""
+        """Write what the ownership rules allow. `force` is an explicit request to write scaffold-once
+        files anyway: `project new --force`, `scaffold service --force`, a named `scaffold rpc`."""
         self.gofmt()
         born = {b.path for b in ownership.scaffolded(root)}
         gone = {d.path for d in ownership.disowned(root)}
@@ -79,7 +79,7 @@ class Plan:
             elif item.kind == "generated":
                 old = target.read_text(encoding="utf-8") if target.is_file() else None
                 status = "unchanged" if old == content else "written"
-            elif path in born:
+            elif path in born and not force:
                 status = "owned"  # the user's from birth: never overwritten (even when deleted)
             elif target.exists() and not force:
                 status = "exists"
