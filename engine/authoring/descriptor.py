@@ -198,4 +198,14 @@ def read_cache(root: Path) -> Descriptor:
 
 
 def cache_text(desc: Descriptor) -> str:
-    return json.dumps(desc.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    """One entry per line (readable diffs) with the C encoder (indent= falls back to pure Python)."""
+    data = desc.model_dump(mode="json")
+    parts = []
+    for key in sorted(data):
+        value = data[key]
+        if isinstance(value, list) and value:
+            inner = ",\n".join("    " + json.dumps(v, sort_keys=True) for v in value)
+            parts.append(f"  {json.dumps(key)}: [\n{inner}\n  ]")
+        else:
+            parts.append(f"  {json.dumps(key)}: {json.dumps(value, sort_keys=True)}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"

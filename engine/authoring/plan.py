@@ -14,6 +14,14 @@ from pydantic import BaseModel
 from engine.authoring import markers, ownership
 from engine.paths import atomic_write_bytes
 
+
+def scratch_dir() -> str | None:
+    """tmpfs when there is one: generation's throwaway trees are created and removed by the hundred."""
+    import os
+
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+
 Kind = Literal["generated", "scaffold"]
 
 
@@ -22,6 +30,7 @@ class PlannedFile(BaseModel):
     kind: Kind
     content: str
     mode: int = 0o644
+    gofmt: bool = False  # rendered Go whose layout gofmt settles (aligned struct fields)
 
 
 class FileResult(BaseModel):
@@ -34,8 +43,8 @@ class Plan:
     def __init__(self) -> None:
         self.files: dict[str, PlannedFile] = {}
 
-    def generated(self, path: str, content: str) -> None:
-        self.files[path] = PlannedFile(path=path, kind="generated", content=content)
+    def generated(self, path: str, content: str, gofmt: bool = False) -> None:
+        self.files[path] = PlannedFile(path=path, kind="generated", content=content, gofmt=gofmt)
 
     def scaffold(self, path: str, content: str, mode: int = 0o644) -> None:
         self.files.setdefault(path, PlannedFile(path=path, kind="scaffold", content=content, mode=mode))
@@ -47,10 +56,10 @@ class Plan:
         import tempfile
 
         gofmt = shutil.which("gofmt")
-        go_files = [p for p in self.files if p.endswith(".go") and not p.startswith("gen/")]
+        go_files = [p for p, f in self.files.items() if p.endswith(".go") and f.gofmt]
         if gofmt is None or not go_files:
             return
-        with tempfile.TemporaryDirectory(prefix="framework-gofmt-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="framework-gofmt-", dir=scratch_dir()) as tmp:
             base = Path(tmp)
             for rel in go_files:
                 (base / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -86,7 +95,9 @@ class Plan:
             else:
                 status = "created"
             if status in ("written", "created") and not dry_run:
-                atomic_write_bytes(target, content.encode("utf-8"), item.mode)
+                # Renamed into place (never half-written) without an fsync each: generated files are
+                # regenerable and a lost birth is re-created by `project rescaffold`; the ledger is durable.
+                atomic_write_bytes(target, content.encode("utf-8"), item.mode, durable=False)
                 if item.kind == "scaffold":
                     births.append(path)
             results.append(FileResult(path=path, kind=item.kind, status=status))
