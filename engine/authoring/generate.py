@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from engine import __version__
-from engine.authoring import entities, gocode, markers, naming, tools
+from engine.authoring import entities, gocode, markers, mocks, naming, tools
 from engine.authoring.config import AuthoringConfig, load
 from engine.authoring.descriptor import CACHE, Descriptor, cache_text, compile_image, load_image, proto_files
 from engine.authoring.ownership import DISOWNED, SCAFFOLDED
@@ -47,6 +47,7 @@ def _fingerprint(root: Path, cfg: AuthoringConfig) -> str:
         inputs += sorted(proto.rglob("*.proto"))
     if (root / MIGRATIONS).is_dir():
         inputs += sorted((root / MIGRATIONS).glob("*.up.sql"))
+    inputs += mocks.contracts(root)
     for path in inputs:
         h.update(path.relative_to(root).as_posix().encode() + b"\0")
         h.update(path.read_bytes() if path.is_file() else b"\0absent\0")
@@ -121,6 +122,12 @@ def build_plan(project: Project, cfg: AuthoringConfig, tmp: Path) -> tuple[Plan,
         if observe:
             plan.generated("internal/bootstrap/observability.go", gocode.observability_go())
         plan.generated(f"cmd/{cfg.name}/main.go", gocode.main_go(cfg.name, cfg.module))
+    if cfg.enabled("contracts"):
+        for contract in mocks.contracts(root):
+            rel_dir = contract.parent.relative_to(root).as_posix()
+            text = mocks.mock_go(cfg.module, rel_dir, contract.read_text(encoding="utf-8"))
+            if text is not None:
+                plan.generated(f"{rel_dir}/{contract.parent.name}mock/mock.go", text, gofmt=True)
     if cfg.enabled("orm") and any(m.entity for m in desc.messages):
         known = entities.tables(root / MIGRATIONS)
         for msg in desc.messages:
