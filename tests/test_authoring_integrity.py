@@ -122,3 +122,32 @@ def test_disown_moves_a_file_out_of_generation_for_good(project_copy: Path) -> N
     code, doc, _ = fw("ci", "verify-generated", cwd=project_copy)
     assert not [f for f in doc["findings"] if f["check"] != "commit-policy"], doc["findings"]
     assert go("vet", "./...", cwd=project_copy).returncode == 0
+
+
+def test_generate_refuses_unusable_protos_with_a_clear_error(project_copy: Path) -> None:
+    """Bad input: a clear error and exit 1, nothing half-written: a proto without go_package, a proto
+    that does not compile."""
+    before = tree(project_copy)
+    extra = project_copy / "proto/misc/v1/misc.proto"
+    extra.parent.mkdir(parents=True)
+    extra.write_text('syntax = "proto3";\npackage misc.v1;\nservice MiscService { rpc A(M) returns (M); }\n'
+                     "message M {}\n")
+    code, doc, err = fw("generate", cwd=project_copy)
+    assert code == 1 and "go_package" in doc["error"]["message"] and "Traceback" not in err
+    extra.write_text('syntax = "proto3";\npackage misc.v1;\nmessage M { strin x = 1; }\n')
+    code, doc, err = fw("generate", cwd=project_copy)
+    assert code == 1 and "buf build" in doc["error"]["message"] and "strin" in doc["error"]["message"]
+    extra.unlink()
+    assert {k: v for k, v in tree(project_copy).items() if not k.startswith("proto/misc")} == before
+
+
+def test_generate_dry_run_lists_changes_and_writes_nothing(project_copy: Path) -> None:
+    """Spec 3 Scaffolding `--dry-run` (also on generate): the files a proto change would rewrite are
+    listed; none is written."""
+    proto = project_copy / "proto/order/v1/order.proto"
+    proto.write_text(proto.read_text().replace("  string name = 2;\n", "  string name = 2;\n  string note = 3;\n"))
+    before = tree(project_copy)
+    code, doc, err = fw("generate", "--dry-run", cwd=project_copy)
+    assert code == 0, err
+    assert {"gen/order/v1/order.pb.go", "gen/framework_descriptor.json"} <= set(doc["changed"])
+    assert tree(project_copy) == before

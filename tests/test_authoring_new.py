@@ -122,3 +122,32 @@ def test_env_up_runs_the_generated_dev_stack(project_copy: Path, stacks_cleanup:
     assert code == 0, err
     answer = subprocess.run(["bash", "-c", out.strip()], capture_output=True, text=True, timeout=30)
     assert answer.returncode == 0 and json.loads(answer.stdout) == {}, answer
+
+
+def test_api_curl_short_forms_and_ambiguity() -> None:
+    """Spec 3 Local helpers `api curl`: the short service form when unique; a clear error listing the
+    candidates when not; a zero-value body from the descriptor (nested, repeated, enum, int64)."""
+    from engine.authoring.curl import resolve, zero_value
+    from engine.authoring.descriptor import Descriptor, Field, Message, Method, Service
+    from engine.errors import InvalidInput
+
+    desc = Descriptor(
+        services=[Service(package=f"shop.{v}", name="ShopService", file=f"shop/{v}/shop.proto",
+                          methods=[Method(name="Get", input="shop.v1.GetRequest", output="shop.v1.GetRequest")])
+                  for v in ("v1", "v2")],
+        messages=[Message(full_name="shop.v1.GetRequest", go_name="GetRequest", file="f", fields=[
+            Field(name="id", json_name="id", number=1, type="int64"),
+            Field(name="tags", json_name="tags", number=2, type="string", repeated=True),
+            Field(name="kind", json_name="kind", number=3, type="enum", type_name="shop.v1.Kind"),
+            Field(name="at", json_name="at", number=4, type="message", type_name="google.protobuf.Timestamp"),
+            Field(name="next", json_name="next", number=5, type="message", type_name="shop.v1.GetRequest")])],
+        enums={"shop.v1.Kind": "KIND_UNSPECIFIED"})
+    svc, method = resolve(desc, "shop.v2.ShopService.Get")
+    assert svc.procedure(method.name) == "/shop.v2.ShopService/Get"
+    try:
+        resolve(desc, "ShopService.Get")
+        raise AssertionError("ambiguous short form accepted")
+    except InvalidInput as exc:
+        assert "shop.v1.ShopService" in exc.message and "shop.v2.ShopService" in exc.message
+    assert zero_value(desc, "shop.v1.GetRequest") == {
+        "id": "0", "tags": [], "kind": "KIND_UNSPECIFIED", "at": "1970-01-01T00:00:00Z", "next": {}}

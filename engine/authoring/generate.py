@@ -23,6 +23,7 @@ from engine.authoring.descriptor import CACHE, Descriptor, cache_text, compile_i
 from engine.authoring.ownership import DISOWNED, SCAFFOLDED
 from engine.authoring.plan import FileResult, Plan, scratch_dir
 from engine.authoring.templates import render, templates_digest
+from engine.errors import InvalidInput
 from engine.paths import atomic_write_bytes
 from engine.project import Project
 
@@ -110,6 +111,12 @@ def build_plan(project: Project, cfg: AuthoringConfig, tmp: Path) -> tuple[Plan,
         desc = _buf_outputs(root, tmp, plan, cfg.proto_dir)
         plan.generated(CACHE.as_posix(), cache_text(desc))
     if cfg.kind == "service":
+        dirs: dict[str, str] = {}
+        for svc in desc.services:
+            other = dirs.setdefault(gocode.handler_dir(svc), svc.full_name)
+            if other != svc.full_name:
+                raise InvalidInput(f"{other} and {svc.full_name} would share {gocode.handler_dir(svc)}",
+                                   hint="give one of the services another name")
         for svc in desc.services:
             where = gocode.handler_dir(svc)
             plan.generated(f"{where}/handler.go", gocode.handler_go(desc, svc))
