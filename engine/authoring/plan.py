@@ -78,6 +78,7 @@ class Plan:
         born = {b.path for b in ownership.scaffolded(root)}
         gone = {d.path for d in ownership.disowned(root)}
         results: list[FileResult] = []
+        writes: list[tuple[Path, bytes, int]] = []
         births: list[str] = []
         for path in sorted(self.files):
             item = self.files[path]
@@ -94,16 +95,33 @@ class Plan:
                 status = "exists"
             else:
                 status = "created"
-            if status in ("written", "created") and not dry_run:
-                # Renamed into place (never half-written) without an fsync each: generated files are
-                # regenerable and a lost birth is re-created by `project rescaffold`; the ledger is durable.
-                atomic_write_bytes(target, content.encode("utf-8"), item.mode, durable=False)
+            if status in ("written", "created"):
+                writes.append((target, content.encode("utf-8"), item.mode))
                 if item.kind == "scaffold":
                     births.append(path)
             results.append(FileResult(path=path, kind=item.kind, status=status))
-        if births:
+        if not dry_run:
+            _write_all(writes)
+        if births and not dry_run:
             ownership.record_births(root, births, by)
         return results
+
+
+def _write_all(writes: list[tuple[Path, bytes, int]]) -> None:
+    """Each file renamed into place (never half-written) without an fsync each: generated files are
+    regenerable and a lost birth is re-created by `project rescaffold`; the ownership ledger is durable.
+    File creation dominates a large generation, so a few threads overlap it."""
+    for parent in sorted({target.parent for target, _, _ in writes}):
+        parent.mkdir(parents=True, exist_ok=True)
+    if len(writes) < 32:
+        for target, data, mode in writes:
+            atomic_write_bytes(target, data, mode, durable=False)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for future in [pool.submit(atomic_write_bytes, t, d, m, durable=False) for t, d, m in writes]:
+            future.result()
 
 
 def changed(results: list[FileResult]) -> list[str]:
