@@ -139,3 +139,12 @@ def test_scaffold_rpc_handler_file_and_binary(project_copy: Path) -> None:
     assert code == 0, err
     assert sorted(b["workload"] for b in doc["builds"]) == ["migrator", "shop"]
     assert (project_copy / "bin/migrator").is_file()
+    # `build <env>`: the environment's workloads, the same dispatch as `env build` (go: main ./cmd/shop).
+    (project_copy / "bin/shop").unlink()
+    code, doc, err = fw("build", "dev", cwd=project_copy)
+    assert code == 0, err
+    assert [(b["workload"], b["type"], b["status"]) for b in doc["builds"]] == [("shop", "go", "built")]
+    assert doc["pushed"] is False and doc["release"] is None  # never publishes
+    assert (project_copy / "bin/shop").is_file()
+    code, doc, _ = fw("generate", cwd=project_copy.parent)
+    assert code == 1 and doc["error"]["code"] == "project_not_found"

@@ -13,8 +13,10 @@ from app.registry import FRAMEWORK
 
 def _app(name: str, note: str) -> Any:
     group = FRAMEWORK.groups[name]
+    # A group with no sub-commands: options may follow its argument (`build dev --json`).
     return typer.Typer(help=group.help, add_completion=False, invoke_without_command=True,
-                       pretty_exceptions_enable=False, context_settings={"help_option_names": ["--help", "-h"]},
+                       pretty_exceptions_enable=False, subcommand_metavar="",
+                       context_settings={"help_option_names": ["--help", "-h"], "allow_interspersed_args": True},
                        epilog=examples(*group.examples, note=note))
 
 
