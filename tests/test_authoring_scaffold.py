@@ -48,7 +48,9 @@ def test_scaffold_births_entities_and_their_table_applies_on_postgresql(project_
     proto = project_copy / "proto/order/v1/order.proto"
     proto.write_text(proto.read_text() + "\n// framework:entity\nmessage Customer {\n  int64 id = 1;\n"
                      "  string email = 2;\n  bool vip = 3;\n  repeated string tags = 4;\n}\n")
-    code, doc, err = fw("scaffold", cwd=project_copy)
+    code, doc, err = fw("scaffold", "--service", "billing", cwd=project_copy)
+    assert code == 0 and doc["born"] == [] and doc["files"] == [], err  # --service: only that service's
+    code, doc, err = fw("scaffold", "--service", "order", cwd=project_copy)
     assert code == 0, err
     assert doc["born"] == ["order.v1.Customer"]
     text = proto.read_text()
