@@ -93,6 +93,11 @@ def test_rescaffold_recreates_only_deleted_scaffold_once_files(project_copy: Pat
     code, doc, err = fw("project", "rescaffold", "internal/handlers/order/rpc_delete_order.go", cwd=project_copy)
     assert code == 0, err
     assert stub.read_text() == original
+    readme = project_copy / "README.md"
+    text = readme.read_text()
+    readme.unlink()
+    code, doc, err = fw("project", "rescaffold", "README.md", cwd=project_copy)  # a `project new` file
+    assert code == 0 and readme.read_text() == text, err
     code, doc, _ = fw("project", "rescaffold", "internal/bootstrap/bootstrap.go", cwd=project_copy)
     assert code == 1 and doc["error"]["code"] == "path_exists"
     (project_copy / "internal/bootstrap/bootstrap.go").unlink()
