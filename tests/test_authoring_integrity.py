@@ -156,3 +156,15 @@ def test_generate_dry_run_lists_changes_and_writes_nothing(project_copy: Path) -
     assert code == 0, err
     assert {"gen/order/v1/order.pb.go", "gen/framework_descriptor.json"} <= set(doc["changed"])
     assert tree(project_copy) == before
+
+
+def test_a_scaffold_that_fails_half_way_leaves_the_checkout_as_it_was(project_copy: Path) -> None:
+    """Bad input: never half-written data. `scaffold entity` edits the proto and writes a migration before
+    generating; when generation fails (here buf.gen.yaml names a plugin that does not exist) none of it
+    reaches the checkout."""
+    gen = project_copy / "buf.gen.yaml"
+    gen.write_text(gen.read_text().replace("local: protoc-gen-connect-go", "local: protoc-gen-nope"))
+    before = tree(project_copy)
+    code, doc, err = fw("scaffold", "entity", "invoice", cwd=project_copy)
+    assert code == 1 and "buf generate" in doc["error"]["message"], err
+    assert tree(project_copy) == before

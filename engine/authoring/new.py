@@ -116,6 +116,10 @@ def new_project(name: str, *, parent: Path, module: str | None = None, kind: str
         raise InvalidInput(f"{root} already holds a project ({CONFIG_FILE})", hint="pass --force to write over it")
     if not in_place and root.is_dir() and any(root.iterdir()) and not force:
         raise InvalidInput(f"{root} exists and is not empty", hint="pass --in-place to use it, or --force")
+    if "codegen" not in disabled:
+        for tool in ("buf", "protoc-gen-go", "protoc-gen-connect-go"):
+            tools.find(tool)  # before writing anything: no project left without its generated half
+    tools.go()
     cfg = AuthoringConfig(name=slug, module=module or slug, kind=kind,
                           features={f: f not in disabled for f in FEATURES})
     plan = project_plan(cfg, svc)

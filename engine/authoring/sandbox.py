@@ -31,3 +31,16 @@ def diff(before: Path, after: Path) -> list[tuple[str, str]]:
     out += [(p, "removed") for p in a.keys() - b.keys()]
     out += [(p, "modified") for p in a.keys() & b.keys() if a[p] != b[p]]
     return sorted(out)
+
+
+def carry_over(source: Path, dest: Path, changes: list[tuple[str, str]]) -> None:
+    """Apply `diff(dest, source)` to `dest`: created and modified files copied (renamed into place,
+    mode kept), removed ones deleted; the ownership ledgers under .framework/ last."""
+    from engine.paths import atomic_write_bytes
+
+    for rel, change in sorted(changes, key=lambda c: (c[0].startswith(".framework/"), c[0])):
+        if change == "removed":
+            (dest / rel).unlink(missing_ok=True)
+        else:
+            src = source / rel
+            atomic_write_bytes(dest / rel, src.read_bytes(), src.stat().st_mode & 0o777)

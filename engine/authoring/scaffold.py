@@ -33,15 +33,15 @@ class ScaffoldResult(BaseModel):
 
 def _dry_or_real(project: Project, what: str, op: Callable[[Project], ScaffoldResult], dry_run: bool
                  ) -> ScaffoldResult:
-    """Run `op` on the project, or on a throwaway copy (--dry-run) to list what it would write."""
+    """Run `op` on a throwaway copy of the project, then list what changed (--dry-run) or carry the
+    changes over: a scaffold that fails half-way (a proto that does not compile, a tool missing)
+    leaves the checkout as it was."""
     with tempfile.TemporaryDirectory(prefix="framework-scaffold-") as tmp:
-        target = project
-        if dry_run:
-            target = Project(sandbox.copy(project.root, Path(tmp) / "copy"))
-        else:
-            sandbox.copy(project.root, Path(tmp) / "before")
+        target = Project(sandbox.copy(project.root, Path(tmp) / "copy"))
         result = op(target)
-        changes = sandbox.diff(Path(tmp) / "before" if not dry_run else project.root, target.root)
+        changes = sandbox.diff(project.root, target.root)
+        if not dry_run:
+            sandbox.carry_over(target.root, project.root, changes)
     result.what, result.dry_run = what, dry_run
     result.files = [{"path": p, "change": c} for p, c in changes]
     return result
