@@ -48,11 +48,27 @@ MIGRATE_VERSION := v4.19.1
 GOOSE_VERSION := v3.26.0
 DELVE_VERSION := v1.27.2
 GOVULNCHECK_VERSION := v1.1.4
-go-tools: $(TOOLS_BIN)/migrate $(TOOLS_BIN)/goose $(TOOLS_BIN)/dlv $(TOOLS_BIN)/govulncheck
 
 # govulncheck: `framework ci vuln-scan`'s Go scanner (its tests point -db at a local database).
 $(TOOLS_BIN)/govulncheck:
 	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
+
+# Project authoring (spec 3, Generation): buf with the Go protobuf and Connect plugins, pinned to the
+# versions engine/authoring/tools.py names (the generated go.mod requires the matching runtimes).
+BUF_VERSION := v1.75.0
+PROTOC_GEN_GO_VERSION := v1.36.11
+PROTOC_GEN_CONNECT_GO_VERSION := v1.19.1
+AUTHORING_TOOLS := $(TOOLS_BIN)/buf $(TOOLS_BIN)/protoc-gen-go $(TOOLS_BIN)/protoc-gen-connect-go
+go-tools: $(TOOLS_BIN)/migrate $(TOOLS_BIN)/goose $(TOOLS_BIN)/dlv $(TOOLS_BIN)/govulncheck $(AUTHORING_TOOLS)
+
+$(TOOLS_BIN)/buf:
+	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+
+$(TOOLS_BIN)/protoc-gen-go:
+	GOBIN=$(TOOLS_BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+
+$(TOOLS_BIN)/protoc-gen-connect-go:
+	GOBIN=$(TOOLS_BIN) go install connectrpc.com/connect/cmd/protoc-gen-connect-go@$(PROTOC_GEN_CONNECT_GO_VERSION)
 
 $(TOOLS_BIN)/dlv:
 	GOBIN=$(TOOLS_BIN) go install github.com/go-delve/delve/cmd/dlv@$(DELVE_VERSION)

@@ -150,3 +150,35 @@ def vuln_scan(scanner: list[str] = typer.Option(None, "--scanner", help="Only th
         return scan(find_project(), scanner or None)
 
     _serve(json_output, action, "vuln_scan")
+def _render_verify(result: Any) -> None:
+    import sys
+
+    for f in result.findings:
+        sys.stdout.write(f"{f.path}: {f.check}: {f.problem}\n")
+    for note in result.notes:
+        sys.stdout.write(f"note: {note}\n")
+    sys.stdout.write(f"{result.checked} generated files checked, {len(result.findings)} findings "
+                     f"(commit policy: {result.policy})\n")
+
+
+@app.command("verify-generated", help=HELP["verify-generated"], epilog=(
+    "Examples:\n\n  framework ci verify-generated\n\n  framework ci verify-generated --json"
+    "\n\nChecks: every generated file's framework:hash marker matches its content; regenerating in a temporary "
+    "copy changes nothing; framework.yaml generate.commit (true: generated files tracked by git; false: ignored) "
+    "holds. Exit codes: 0 clean; 1 any finding (each offending file is named)."))
+def verify_generated(json_output: bool = typer.Option(False, "--json", help="Print one JSON document.")) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.authoring.verify import verify_generated as verify
+        from engine.project import find_project
+
+        result = verify(find_project())
+        return result, (1 if result.findings else 0)
+
+    def error(result: Any) -> dict[str, Any]:
+        return {"code": "generated_files_invalid",
+                "message": f"{len(result.findings)} generated-file findings: "
+                           + ", ".join(sorted({f.path for f in result.findings}))}
+
+    raise typer.Exit(run_command(json_output, action, _render_verify, partial_error=error))

@@ -132,8 +132,9 @@ def build_workload(
                 hint="install Go (https://go.dev/dl) or use a shell build",
             )
         out = (build.artifacts or [f"bin/{name}"])[0]
+        # `main` names the main package (e.g. ./cmd/api in a generated project; spec 3, build).
         output = _run(
-            build.command or ["go", "build", "-o", str(project.root / out), "."],
+            build.command or ["go", "build", "-o", str(project.root / out), build.main or "."],
             cwd,
             what,
             shell=bool(build.command),
