@@ -65,6 +65,7 @@ CREATE TABLE cp_promotions (
     source TEXT NOT NULL,
     who TEXT NOT NULL,
     created_at DOUBLE PRECISION NOT NULL,
+    run_id TEXT,
     UNIQUE (env_id, seq)
 );
 

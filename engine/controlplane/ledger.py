@@ -72,7 +72,8 @@ class HostedTx:
             seq=_next_seq(self.conn, t.promotions, self.env["id"]), env=self.env["name"], release=row["release"],
             images=json.dumps(row["images"], sort_keys=True), bundle=json.dumps(self.bundle, sort_keys=True),
             direction=row["direction"], previous_id=row["previous_id"], plan_digest=row["plan_digest"],
-            supersede=bool(row["supersede"]), source=row["source"], who=row["who"], created_at=row["created_at"]))
+            supersede=bool(row["supersede"]), source=row["source"], who=row["who"], created_at=row["created_at"],
+            run_id=row.get("run_id")))
 
     def set_current(self, env: str, promotion_id: str) -> None:
         done = self.conn.execute(update(t.current).where(t.current.c.env_id == self.env["id"])
@@ -153,7 +154,8 @@ def promote(engine: Engine, org_id: str, name: str, doc: dict[str, Any], actor: 
             tx, name, str(doc["release"]), dict(doc.get("images") or {}), direction=str(doc.get("direction")
                                                                                          or "UNKNOWN"),
             expected_current=doc.get("expected_current"), actor=actor, plan_digest=doc.get("plan_digest"),
-            supersede=bool(doc.get("supersede")), gates=gates, in_flight_check=False)
+            supersede=bool(doc.get("supersede")), gates=gates, in_flight_check=False,
+            run_id=str(doc["run_id"]) if doc.get("run_id") else None)
     found = get_promotion(engine, org_id, pid)
     assert found is not None
     return found
@@ -163,7 +165,7 @@ def _promotion(conn: Connection, row: Row[Any], with_gates: bool = True) -> Prom
     p = Promotion(id=row.id, seq=row.seq, project=row.org_id, env=row.env, release=row.release,
                   images=json.loads(row.images), direction=row.direction, previous_id=row.previous_id,
                   plan_digest=row.plan_digest, supersede=bool(row.supersede), source=row.source, who=row.who,
-                  created_at=row.created_at)
+                  created_at=row.created_at, run_id=row.run_id)
     if with_gates:
         p.gates = gates_of(conn, row.id)
     return p

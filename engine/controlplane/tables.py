@@ -59,6 +59,7 @@ promotions = Table(
     Column("source", Text, nullable=False),
     Column("who", Text, nullable=False),
     Column("created_at", Float, nullable=False),
+    Column("run_id", Text),
 )
 current = Table(
     "cp_current", metadata,

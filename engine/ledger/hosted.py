@@ -194,9 +194,11 @@ class HostedLedger:
                          expected_current: str | None, plan_digest: str | None = None, supersede: bool = False,
                          gates: list[Gate] | None = None, open_apply: bool = False, **_: Any) -> Promotion:
         """Compare-and-set on the control plane: PromotionConflict (exit 3) when the environment moved."""
+        from engine.ci_environment import current_run_id
+
         doc = self.client.request("POST", self._env(env) + "/promotions", json={
             "release": release, "images": images, "direction": direction, "expected_current": expected_current,
-            "plan_digest": plan_digest, "supersede": supersede, "bundle": self.bundle,
+            "plan_digest": plan_digest, "supersede": supersede, "bundle": self.bundle, "run_id": current_run_id(),
             "gates": [g.model_dump(mode="json") for g in gates or []]})
         self.queued = doc.get("queued")
         return Promotion.model_validate(doc["promotion"])

@@ -20,22 +20,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
+from engine.ci_environment import current_run_id
+from engine.ledger.models import Apply, Gate, LocalSession, Promotion, RunRecords
 from engine.paths import ledger_home
 from engine.processes import pid_alive
 from engine.promotions import rules
-from engine.promotions.rules import (
-    Gate,
-    LedgerUnreadable,
-    OpenApply,
-    Promotion,
-    PromotionConflict,
-    RolloutInFlight,
-)
+from engine.promotions.rules import LedgerUnreadable, OpenApply, PromotionConflict, RolloutInFlight
 
-# the rules' models and errors, named where the machine ledger's users have always found them
-__all__ = ["Gate", "Ledger", "LedgerUnreadable", "Promotion", "PromotionConflict", "RolloutInFlight"]
+__all__ = ["Apply", "Gate", "Ledger", "LedgerUnreadable", "LocalSession", "Promotion", "PromotionConflict",
+           "RolloutInFlight", "RunRecords", "ledger_path", "who"]
 
 SESSION_TTL_SECONDS = 24 * 3600  # spec 2 Limits: local session record discarded after 24 h without refresh
 
@@ -53,7 +46,8 @@ CREATE TABLE IF NOT EXISTS promotions (
     supersede INTEGER NOT NULL DEFAULT 0,
     source TEXT NOT NULL DEFAULT 'deploy',
     who TEXT NOT NULL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    run_id TEXT
 );
 CREATE INDEX IF NOT EXISTS promotions_by_env ON promotions (project, env, seq);
 CREATE TABLE IF NOT EXISTS current (
@@ -75,7 +69,8 @@ CREATE TABLE IF NOT EXISTS applies (
     phase TEXT NOT NULL,
     outcome TEXT,
     resources TEXT NOT NULL DEFAULT '[]',
-    superseded_by_pid INTEGER
+    superseded_by_pid INTEGER,
+    run_id TEXT
 );
 CREATE INDEX IF NOT EXISTS applies_by_env ON applies (project, env, seq);
 CREATE TABLE IF NOT EXISTS gates (
@@ -106,33 +101,6 @@ CREATE TABLE IF NOT EXISTS sessions (
 """
 
 
-class Apply(BaseModel):
-    seq: int
-    env: str
-    promotion_id: str | None
-    release: str
-    pid: int
-    host: str
-    started_at: float
-    finished_at: float | None
-    phase: str
-    outcome: str | None
-    resources: list[dict[str, Any]]
-    superseded_by_pid: int | None = None
-
-
-class LocalSession(BaseModel):
-    """Presence row: one per worktree per machine (spec 2, Records: local session)."""
-
-    machine: str
-    worktree: str
-    env: str
-    branch: str
-    dirty: bool
-    refreshed_at: float
-    stopped: bool
-
-
 def who() -> str:
     import getpass
 
@@ -157,10 +125,23 @@ def _connect(path: Path) -> sqlite3.Connection:
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = FULL")
         conn.executescript(SCHEMA)
+        _add_run_id_columns(conn)
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _add_run_id_columns(conn: sqlite3.Connection) -> None:
+    """Ledgers created before promotions and applies recorded their CI run id gain the column."""
+    for table in ("promotions", "applies"):
+        columns = {r["name"] for r in conn.execute(f"PRAGMA table_info({table})")}
+        if "run_id" not in columns:
+            try:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN run_id TEXT")
+            except sqlite3.OperationalError as exc:  # another process added it first
+                if "duplicate column" not in str(exc):
+                    raise
 
 
 def _unreadable(path: Path, exc: Exception) -> LedgerUnreadable:
@@ -170,12 +151,26 @@ def _unreadable(path: Path, exc: Exception) -> LedgerUnreadable:
     )
 
 
+def _apply(r: sqlite3.Row) -> Apply:
+    return Apply(seq=r["seq"], env=r["env"], promotion_id=r["promotion_id"], release=r["release"], pid=r["pid"],
+                 host=r["host"], started_at=r["started_at"], finished_at=r["finished_at"], phase=r["phase"],
+                 outcome=r["outcome"], resources=json.loads(r["resources"]),
+                 superseded_by_pid=r["superseded_by_pid"], run_id=r["run_id"])
+
+
+def _gate(r: sqlite3.Row) -> Gate:
+    return Gate(name=r["name"], status=r["status"], summary=r["summary"], run_id=r["run_id"],
+                promotion_id=r["promotion_id"], env=r["env"], at_promote=bool(r["at_promote"]),
+                recorded_at=r["recorded_at"])
+
+
 class _SqliteTx:
     """The machine store's primitives for engine.promotions.rules, inside one BEGIN IMMEDIATE."""
 
-    def __init__(self, conn: sqlite3.Connection, project: str) -> None:
+    def __init__(self, conn: sqlite3.Connection, project: str, run_id: str | None) -> None:
         self.conn = conn
         self.project = project
+        self.run_id = run_id  # the CI run recorded on the rollout rows this transaction opens
 
     def current_id(self, env: str) -> str | None:
         row = self.conn.execute(
@@ -202,10 +197,10 @@ class _SqliteTx:
     def insert_promotion(self, env: str, row: dict[str, Any]) -> None:
         self.conn.execute(
             "INSERT INTO promotions (id, project, env, release, images, direction, previous_id, plan_digest,"
-            " supersede, source, who, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " supersede, source, who, created_at, run_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (row["id"], self.project, env, row["release"], json.dumps(row["images"], sort_keys=True),
              row["direction"], row["previous_id"], row["plan_digest"], int(row["supersede"]), row["source"],
-             row["who"], row["created_at"]),
+             row["who"], row["created_at"], row["run_id"]),
         )
 
     def set_current(self, env: str, promotion_id: str) -> None:
@@ -226,9 +221,10 @@ class _SqliteTx:
 
     def insert_apply(self, env: str, promotion_id: str | None, release: str) -> int:
         cur = self.conn.execute(
-            "INSERT INTO applies (project, env, promotion_id, release, pid, host, started_at, phase) "
-            "VALUES (?,?,?,?,?,?,?, 'pending')",
-            (self.project, env, promotion_id, release, os.getpid(), socket.gethostname(), time.time()),
+            "INSERT INTO applies (project, env, promotion_id, release, pid, host, started_at, phase, run_id) "
+            "VALUES (?,?,?,?,?,?,?, 'pending', ?)",
+            (self.project, env, promotion_id, release, os.getpid(), socket.gethostname(), time.time(),
+             self.run_id),
         )
         return int(cur.lastrowid or 0)
 
@@ -290,6 +286,7 @@ class Ledger:
             source=row["source"],
             who=row["who"],
             created_at=row["created_at"],
+            run_id=row["run_id"],
         )
         if with_gates:
             p.gates = self.gates(p.id)
@@ -361,16 +358,18 @@ class Ledger:
         created_at: float | None = None,
         actor: str | None = None,
         open_apply: bool = False,
+        run_id: str | None = None,
     ) -> Promotion:
         """Compare-and-set append (engine.promotions.rules): refused (exit 3) when `current` is not
         `expected_current`."""
+        run_id = run_id if run_id is not None or source != "deploy" else current_run_id()
         try:
-            with self._write() as tx:
+            with self._write(run_id) as tx:
                 pid, self.last_apply_seq = rules.append(
                     tx, env, release, images, direction=direction, expected_current=expected_current,
                     actor=actor or who(), plan_digest=plan_digest, supersede=supersede, gates=gates,
                     in_flight_check=check_in_flight, promotion_id=promotion_id, source=source,
-                    created_at=created_at, open_apply=open_apply)
+                    created_at=created_at, open_apply=open_apply, run_id=run_id)
         except sqlite3.Error as exc:
             raise LedgerUnreadable(f"machine ledger {self.path}: append failed: {exc}") from exc
         result = self.get(pid)
@@ -378,11 +377,11 @@ class Ledger:
         return result
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[_SqliteTx]:
+    def _write(self, run_id: str | None) -> Iterator[_SqliteTx]:
         """One write transaction (BEGIN IMMEDIATE): the rules run inside it, all or nothing."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            yield _SqliteTx(self.conn, self.project)
+            yield _SqliteTx(self.conn, self.project, run_id)
             self.conn.execute("COMMIT")
         except BaseException:
             self.conn.execute("ROLLBACK")
@@ -393,7 +392,7 @@ class Ledger:
     def start_apply(
         self, env: str, promotion_id: str | None, release: str, *, supersede: bool = False
     ) -> int:
-        with self._write() as tx:
+        with self._write(current_run_id()) as tx:
             return rules.start_apply(tx, env, promotion_id, release, supersede)
 
     def update_apply(
@@ -436,49 +435,31 @@ class Ledger:
             rows = self._q(
                 "SELECT * FROM applies WHERE project=? ORDER BY seq DESC LIMIT ?", (self.project, limit)
             )
-        return [
-            Apply(
-                seq=r["seq"],
-                env=r["env"],
-                promotion_id=r["promotion_id"],
-                release=r["release"],
-                pid=r["pid"],
-                host=r["host"],
-                started_at=r["started_at"],
-                finished_at=r["finished_at"],
-                phase=r["phase"],
-                outcome=r["outcome"],
-                resources=json.loads(r["resources"]),
-                superseded_by_pid=r["superseded_by_pid"],
-            )
-            for r in rows
-        ]
+        return [_apply(r) for r in rows]
 
     # -- gates -----------------------------------------------------------------------------
 
     def record_gate(self, env: str, promotion_id: str, gate: Gate) -> bool:
         """Append-only and idempotent on (promotion, check, run id); True when a row was added."""
-        with self._write() as tx:
+        with self._write(None) as tx:
             return rules.record_gate(tx, env, promotion_id, gate)
+
+    def for_run(self, run: str) -> RunRecords:
+        """Promotions, rollouts (applies) and gates recorded by a CI run: `run` is a whole run id
+        (`<run>.<attempt>`) or the run alone (every attempt)."""
+        where, args = "project=? AND (run_id=? OR substr(run_id, 1, ?)=?)", (self.project, run, len(run) + 1, run + ".")
+        promotions = [self._promotion(r, with_gates=False)
+                      for r in self._q(f"SELECT * FROM promotions WHERE {where} ORDER BY seq", args)]
+        applies = [_apply(r) for r in self._q(f"SELECT * FROM applies WHERE {where} ORDER BY seq", args)]
+        gates = [_gate(r) for r in self._q(f"SELECT * FROM gates WHERE {where} ORDER BY seq", args)]
+        return RunRecords(promotions=promotions, applies=applies, gates=gates)
 
     def gates(self, promotion_id: str) -> list[Gate]:
         """Promote-time gates first, then later ones oldest first (spec 2, gate list)."""
         rows = self._q(
             "SELECT * FROM gates WHERE promotion_id=? ORDER BY at_promote DESC, seq ASC", (promotion_id,)
         )
-        return [
-            Gate(
-                name=r["name"],
-                status=r["status"],
-                summary=r["summary"],
-                run_id=r["run_id"],
-                promotion_id=r["promotion_id"],
-                env=r["env"],
-                at_promote=bool(r["at_promote"]),
-                recorded_at=r["recorded_at"],
-            )
-            for r in rows
-        ]
+        return [_gate(r) for r in rows]
 
     # -- local sessions (written by dev stacks) -------------------------------------------
 

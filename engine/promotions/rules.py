@@ -75,6 +75,7 @@ class Promotion(BaseModel):
     source: str = "deploy"
     who: str
     created_at: float
+    run_id: str | None = None  # the CI run that promoted (engine/ci_environment.py); None outside CI
     gates: list[Gate] = []
 
 
@@ -154,6 +155,7 @@ def append(
     source: str = "deploy",
     created_at: float | None = None,
     open_apply: bool = False,
+    run_id: str | None = None,
 ) -> tuple[str, int]:
     """Compare-and-set append of one promotion (and its promote-time gates, and optionally its
     rollout row, born in the same transaction). Returns (promotion id, apply seq or 0)."""
@@ -172,6 +174,7 @@ def append(
         "source": source,
         "who": actor,
         "created_at": created_at if created_at is not None else time.time(),
+        "run_id": run_id,
     })
     tx.set_current(env, pid)
     for gate in gates or []:

@@ -1,0 +1,47 @@
+"""Records of the machine ledger (spec 2, Records: promotion, gate, local session)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from engine.promotions.rules import Gate, Promotion  # the ledger's rules own them (machine and hosted)
+
+__all__ = ["Apply", "Gate", "LocalSession", "Promotion", "RunRecords"]
+
+
+class Apply(BaseModel):
+    seq: int
+    env: str
+    promotion_id: str | None
+    release: str
+    pid: int
+    host: str
+    started_at: float
+    finished_at: float | None
+    phase: str
+    outcome: str | None
+    resources: list[dict[str, Any]]
+    superseded_by_pid: int | None = None
+    run_id: str | None = None
+
+
+class LocalSession(BaseModel):
+    """Presence row: one per worktree per machine (spec 2, Records: local session)."""
+
+    machine: str
+    worktree: str
+    env: str
+    branch: str
+    dirty: bool
+    refreshed_at: float
+    stopped: bool
+
+
+class RunRecords(BaseModel):
+    """What one CI run wrote to the ledger (spec 2, `ci run`)."""
+
+    promotions: list[Promotion] = []
+    applies: list[Apply] = []
+    gates: list[Gate] = []
