@@ -84,3 +84,21 @@ def test_the_control_plane_restarts_a_crashed_workload(plane: Server, demo: Demo
     code, status = demo.json("env", "status", "cloud", "--wait", "--timeout", "60")
     assert code == 0 and status["environments"][0]["promotion"]["id"] == doc["promotion"]["id"]
     assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
+
+
+def test_ci_run_reads_a_hosted_environment_from_its_control_plane(plane: Server, demo: Demo) -> None:  # noqa: F811
+    """`ci run <run-id> --env <hosted>` (spec 2, framework ci): the promotions and gates a CI run recorded
+    on the control plane form its timeline; the promotion carries the run id (`<run>.<attempt>`)."""
+    from tests.hosted_fixtures import run_json
+
+    seed_org(plane, "acme")
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "acme")
+    hosted_env(demo, plane.url)
+    ci = {**demo.env, "GITHUB_RUN_ID": "4242", "GITHUB_RUN_ATTEMPT": "2"}
+    code, doc = run_json(demo, ci, "env", "deploy", "cloud", "--yes", "--no-wait")
+    assert code == 0 and doc["promotion"]["run_id"] == "4242.2"
+    code, gate = run_json(demo, ci, "gate", "record", "cloud", "--name", "smoke", "--status", "passed")
+    assert code == 0
+    code, timeline = demo.json("ci", "run", "4242", "--env", "cloud")
+    assert code == 0, timeline
+    assert [(s["kind"], s["status"]) for s in timeline["stages"]] == [("promotion", "passed"), ("gate", "passed")]
