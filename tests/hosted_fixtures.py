@@ -158,3 +158,21 @@ def demo(tmp_path: Path) -> Demo:
 
 def with_token(demo: Demo, token: str, **extra: str) -> dict[str, Any]:
     return {**demo.env, "FRAMEWORK_CONTROL_PLANE_TOKEN": token, **extra}
+
+
+def pids_of_hosted(srv: Server) -> list[int]:
+    return sorted(int(e["_pid"]) for e in environ_of_hosted(srv))
+
+
+def environ_of_hosted(srv: Server) -> list[dict[str, str]]:
+    """The environments of the processes the control plane runs (found by their ownership markers)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            raw = (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        env = dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
+        if env.get("FRAMEWORK_OWNED_BY") == "framework" and str(srv.data_dir) in env.get("HOME", ""):
+            found.append({**env, "_pid": proc.name})
+    return found

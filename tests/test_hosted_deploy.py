@@ -3,30 +3,20 @@ against a real `platform server` that converges them with the process runtime.""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import httpx
 
 from tests.deploy_fixtures import Demo
-from tests.hosted_fixtures import Server, demo, hosted_env, mint, plane, seed_org, server_factory  # noqa: F401
-
-
-def _pids_of_hosted(srv: Server) -> list[int]:
-    return sorted(int(e["_pid"]) for e in _environ_of_hosted(srv))
-
-
-def _environ_of_hosted(srv: Server) -> list[dict[str, str]]:
-    """The environments of the processes the control plane runs (found by their ownership markers)."""
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            raw = (proc / "environ").read_bytes()
-        except OSError:
-            continue
-        env = dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
-        if env.get("FRAMEWORK_OWNED_BY") == "framework" and str(srv.data_dir) in env.get("HOME", ""):
-            found.append({**env, "_pid": proc.name})
-    return found
+from tests.hosted_fixtures import (  # noqa: F401
+    Server,
+    demo,
+    environ_of_hosted,
+    hosted_env,
+    mint,
+    pids_of_hosted,
+    plane,
+    seed_org,
+    server_factory,
+)
 
 
 def test_hosted_deploy_converges_on_the_control_plane(plane: Server, demo: Demo) -> None:  # noqa: F811
@@ -40,7 +30,7 @@ def test_hosted_deploy_converges_on_the_control_plane(plane: Server, demo: Demo)
     assert code == 0, doc
     assert doc["appended"] is True and doc["rollout"]["phase"] == "converged"
     assert httpx.get(f"http://127.0.0.1:{port}/").json() == {"message": "hello from cloud"}
-    hosted = _environ_of_hosted(plane)  # the workload starts from a clean environment, not the server's
+    hosted = environ_of_hosted(plane)  # the workload starts from a clean environment, not the server's
     assert hosted and all("PLATFORM_ROLLOUT_TIMEOUT_S" not in e and "FRAMEWORK_LEDGER_HOME" not in e
                           for e in hosted)
     assert all(e["GREETING"] == "hello from cloud" for e in hosted)
@@ -70,12 +60,12 @@ def test_the_control_plane_restarts_a_crashed_workload(plane: Server, demo: Demo
     port = hosted_env(demo, plane.url)
     code, doc = demo.json("env", "deploy", "cloud", "--yes")
     assert code == 0, doc
-    pids = _pids_of_hosted(plane)
+    pids = pids_of_hosted(plane)
     assert len(pids) == 1
     os.kill(pids[0], signal.SIGKILL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        again = _pids_of_hosted(plane)
+        again = pids_of_hosted(plane)
         if again and again != pids:
             break
         time.sleep(0.2)

@@ -110,8 +110,7 @@ def test_stop_during_a_rollout_leaves_nothing_running(plane: Server, demo: Demo)
     """States: `env stop` is never refused, also mid-rollout; what that rollout had started stops too."""
     import time
 
-    from tests.hosted_fixtures import cp_get
-    from tests.test_hosted_deploy import _pids_of_hosted
+    from tests.hosted_fixtures import cp_get, pids_of_hosted
 
     seed_org(plane, "acme")
     token = mint(plane, "acme")
@@ -120,16 +119,16 @@ def test_stop_during_a_rollout_leaves_nothing_running(plane: Server, demo: Demo)
     code, doc = demo.json("env", "deploy", "cloud", "--yes", "--no-wait")
     assert code == 0
     deadline = time.monotonic() + 60
-    while not _pids_of_hosted(plane):  # the rollout has started the (slow) workload
+    while not pids_of_hosted(plane):  # the rollout has started the (slow) workload
         assert time.monotonic() < deadline, "the rollout never started"
         time.sleep(0.1)
     code, stopped = demo.json("env", "stop", "cloud")
     assert code == 0
     deadline = time.monotonic() + 30
-    while _pids_of_hosted(plane):
+    while pids_of_hosted(plane):
         assert time.monotonic() < deadline, "a workload kept running after env stop"
         time.sleep(0.2)
     time.sleep(1)  # the rollout thread has noticed and stopped what it started: nothing comes back
-    assert _pids_of_hosted(plane) == []
+    assert pids_of_hosted(plane) == []
     status = cp_get(plane, token, "/v1/status?env=cloud").json()["environments"][0]
     assert status["convergence"] == "stopped"

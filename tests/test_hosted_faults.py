@@ -164,7 +164,7 @@ def test_two_servers_on_one_postgresql_converge_once(server_factory: Callable[..
     """DESIGN (several server processes on one PostgreSQL must be correct): two control-plane processes
     converge a hosted environment exactly once (one owner per environment, by lease); the one that
     stays takes supervision over when the other dies, without starting it twice."""
-    from tests.test_hosted_deploy import _pids_of_hosted
+    from tests.hosted_fixtures import pids_of_hosted
 
     data = tmp_path / "shared-data"
     one = server_factory(data_dir=data, extra_env={"DATABASE_URL": pg_url})
@@ -176,13 +176,13 @@ def test_two_servers_on_one_postgresql_converge_once(server_factory: Callable[..
         code, doc = run_json(demo, {**demo.env, "FRAMEWORK_CONTROL_PLANE_TOKEN": token}, "env", "deploy", "cloud",
                              "--yes", "--timeout", "60")
         assert code == 0, doc
-        pids = _pids_of_hosted(one)
+        pids = pids_of_hosted(one)
         assert len(pids) == 1
         status = cp_get(two, token, "/v1/status?env=cloud").json()["environments"][0]
         assert status["convergence"] == "converged" and status["workloads"][0]["running"] == 1
         one.kill()
         time.sleep(7)  # past the dead owner's lease: the other server now supervises
-        assert _pids_of_hosted(two) == pids
+        assert pids_of_hosted(two) == pids
         assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
         assert cp_get(two, token, "/v1/status?env=cloud").json()["environments"][0]["convergence"] == "converged"
     finally:
