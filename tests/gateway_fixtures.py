@@ -127,6 +127,11 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     tmp = tmp_path_factory.mktemp("daemon")
     s = make_stack(tmp)
     registered(s)
+    settings = tmp / "settings.yaml"  # an MCP tool server configured on the daemon's machine
+    settings.write_text(json.dumps({"mcp_servers": {"local": {
+        "command": sys.executable, "args": [str(ROOT / "tests" / "mcp_fixture_server.py")], "cwd": str(ROOT),
+        "timeout": 60}}}))
+    s.env["PLATFORM_SETTINGS"] = str(settings)
     s.start()
     s.connected()
     yield s

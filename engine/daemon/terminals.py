@@ -36,33 +36,49 @@ def _set_size(fd: int, rows: int, cols: int) -> None:
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows or 24, cols or 80, 0, 0))
 
 
-def _controlling_tty() -> None:  # runs in the child, after setsid
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+# The child opens the terminal itself: a session leader (start_new_session) that opens a tty
+# acquires it as its controlling terminal. No preexec_fn: forking into Python code next to gRPC's
+# threads can deadlock; this way the fork is the plain fork+exec of _posixsubprocess.
+_ATTACH = 'exec 0<>"$1" 1>&0 2>&0; shift; exec "$@"'
 
 
 class Terminal:
-    def __init__(self, pty_id: str, proc: subprocess.Popen[bytes], master: int) -> None:
-        self.id, self.proc, self.master = pty_id, proc, master
+    def __init__(self, pty_id: str, proc: subprocess.Popen[bytes], master: int, slave: int) -> None:
+        # The parent keeps the slave open (the child opens the tty by path, maybe after we return):
+        # so the master never reads EOF, and the command's exit is seen by `watch`.
+        self.id, self.proc, self.master, self.slave = pty_id, proc, master, slave
         self.scrollback = bytearray()
         self.end = 0
         self.changed = asyncio.Event()
         self.exit_code: int | None = None
         self.attached: Active | None = None
         self.expiry: asyncio.TimerHandle | None = None
+        self.watcher: asyncio.Future[None] | None = None
 
-    def on_output(self) -> None:
+    def on_output(self) -> bool:
         try:
             data = os.read(self.master, 65536)
+        except BlockingIOError:
+            return False
         except OSError:
             data = b""
         if not data:
-            asyncio.get_running_loop().remove_reader(self.master)
-            self.exit_code = self.proc.wait()
-        else:
-            self.scrollback += data
-            self.end += len(data)
-            if len(self.scrollback) > SCROLLBACK:
-                del self.scrollback[: len(self.scrollback) - SCROLLBACK]
+            with contextlib.suppress(OSError, ValueError):
+                asyncio.get_running_loop().remove_reader(self.master)
+            return False
+        self.scrollback += data
+        self.end += len(data)
+        if len(self.scrollback) > SCROLLBACK:
+            del self.scrollback[: len(self.scrollback) - SCROLLBACK]
+        self.changed.set()
+        return True
+
+    async def watch(self) -> None:
+        """The command exited: take what it wrote last, then publish the exit code."""
+        code = await asyncio.to_thread(self.proc.wait)
+        while self.on_output():
+            pass
+        self.exit_code = code
         self.changed.set()
 
     def since(self, offset: int) -> tuple[bytes, int]:
@@ -76,8 +92,9 @@ class Terminal:
         for sig in (signal.SIGHUP, signal.SIGKILL):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, sig)
-        with contextlib.suppress(OSError):
-            os.close(self.master)
+        for fd in (self.master, self.slave):
+            with contextlib.suppress(OSError):
+                os.close(fd)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.exit_code = self.proc.wait(2) if self.exit_code is None else self.exit_code
         self.changed.set()
@@ -96,17 +113,20 @@ class Terminals:
         cwd = ctx.roots.resolve(ask.cwd)
         master, slave = os.openpty()
         _set_size(slave, ask.rows, ask.cols)
-        command = ask.command or os.environ.get("SHELL") or "/bin/sh"
+        argv = ["/bin/sh", "-c", ask.command] if ask.command else [os.environ.get("SHELL") or "/bin/sh"]
         env = {**os.environ, "TERM": os.environ.get("TERM", "xterm-256color"), **dict(ask.env)}
         try:
-            proc = subprocess.Popen(["/bin/sh", "-c", command] if ask.command else [command], stdin=slave,
-                                    stdout=slave, stderr=slave, cwd=cwd, env=env, start_new_session=True,
-                                    preexec_fn=_controlling_tty, close_fds=True)
-        finally:
+            proc = subprocess.Popen(["/bin/sh", "-c", _ATTACH, "pty", os.ttyname(slave), *argv],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    cwd=cwd, env=env, start_new_session=True, close_fds=True)
+        except OSError:
+            os.close(master)
             os.close(slave)
+            raise
         os.set_blocking(master, False)
-        term = Terminal(uuid.uuid4().hex[:16], proc, master)
+        term = Terminal(uuid.uuid4().hex[:16], proc, master, slave)
         asyncio.get_running_loop().add_reader(master, term.on_output)
+        term.watcher = asyncio.ensure_future(term.watch())
         self.open[term.id] = term
         return term
 
