@@ -99,7 +99,7 @@ class Stack:
 
 
 def make_stack(tmp: Path, server: Server | None = None, extra_env: dict[str, str] | None = None) -> Stack:
-    srv = server or start_server(tmp / "data", isolated_env(tmp, **FAST, **(extra_env or {})), None,
+    srv = server or start_server(tmp / "data", isolated_env(tmp, **{**FAST, **(extra_env or {})}), None,
                                  "--gateway-port", "0")
     gateway_of(srv)
     seed_accounts(srv)

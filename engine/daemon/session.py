@@ -162,9 +162,13 @@ class Session:
         self.on_change({"sessions": self.sessions()})
 
     async def _handle(self, active: Active, handler: Callable[..., Any], ask: Any) -> None:
+        started = time.monotonic()
+        log.info("request %s %s started", active.request, active.kind)
         try:
             await handler(active, ask, self.ctx)
+            log.info("request %s %s done in %.3f s", active.request, active.kind, time.monotonic() - started)
         except EngineError as exc:
+            log.info("request %s %s refused: %s: %s", active.request, active.kind, exc.code, exc.message)
             await active.fail(exc.code, exc.message + (f" ({exc.hint})" if exc.hint else ""))
         except OSError as exc:
             await active.fail("os_error", f"{exc.strerror or exc}")
