@@ -367,8 +367,8 @@ def daemon_routes() -> list[Route]:
         Route(base + "/files/list", person(listing), methods=["POST"]),
         Route(base + "/tools/{tool}", person(tool), methods=["POST"]),
         Route(base + "/pty", person(pty_open), methods=["POST"]),
-        Route(base + "/pty/{pty}/input", person(pty_input, needs_link=False), methods=["POST"]),
-        Route(base + "/pty/{pty}/resize", person(pty_resize, needs_link=False), methods=["POST"]),
-        Route(base + "/pty/{pty}/output", person(pty_output, needs_link=False), methods=["GET"]),
-        Route(base + "/pty/{pty}/close", person(pty_close, needs_link=False), methods=["POST"]),
+        Route(base + "/pty/{pty}/input", person(pty_input), methods=["POST"]),
+        Route(base + "/pty/{pty}/resize", person(pty_resize), methods=["POST"]),
+        Route(base + "/pty/{pty}/output", person(pty_output), methods=["GET"]),
+        Route(base + "/pty/{pty}/close", person(pty_close), methods=["POST"]),
     ]
