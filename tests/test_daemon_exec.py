@@ -191,3 +191,35 @@ def test_one_gib_read_streams_in_chunks_without_holding_it(stack: Stack) -> None
         peak_kib = int(next(x for x in Path(f"/proc/{pid}/status").read_text().splitlines()
                             if x.startswith("VmHWM")).split()[1])
         assert peak_kib < 400 * 1024, (pid, peak_kib)
+
+
+def test_workflow_run_with_a_daemon_target_runs_its_tools_there(stack: Stack, tmp_path: Path) -> None:
+    """A workflow with `target: daemon:dev` runs its tools on the daemon (its allowed root, not
+    the local --root), and `platform runs show` says where each tool call ran."""
+    import yaml
+
+    from tests.gateway_fixtures import doc_of, platform
+
+    (stack.work / "only-there.txt").write_text("on the daemon's machine\n")
+    (tmp_path / "script.yaml").write_text(yaml.safe_dump({"steps": [
+        {"tool": "view", "params": {"file_path": "only-there.txt"}},
+        {"tool": "bash", "params": {"command": "pwd"}}]}))
+    (tmp_path / "wf.yaml").write_text(yaml.safe_dump({
+        "name": "remote", "model": {"provider": "scripted", "script": "script.yaml"}, "instructions": "x",
+        "tool_filter": ["view", "bash"], "target": "daemon:dev"}))
+    env = {**stack.env, "PLATFORM_SERVER_URL": stack.srv.url}
+    local = tmp_path / "elsewhere"
+    local.mkdir()
+    run = doc_of(platform(env, "run", str(tmp_path / "wf.yaml"), "--root", str(local), "--json"))["run"]
+    assert run["status"] == "succeeded", run["error"]
+    results = [s for s in run["steps"] if s["kind"] == "tool_result"]
+    assert "on the daemon's machine" in results[0]["data"]["output"]
+    assert results[1]["data"]["output"].strip().endswith(str(stack.work.resolve()))
+    shown = platform(env, "runs", "show", run["id"])
+    assert shown.stdout.count("@daemon:dev") == 2, shown.stdout
+    doc = doc_of(platform(env, "runs", "show", run["id"], "--json"))
+    assert [s["data"]["ran_on"] for s in doc["run"]["steps"] if s["kind"] == "tool_call"] == ["daemon:dev"] * 2
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"name": "b", "model": {"provider": "scripted", "steps": []}, "target": "moon"}))
+    done = platform(env, "run", str(bad), "--json")
+    assert done.returncode == 2 and "target must be" in done.stdout
