@@ -98,8 +98,18 @@ class Daemon:
         self.version = __version__
         self.session: Session | None = None
         self.stopping = asyncio.Event()
+        self.flush: asyncio.TimerHandle | None = None
+
+    def _flush(self) -> None:
+        self.flush = None
+        self.runtime.publish()
 
     def publish(self, change: dict[str, Any]) -> None:
+        if set(change) == {"sessions"}:  # every request start and end: coalesced, at most 4 writes a second
+            self.runtime.record["sessions"] = change["sessions"]
+            if self.flush is None:
+                self.flush = asyncio.get_running_loop().call_later(0.25, self._flush)
+            return
         stream = change.pop("stream", None)
         if stream is not None:
             merged = {**(self.runtime.record.get("stream") or {}), **stream}
