@@ -259,7 +259,7 @@ def _mirror(request: Request, principal: Principal, gateway: Gateway) -> PtyMirr
 def _attached(mirror: PtyMirror) -> Call:
     if mirror.closed:
         raise EngineError(f"terminal {mirror.pty_id} is closed", code="not_found")
-    if mirror.call is None:
+    if mirror.call is None or mirror.call.link.closed.is_set():
         raise EngineError(f"terminal {mirror.pty_id} is detached (the daemon's stream dropped); "
                           "it is attached again when the daemon reconnects", code="detached")
     return mirror.call
