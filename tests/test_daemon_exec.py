@@ -129,8 +129,8 @@ def test_pty_open_input_resize_output_close(stack: Stack) -> None:
             offset = doc["offset"]
         return seen, offset
 
-    stack.api("POST", f"/dev/pty/{pty}/input", json={"data": "stty size; test -t 0 && echo IS-A-TTY\n"})
-    seen, offset = output_until("IS-A-TTY")
+    stack.api("POST", f"/dev/pty/{pty}/input", json={"data": "stty size; test -t 0 && echo IS-A-$((1+1))TTY\n"})
+    seen, offset = output_until("IS-A-2TTY")  # not in the echoed input: the command's own output
     assert "30 100" in seen
     assert stack.api("POST", f"/dev/pty/{pty}/resize", json={"rows": 40, "cols": 120}).status_code == 200
     stack.api("POST", f"/dev/pty/{pty}/input", json={"data": "stty size\n"})

@@ -230,18 +230,20 @@ def test_pty_survives_a_stream_drop_and_is_reattached(tmp_path: Path) -> None:
         proc = stack.start()
         stack.connected()
         pty = stack.api("POST", "/dev/pty", json={"command": "/bin/sh"}).json()["pty_id"]
-        stack.api("POST", f"/dev/pty/{pty}/input", json={"data": "sleep 2; echo during-the-drop\n"})
+        stack.api("POST", f"/dev/pty/{pty}/input", json={"data": "sleep 2; echo during-the-$((2*2))-drop\n"})
         os.kill(proc.pid, signal.SIGSTOP)  # the daemon hangs: the server drops the stream (heartbeats)
         until(lambda: stack.listed() == [], what="the server to drop the stream")
         detached = stack.api("POST", f"/dev/pty/{pty}/input", json={"data": "x"})
         assert detached.status_code == 409 and detached.json()["error"]["code"] == "detached"
-        os.kill(proc.pid, signal.SIGCONT)
-        until(lambda: stack.listed(), what="the daemon to reconnect")
 
         def text() -> str:
             return str(stack.api("GET", f"/dev/pty/{pty}/output", params={"offset": 0}).json()["text"])
 
-        until(lambda: "during-the-drop" in text(), what="the scrollback written during the drop")
+        assert "during-the-4-drop" not in text()  # it is written while the stream is down
+        os.kill(proc.pid, signal.SIGCONT)
+        until(lambda: stack.listed(), what="the daemon to reconnect")
+
+        until(lambda: "during-the-4-drop" in text(), what="the scrollback written during the drop")
         until(lambda: stack.api("POST", f"/dev/pty/{pty}/input", json={"data": "echo after-$((40+2))\n"}
                                 ).status_code == 200, what="the terminal to be attached again")
         until(lambda: "after-42" in text(), what="output after the re-attach")

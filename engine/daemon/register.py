@@ -9,8 +9,14 @@ import time
 
 from pydantic import BaseModel
 
+from engine.auth.models import Minted
 from engine.daemon import credentials as dcreds
 from engine.daemon.runtime import check_name, instance_path
+
+
+class DaemonMinted(Minted):
+    daemon: str
+    gateway: str
 
 
 class Registered(BaseModel):
@@ -26,8 +32,7 @@ class Registered(BaseModel):
 def register(server_flag: str | None, name: str, *, interactive: bool = True,
              gateway: str | None = None) -> tuple[dcreds.DaemonCredentials, Registered]:
     from engine.auth import credentials
-    from engine.auth.client import answer, refusal
-    from engine.errors import EngineError
+    from engine.auth.client import call
 
     check_name(name)
     resolved = credentials.resolve_platform(server_flag)
@@ -38,20 +43,9 @@ def register(server_flag: str | None, name: str, *, interactive: bool = True,
         platform_login(server_flag)
         resolved = credentials.resolve_platform(server_flag)
         logged_in_now = True
-    token = resolved.require("platform")
-    import httpx
-
-    try:
-        response = httpx.post(resolved.server + "/api/daemons/register", json={"name": name}, timeout=30,
-                              headers={"Authorization": f"Bearer {token}"})
-    except httpx.HTTPError as exc:
-        raise EngineError(f"cannot reach {resolved.server}: {exc}", code="server_unreachable", exit_code=2,
-                          hint="is the server running?") from None
-    doc = answer(response)
-    if response.status_code != 200:
-        raise refusal(response, doc)
-    creds = dcreds.DaemonCredentials(server=resolved.server, gateway=gateway or str(doc["gateway"]), name=name,
-                                     token=str(doc["token"]), token_id=str(doc["id"]), created_at=time.time())
+    doc = call(resolved, "POST", "/api/daemons/register", DaemonMinted, {"name": name})
+    creds = dcreds.DaemonCredentials(server=resolved.server, gateway=gateway or doc.gateway, name=name,
+                                     token=doc.token, token_id=doc.id, created_at=time.time())
     path = dcreds.save(instance_path(name), creds)
     return creds, Registered(name=name, server=resolved.server, gateway=creds.gateway, credentials_file=str(path),
-                             token_id=creds.token_id, expires_at=str(doc["expires_at"]), logged_in_now=logged_in_now)
+                             token_id=creds.token_id, expires_at=doc.expires_at, logged_in_now=logged_in_now)

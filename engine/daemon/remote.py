@@ -7,7 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from engine.errors import EngineError
+
+# Refusals the agent sees as a tool error (and may correct); anything else fails the run.
+TOOL_ERRORS = ("invalid_params", "unknown_tool", "outside_roots", "not_found", "usage")
+
+
+class RemoteResult(BaseModel):
+    output: str
+    is_error: bool
+    data: dict[str, Any] = {}
 
 
 class DaemonTools:
@@ -16,29 +27,19 @@ class DaemonTools:
 
         self.name, self.session = name, session
         self.resolved = credentials.resolve_platform(server_flag)
-        self.token = self.resolved.require("platform")
+        self.resolved.require("platform")
 
     def call(self, tool: str, params: Any) -> Any:
-        import httpx
+        from urllib.parse import quote
 
+        from engine.auth.client import call
         from engine.tools.base import ToolResult
 
-        url = f"{self.resolved.server}/api/daemons/{self.name}/tools/{tool}"
         try:
-            r = httpx.post(url, json={"params": params, "session": self.session}, timeout=None,
-                           headers={"Authorization": f"Bearer {self.token}"})
-        except httpx.HTTPError as exc:
-            raise EngineError(f"cannot reach {self.resolved.server}: {exc}", code="server_unreachable",
-                              exit_code=2) from None
-        try:
-            doc = r.json()
-        except ValueError:
-            doc = {}
-        if r.status_code == 200:
-            return ToolResult(output=str(doc.get("output", "")), is_error=bool(doc.get("is_error")),
-                              data=dict(doc.get("data") or {}))
-        err = doc.get("error") or {}
-        code, message = str(err.get("code") or "daemon_error"), str(err.get("message") or f"HTTP {r.status_code}")
-        if code in ("invalid_params", "unknown_tool", "outside_roots", "not_found", "usage"):
-            return ToolResult(output=f"error: {message}\n", is_error=True, data={"error": err})
-        raise EngineError(f"daemon {self.name}: {message}", code=code)  # not connected, stream lost: the run fails
+            got = call(self.resolved, "POST", f"/api/daemons/{quote(self.name)}/tools/{quote(tool)}", RemoteResult,
+                       {"params": params, "session": self.session})
+        except EngineError as exc:
+            if exc.code in TOOL_ERRORS:
+                return ToolResult(output=f"error: {exc.message}\n", is_error=True, data={"error": exc.to_dict()})
+            raise EngineError(f"daemon {self.name}: {exc.message}", code=exc.code, hint=exc.hint) from None
+        return ToolResult(output=got.output, is_error=got.is_error, data=got.data)
