@@ -49,6 +49,7 @@ def test_background_start_status_logs_and_graceful_stop(bare: Stack) -> None:
     """start --background returns once the daemon published its record; status reports process,
     stream and binary and exits 0 only when connected; logs prints the last lines (-n) without
     following (--no-follow); stop sends the graceful signal, waits, and the record is gone."""
+    registered(bare)
     started = doc_of(platform(bare.env, "daemon", "start", "--name", "dev", "--root", str(bare.work),
                               "--background", "--json"))
     assert started["background"] is True and started["pid"] > 0
@@ -56,6 +57,11 @@ def test_background_start_status_logs_and_graceful_stop(bare: Stack) -> None:
     status = doc_of(platform(bare.env, "daemon", "status", "--name", "dev", "--json"))
     assert status["running"] and status["connected"] and status["pid"] == started["pid"]
     assert status["stream"]["server"] and status["binary"] and status["roots"] == [str(bare.work.resolve())]
+    import httpx
+
+    serve = json.loads((bare.instance / "runtime.json").read_text())["auth_serve"]  # spec 2 auth serve
+    health = httpx.get(serve + "/health", timeout=10).json()
+    assert health["service"] == "platform-auth-serve" and health["pid"] == started["pid"]
     again = platform(bare.env, "daemon", "start", "--name", "dev", "--root", str(bare.work), "--json")
     assert again.returncode == 1 and json.loads(again.stdout)["error"]["code"] == "already_running"
     logs = doc_of(platform(bare.env, "daemon", "logs", "--name", "dev", "-n", "2", "--json"))
@@ -72,6 +78,7 @@ def test_background_start_status_logs_and_graceful_stop(bare: Stack) -> None:
 
 def test_logs_follow_prints_new_lines(bare: Stack) -> None:
     """daemon logs: the last lines, then live follow of what the daemon logs next."""
+    registered(bare)
     platform(bare.env, "daemon", "start", "--name", "dev", "--root", str(bare.work), "--background")
     until(lambda: platform(bare.env, "daemon", "status", "--name", "dev").returncode == 0, what="connected")
     follower = subprocess.Popen([sys.executable, "-m", "app.main", "platform", "daemon", "logs", "--name", "dev",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,8 @@ def start(
                                          "credentials publish awaiting_credentials and poll for them."),
     gateway: str | None = typer.Option(None, "--gateway", help="host:port of the gateway (default: from the "
                                        "credentials file; PLATFORM_DAEMON_GATEWAY)."),
+    auth_port: int = typer.Option(0, "--auth-port", help="Port of the daemon's local `auth serve` (127.0.0.1; 0: "
+                                  "the system picks, published in the record; -1: off)."),
     json_output: bool = JSON_OPTION,
 ) -> None:
     from app.output import run_command
@@ -112,7 +115,7 @@ def start(
     def action() -> tuple[Any, int]:
         from engine.daemon.agent import StartOptions, non_interactive_env
         from engine.daemon.agent import start as run
-        from engine.daemon.control import start_background
+        from engine.daemon.control import DETACHED_ENV, start_background
         from engine.daemon.runtime import check_name
         from engine.errors import EngineError
 
@@ -123,12 +126,14 @@ def start(
         quiet = non_interactive or non_interactive_env()
         if background:
             argv = ["platform", "daemon", "start", "--name", name, *(["--server", server] if server else []),
-                    *[a for r in chosen for a in ("--root", str(r))], *(["--gateway", gateway] if gateway else [])]
+                    *[a for r in chosen for a in ("--root", str(r))], *(["--gateway", gateway] if gateway else []),
+                    "--auth-port", str(auth_port)]
             if quiet:
                 argv.append("--non-interactive")
             return start_background(argv, name), 0
         return None, run(StartOptions(name=name, server=server, roots=chosen, non_interactive=quiet,
-                                      gateway=gateway, log_to_stderr=True))
+                                      gateway=gateway, log_to_stderr=not os.environ.get(DETACHED_ENV),
+                                      auth_port=None if auth_port < 0 else auth_port))
 
     def human(r: Any) -> None:
         if r is not None:

@@ -47,6 +47,9 @@ class StartOptions:
     non_interactive: bool
     gateway: str | None = None
     log_to_stderr: bool = True
+    auth_port: int | None = 0
+    """`auth serve` inside the daemon (spec 2: "the daemon serves the same when local"): 127.0.0.1,
+    0 = a port the system picks (published in the record as `auth_serve`), None = off."""
 
 
 def non_interactive_env() -> bool:
@@ -189,15 +192,38 @@ class Daemon:
         return 0
 
 
+def _auth_serve(port: int | None) -> Any:
+    if port is None:
+        return None
+    import threading
+
+    from engine.auth.serve import AuthServer
+
+    try:
+        server = AuthServer(port)
+    except OSError as exc:
+        log.warning("auth serve not started on 127.0.0.1:%s: %s", port, exc.strerror)
+        return None
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True,
+                     name="auth-serve").start()
+    return server
+
+
 def start(options: StartOptions) -> int:
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     daemon = Daemon(options)
     daemon.runtime.acquire()
+    auth = None
     try:
         setup_logging(daemon.runtime, options.log_to_stderr)
+        auth = _auth_serve(options.auth_port)
         daemon.publish({"state": "starting", "roots": daemon.roots.strings(), "sessions": {},
-                        "stream": {"connected": False}, "log": str(daemon.runtime.dir / LOG_FILE)})
+                        "stream": {"connected": False}, "log": str(daemon.runtime.dir / LOG_FILE),
+                        "auth_serve": f"http://127.0.0.1:{auth.port}" if auth else None})
         log.info("daemon %s starting (instance %s, pid %s)", options.name, daemon.runtime.instance_id, os.getpid())
         return asyncio.run(daemon.main())
     finally:
+        if auth is not None:
+            auth.shutdown()
+            auth.server_close()
         daemon.runtime.release()

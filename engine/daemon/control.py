@@ -21,6 +21,7 @@ from engine.daemon.runtime import LOG_FILE, instance_path
 from engine.errors import EngineError
 
 DEFAULT_LINES = 50  # spec 2 Limits: `daemon logs` default
+DETACHED_ENV = "PLATFORM_DAEMON_DETACHED"  # set for a --background daemon: its stderr is the log file already
 
 
 class Status(BaseModel):
@@ -195,7 +196,8 @@ def start_background(argv: list[str], name: str, wait: float = 15.0) -> Started:
                           hint=f"platform daemon status --name {name}")
     with open(path / LOG_FILE, "ab") as out:
         proc = subprocess.Popen([sys.executable, "-m", "app.main", *argv], stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=out, start_new_session=True, cwd=os.getcwd())
+                                stderr=out, start_new_session=True, cwd=os.getcwd(),
+                                env={**os.environ, DETACHED_ENV: "1"})
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         record = record_of(path) or {}
