@@ -40,6 +40,9 @@ def test_register_stores_the_token_0600_and_never_prints_it(bare: Stack) -> None
     assert doc["ok"] and doc["name"] == "dev" and doc["credentials_file"] == str(creds)
     assert stat.S_IMODE(creds.stat().st_mode) == 0o600 and stat.S_IMODE(bare.instance.stat().st_mode) == 0o700
     assert token.startswith("plt_") and token not in done.stdout + done.stderr
+    refused = platform({**bare.env, "PLATFORM_TOKEN": bare.srv.token}, "daemon", "register", "--name", "x",
+                       "--server", bare.srv.url, "--json")  # a token never mints a token
+    assert refused.returncode == 1 and json.loads(refused.stdout)["error"]["code"] == "forbidden"
     human = platform(bare.env, "daemon", "register", "--name", "dev", "--server", bare.srv.url)
     assert human.returncode == 0 and "credentials" in human.stdout
     assert json.loads(creds.read_text())["token"] != token  # registering again replaces the token

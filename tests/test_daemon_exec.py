@@ -66,6 +66,9 @@ def test_files_write_read_list_stat(stack: Stack) -> None:
     assert r.status_code == 200 and r.content == b"567890123456" and r.headers["x-file-size"] == "10000"
     r = stack.api("POST", "/dev/files/read", json={"path": "data/blob.bin", "chunk_bytes": 777})
     assert r.content == body
+    r = stack.api("POST", "/dev/files/write", params={"path": "data/blob.bin", "mode": "rwx"}, content=b"x")
+    assert r.status_code == 400 and r.json()["error"]["code"] == "usage"
+    assert (stack.work / "data" / "blob.bin").read_bytes() == body
     listing = stack.api("POST", "/dev/files/list", json={"path": "data"}).json()
     assert [(e["path"], e["kind"], e["size"]) for e in listing["entries"]] == [("blob.bin", "file", 10_000)]
     info = stack.api("POST", "/dev/files/stat", json={"path": "data"}).json()

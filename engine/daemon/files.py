@@ -59,7 +59,7 @@ async def read(active: Active, ask: Any, ctx: Context) -> None:
         offset, end = ask.offset, size if not ask.limit else min(size, ask.offset + ask.limit)
         in_flight = 0
         while offset < end:
-            while in_flight >= window:
+            while in_flight >= window or not active.inbox.empty():  # credits, or a cancel, come first
                 frame = await active.inbox.get()
                 body = frame.WhichOneof("body")
                 if body == "cancel":

@@ -185,11 +185,16 @@ async def read(request: Request, principal: Principal, gateway: Gateway) -> Resp
 
 async def write(request: Request, principal: Principal, gateway: Gateway) -> Response:
     path = request.query_params.get("path", "")
-    mode = int(request.query_params.get("mode", "0") or "0", 8)
+    try:
+        mode = int(request.query_params.get("mode", "0") or "0", 8)
+    except ValueError:
+        raise EngineError("mode must be octal, e.g. 644", code="usage", exit_code=2) from None
+    if not 0 <= mode <= 0o7777:
+        raise EngineError("mode must be octal, e.g. 644", code="usage", exit_code=2)
     call = gateway.hub.open(link_of(gateway, principal, request), "write",
                             file_write=proto.pb().FileWrite(path=path, mode=mode))
     async for chunk in request.stream():
-        if call.done:
+        if call.done or not call.queue.empty():  # the daemon answered early (a refusal): stop sending
             break
         if chunk:
             call.send(file_write=proto.pb().FileWrite(data=chunk))
