@@ -226,3 +226,35 @@ def test_workflow_run_with_a_daemon_target_runs_its_tools_there(stack: Stack, tm
     bad.write_text(yaml.safe_dump({"name": "b", "model": {"provider": "scripted", "steps": []}, "target": "moon"}))
     done = platform(env, "run", str(bad), "--json")
     assert done.returncode == 2 and "target must be" in done.stdout
+
+
+def test_server_run_of_an_automation_runs_its_tools_on_the_daemon(stack: Stack) -> None:
+    """The point of the daemon: a run the server executes (a webhook's automation) with
+    `target: daemon:dev` runs its tools in the daemon's checkout, and its record says so; the
+    run's short-lived credential is revoked when it ends."""
+    import httpx
+
+    from tests.webhooks_fixtures import history, make_trigger
+
+    (stack.work / "checkout.txt").write_text("the user's checkout\n")
+    workflow = ("name: remote\nmodel:\n  provider: scripted\n  steps:\n"
+                "    - tool: view\n      params: {file_path: checkout.txt}\n"
+                "    - tool: bash\n      params: {command: pwd}\n"
+                "instructions: x\ntool_filter: [view, bash]\ntarget: daemon:dev\n")
+    act = make_trigger(stack.srv, stack.work, automation="remote", trigger="hook", workflow=workflow)
+    assert httpx.post(act["url_with_token"], json={"ref": "main"}).status_code == 202
+    done = until(lambda: [d for d in history(stack.srv, "remote") if d["run"] and d["run"]["status"] in
+                          ("succeeded", "failed")], timeout=60, what="the run")
+    assert done[0]["run"]["status"] == "succeeded", done[0]["run"]
+    record = json.loads((stack.srv.data_dir / "runs" / done[0]["run"]["id"] / "run.json").read_text())
+    calls = [s for s in record["steps"] if s["kind"] == "tool_call"]
+    results = [s for s in record["steps"] if s["kind"] == "tool_result"]
+    assert [c["data"]["ran_on"] for c in calls] == ["daemon:dev", "daemon:dev"]
+    assert "the user's checkout" in results[0]["data"]["output"]
+    assert results[1]["data"]["output"].strip().endswith(str(stack.work.resolve()))
+    import sqlite3
+
+    with sqlite3.connect(stack.srv.data_dir / "platform.db") as db:
+        rows = db.execute("SELECT kind, revoked_at FROM auth_tokens WHERE name = ?",
+                          (f"run@{done[0]['run']['id']}",)).fetchall()
+    assert len(rows) == 1 and rows[0][0] == "run" and rows[0][1] is not None

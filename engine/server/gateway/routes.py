@@ -55,12 +55,13 @@ async def body(request: Request) -> dict[str, Any]:
     return doc
 
 
-def person(handler: Handler, *, needs_link: bool = True) -> Callable[[Request], Awaitable[Response]]:
+def person(handler: Handler, *, needs_link: bool = True,
+           kinds: tuple[str, ...] = ("access", "api")) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         principal = await principal_of(request)
         if principal is None:
             return unauthorized()
-        if principal.kind not in ("access", "api") or not principal.org_id:
+        if principal.kind not in kinds or not principal.org_id:
             return error("forbidden", f"a {principal.kind} token cannot drive daemons",
                          "use a login (platform auth login) or an API token")
         gateway: Gateway = request.app.state.gateway
@@ -370,7 +371,8 @@ def daemon_routes() -> list[Route]:
         Route(base + "/files/write", person(write), methods=["POST"]),
         Route(base + "/files/stat", person(stat), methods=["POST"]),
         Route(base + "/files/list", person(listing), methods=["POST"]),
-        Route(base + "/tools/{tool}", person(tool), methods=["POST"]),
+        # `run`: the short-lived credential of a server-side run (engine.server.gateway.runs), tools only
+        Route(base + "/tools/{tool}", person(tool, kinds=("access", "api", "run")), methods=["POST"]),
         Route(base + "/pty", person(pty_open), methods=["POST"]),
         Route(base + "/pty/{pty}/input", person(pty_input), methods=["POST"]),
         Route(base + "/pty/{pty}/resize", person(pty_resize), methods=["POST"]),

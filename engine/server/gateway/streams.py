@@ -83,3 +83,10 @@ def live(engine: Engine, org_id: str, stale_us: int, name: str | None = None) ->
         cond = and_(cond, daemon_streams.c.name == name)
     with store.read(engine) as conn:
         return [_row(r) for r in conn.execute(select(daemon_streams).where(cond).order_by(daemon_streams.c.name))]
+
+
+def holders(engine: Engine, name: str, stale_us: int) -> list[StreamRow]:
+    """Live rows of every organization's daemon called `name` (a server-side run names a daemon)."""
+    cond = and_(daemon_streams.c.name == name, daemon_streams.c.heartbeat_at > store.now_us() - stale_us)
+    with store.read(engine) as conn:
+        return [_row(r) for r in conn.execute(select(daemon_streams).where(cond))]
