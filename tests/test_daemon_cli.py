@@ -189,3 +189,34 @@ def test_bad_names_and_roots_are_usage_errors(bare: Stack) -> None:
     bad = platform(bare.env, "daemon", "start", "--name", "x", "--root", "/nonexistent/dir", "--json")
     assert bad.returncode == 2
     assert not bare.instance.with_name("x").exists()
+
+
+def test_register_and_start_sign_in_through_the_browser_when_not_logged_in(bare: Stack, tmp_path: Path) -> None:
+    """register logs in through the browser if needed; start without any login (credential order 3)
+    prompts the browser login, then registers itself and connects."""
+    from tests.auth_fixtures import ConsentAgent, start_login
+
+    home = tmp_path / "fresh"
+    env = {**bare.env, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"), "PLATFORM_SERVER_URL": bare.srv.url}
+    agent = ConsentAgent()
+    try:
+        run = start_login(env, tmp_path / "b1", "daemon", "register", "--name", "fresh", "--json")
+        answer = agent.consent(run.url())
+        agent.follow(answer.location or "")
+        code, out, err = run.finish()
+        assert code == 0, err
+        assert json.loads(out)["logged_in_now"] is True
+        assert (home / ".platform" / "instances" / "fresh" / "credentials.json").exists()
+
+        other = tmp_path / "other"
+        env2 = {**env, "HOME": str(other), "XDG_CONFIG_HOME": str(other / "config")}
+        start = start_login(env2, tmp_path / "b2", "daemon", "start", "--name", "late", "--root", str(bare.work))
+        answer = agent.consent(start.url())
+        agent.follow(answer.location or "")
+        instance = other / ".platform" / "instances" / "late"
+        until(lambda: platform(env2, "daemon", "status", "--name", "late").returncode == 0, what="connected")
+        assert (instance / "credentials.json").exists()
+        platform(env2, "daemon", "stop", "--name", "late")
+        assert start.proc.wait(15) == 0
+    finally:
+        agent.close()
