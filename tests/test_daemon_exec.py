@@ -258,3 +258,23 @@ def test_server_run_of_an_automation_runs_its_tools_on_the_daemon(stack: Stack) 
         rows = db.execute("SELECT kind, revoked_at FROM auth_tokens WHERE name = ?",
                           (f"run@{done[0]['run']['id']}",)).fetchall()
     assert len(rows) == 1 and rows[0][0] == "run" and rows[0][1] is not None
+
+
+def test_shell_output_is_flow_controlled_and_a_collected_answer_is_capped(stack: Stack) -> None:
+    """Shell output is credit flow controlled: 40 MiB of output arrive whole when streamed; a
+    collected answer keeps 16 MiB per stream and says `truncated`, and the exit code still comes."""
+    import httpx
+
+    command = "head -c 41943040 /dev/zero | tr '\\0' 'a'; echo done >&2; exit 4"
+    total = 0
+    with httpx.stream("POST", stack.srv.url + "/api/daemons/dev/shell", timeout=60,
+                      json={"command": command, "stream": True},
+                      headers={"Authorization": f"Bearer {stack.token}"}) as r:
+        for line in r.iter_lines():
+            doc = json.loads(line)
+            total += len(doc.get("data", "")) if doc.get("stream") == "stdout" else 0
+            last = doc
+    assert total == 40 << 20 and last == {"exit_code": 4, "timed_out": False, "killed": False}
+    doc = stack.api("POST", "/dev/shell", json={"command": command}).json()
+    assert len(doc["stdout"]) == 16 << 20 and doc["truncated"] is True and doc["exit_code"] == 4
+    assert doc["stderr"] == "done\n"

@@ -1,8 +1,9 @@
 """Shell commands on the daemon: `/bin/sh -c` in a new process group, cwd inside the allowed roots,
 the server's env added to the daemon's, stdin given at once and/or streamed, stdout and stderr
-streamed as they come (64 KiB frames), a timeout (the request's, else 10 minutes), and kill on
-Cancel or when the stream is lost (the whole process group). Ends with Exit(code, timed_out,
-killed, signal)."""
+streamed as they come (64 KiB frames, at most 64 unconsumed: the server's Credit frames release
+them, so a slow reader slows the command instead of filling memory), a timeout (the request's,
+else 10 minutes), and kill on Cancel or when the stream is lost (the whole process group). Ends
+with Exit(code, timed_out, killed, signal)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from engine.daemon.requests import Active, Context
 from engine.errors import EngineError
 
 MAX_TIMEOUT_S = 24 * 3600
+WINDOW = 64  # output frames (64 KiB each) in flight before the server's Credit frames: 4 MiB at most
 
 
 def _killpg(proc: Any) -> None:
@@ -24,18 +26,24 @@ def _killpg(proc: Any) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-async def _pump(stream: Any, name: str, active: Active) -> None:
+async def _pump(stream: Any, name: str, active: Active, window: asyncio.Semaphore) -> None:
     while True:
         data = await stream.read(65536)
         if not data:
             return
+        await window.acquire()  # at most WINDOW frames the server has not consumed yet (Credit frames)
         await active.send(output=proto.pb().Output(stream=name, data=data))
 
 
-async def _inputs(proc: Any, active: Active, keep_open: bool, cancelled: asyncio.Event) -> None:
+async def _inputs(proc: Any, active: Active, keep_open: bool, cancelled: asyncio.Event,
+                  window: asyncio.Semaphore) -> None:
     while True:
         frame = await active.inbox.get()
         body = frame.WhichOneof("body")
+        if body == "credit":
+            for _ in range(frame.credit.chunks):
+                window.release()
+            continue
         if body == "cancel":
             cancelled.set()
             _killpg(proc)
@@ -66,8 +74,9 @@ async def run(active: Active, start: Any, ctx: Context) -> None:
             await proc.stdin.drain()
         if not start.stdin_open:
             proc.stdin.close()
-    inputs = asyncio.ensure_future(_inputs(proc, active, start.stdin_open, cancelled))
-    pumps = asyncio.gather(_pump(proc.stdout, "stdout", active), _pump(proc.stderr, "stderr", active))
+    window = asyncio.Semaphore(WINDOW)
+    inputs = asyncio.ensure_future(_inputs(proc, active, start.stdin_open, cancelled, window))
+    pumps = asyncio.gather(_pump(proc.stdout, "stdout", active, window), _pump(proc.stderr, "stderr", active, window))
     timed_out = False
     try:
         try:

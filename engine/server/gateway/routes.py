@@ -29,6 +29,7 @@ from engine.server.gateway.service import Gateway
 from engine.server.gateway.terminals import pump, state
 
 DAEMON_TTL_S = 365 * 86_400
+MAX_COLLECTED = 16 << 20  # per stream, in a collected (not streamed) shell answer; the rest: `truncated`
 STATUS = {"stream_lost": 502, "replaced": 502, "unauthorized": 502, "daemon_not_connected": 503,
           "not_found": 404, "outside_roots": 403, "usage": 400, "forbidden": 403, "detached": 409}
 Handler = Callable[[Request, Principal, Gateway], Awaitable[Response]]
@@ -127,17 +128,23 @@ async def shell(request: Request, principal: Principal, gateway: Gateway) -> Res
     if doc.get("stream"):
         return StreamingResponse(_shell_lines(call), media_type="application/x-ndjson")
     out: dict[str, bytearray] = {"stdout": bytearray(), "stderr": bytearray()}
+    truncated = False
     try:
         async for frame in call.frames():
             kind = frame.WhichOneof("body")
             if kind == "output":
-                out.setdefault(frame.output.stream, bytearray()).extend(frame.output.data)
+                call.send(credit=proto.pb().Credit(chunks=1))
+                kept = out.setdefault(frame.output.stream, bytearray())
+                room = MAX_COLLECTED - len(kept)
+                truncated = truncated or len(frame.output.data) > room
+                kept.extend(frame.output.data[:max(room, 0)])
             elif kind == "error":
                 return frame_error(frame)
             elif kind == "exit":
                 return JSONResponse({"stdout": out["stdout"].decode("utf-8", "replace"),
                                      "stderr": out["stderr"].decode("utf-8", "replace"), "exit_code": frame.exit.code,
                                      "timed_out": frame.exit.timed_out, "killed": frame.exit.killed,
+                                     "truncated": truncated,
                                      "daemon": call.link.name, "instance_id": call.link.instance_id})
     finally:
         call.cancel()  # the HTTP caller went away (or we are done): never leave the command running
@@ -149,6 +156,7 @@ async def _shell_lines(call: Call) -> AsyncIterator[bytes]:
         async for frame in call.frames():
             kind = frame.WhichOneof("body")
             if kind == "output":
+                call.send(credit=proto.pb().Credit(chunks=1))
                 line = {"stream": frame.output.stream, "data": frame.output.data.decode("utf-8", "replace")}
             elif kind == "exit":
                 line = {"exit_code": frame.exit.code, "timed_out": frame.exit.timed_out, "killed": frame.exit.killed}
