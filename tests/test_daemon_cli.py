@@ -220,3 +220,15 @@ def test_register_and_start_sign_in_through_the_browser_when_not_logged_in(bare:
         assert start.proc.wait(15) == 0
     finally:
         agent.close()
+
+
+def test_backoff_is_capped_exponential_with_jitter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reconnect delays: min(cap, base * 2^n), then uniformly in [delay/2, delay] (jitter)."""
+    from engine.daemon.agent import backoff
+
+    monkeypatch.setenv("PLATFORM_DAEMON_BACKOFF_MS", "500")
+    monkeypatch.setenv("PLATFORM_DAEMON_BACKOFF_CAP_MS", "30000")
+    for attempt, ceiling in ((0, 0.5), (1, 1.0), (3, 4.0), (6, 30.0), (20, 30.0)):
+        seen = [backoff(attempt) for _ in range(200)]
+        assert min(seen) >= ceiling / 2 and max(seen) <= ceiling
+        assert len({round(x, 6) for x in seen}) > 100  # jittered, not one fixed value

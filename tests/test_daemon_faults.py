@@ -81,9 +81,16 @@ def test_server_killed_and_restarted(ported: Any, tmp_path: Path) -> None:
     until(lambda: not Path(f"/proc/{sleeper}").exists() or
           Path(f"/proc/{sleeper}/stat").read_text().split()[2] == "Z", what="the interrupted command to be stopped")
     assert stack.record()["state"] in ("backoff", "connecting")
+    until(lambda: log_text(stack).count("reconnecting in") >= 4, what="several reconnect attempts")
     stack.srv = start_server(stack.srv.data_dir, env, stack.srv.token, *args)
     gateway_of(stack.srv)
     again = stack.connected()
+    import re
+
+    delays = [float(d) for d in re.findall(r"reconnecting in ([0-9.]+) s", log_text(stack))]
+    # capped exponential backoff with jitter (base 100 ms, cap 800 ms in these tests): the first
+    # waits in [50, 100] ms, none above the cap, and they grow towards it
+    assert 0.05 <= delays[0] <= 0.1 and max(delays) <= 0.8 and max(delays) >= 0.2, delays
     assert again["instance_id"] == first["instance_id"] and again["stream"]["server"] != first["stream"]["server"]
     r = stack.api("POST", "/dev/shell", json={"command": "echo back"})
     assert r.status_code == 200 and r.json()["stdout"] == "back\n"
