@@ -193,6 +193,7 @@ def test_malformed_frames_from_a_client_that_is_not_a_daemon(tmp_path: Path) -> 
         # the real daemon was never disturbed: same stream, requests work
         assert stack.api("POST", "/dev/shell", json={"command": "echo still"}).json()["stdout"] == "still\n"
         assert [d["name"] for d in stack.listed()] == ["dev"]
+        assert not [line for line in stack.srv.lines if "Traceback" in line], "".join(stack.srv.lines)
     finally:
         stack.stop_all()
         stack.srv.stop()
