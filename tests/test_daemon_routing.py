@@ -43,3 +43,103 @@ def test_requests_are_routed_to_the_process_holding_the_stream(tmp_path: Path, p
             stack.stop_all()
         b.stop()
         a.stop()
+
+
+class Proxy:
+    """A TCP forwarder standing in for a load balancer in front of the gateways: `switch` points it
+    at another gateway and drops the connections it carries."""
+
+    def __init__(self, target: str) -> None:
+        import socket
+        import threading
+
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.address = f"127.0.0.1:{self.listener.getsockname()[1]}"
+        self.open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            host, port = self.target.rsplit(":", 1)
+            try:
+                upstream = socket.create_connection((host, int(port)))
+            except OSError:
+                client.close()
+                continue
+            self.open += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: object, dst: object) -> None:
+        try:
+            while data := src.recv(65536):  # type: ignore[attr-defined]
+                dst.sendall(data)  # type: ignore[attr-defined]
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.close()  # type: ignore[attr-defined]
+                except OSError:
+                    pass
+
+    def switch(self, target: str) -> None:
+        import socket
+
+        self.target = target
+        for s in self.open:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.open = []
+
+    def close(self) -> None:
+        self.switch(self.target)
+        self.listener.close()
+
+
+def test_a_terminal_survives_its_daemon_moving_to_another_server_process(tmp_path: Path, pg_url: str) -> None:  # noqa: F811
+    """A PTY opened through server a keeps working when the daemon's stream comes back through
+    server b (a load balancer moved it): b adopts the terminal from the daemon's scrollback, and a
+    relays the terminal's requests to b."""
+    from tests.gateway_fixtures import gateway_of
+
+    env = isolated_env(tmp_path, **FAST, DATABASE_URL=pg_url)
+    a = start_server(tmp_path / "a", env, None, "--gateway-port", "0")
+    b = start_server(tmp_path / "b", env, a.token, "--gateway-port", "0")
+    proxy = Proxy(gateway_of(a))
+    stack: Stack | None = None
+    try:
+        stack = make_stack(tmp_path, a)
+        registered(stack)
+        stack.start("--gateway", proxy.address)
+        stack.connected()
+        pty = stack.api("POST", "/dev/pty", json={"command": "/bin/sh"}).json()["pty_id"]
+
+        def text() -> str:
+            return str(stack.api("GET", f"/dev/pty/{pty}/output", params={"offset": 0}).json()["text"])
+
+        stack.api("POST", f"/dev/pty/{pty}/input", json={"data": "echo one-$((0+1))\n"})
+        until(lambda: "one-1" in text(), what="output through a")
+        proxy.switch(gateway_of(b))
+        until(lambda: [d for d in stack.listed() if d["server"].endswith("@" + b.url)], what="the daemon on b")
+        until(lambda: stack.api("POST", f"/dev/pty/{pty}/input", json={"data": "echo two-$((1+1))\n"}
+                                ).status_code == 200, what="the terminal through b")
+        until(lambda: "two-2" in text(), what="output after the move")
+        assert "one-1" in text()  # the scrollback came along
+    finally:
+        if stack is not None:
+            stack.stop_all()
+        proxy.close()
+        b.stop()
+        a.stop()

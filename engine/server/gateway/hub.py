@@ -124,6 +124,9 @@ class PtyMirror:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def append(self, offset: int, data: bytes) -> None:
+        if offset > self.end:  # adopted from another server process: start at the daemon's offsets
+            self.data = bytearray()
+            self.end = offset
         if offset + len(data) <= self.end:
             return  # replayed scrollback we already have
         if offset < self.end:

@@ -172,12 +172,18 @@ class Gateway:
                 return
 
     def _reattach(self, link: Link) -> None:
-        """PTYs the daemon kept across a stream drop: attach them again from the mirror's end."""
+        """PTYs the daemon kept across a stream drop: attach them again from the mirror's end. A
+        PTY this process has no mirror of (it was opened through another server process, and the
+        daemon came back here) is adopted: its scrollback is replayed into a new mirror, and the
+        other process relays requests for it here, where the stream now is."""
+        from engine.server.gateway.hub import PtyMirror
         from engine.server.gateway.terminals import pump
 
         for pty_id in link.hello.ptys:
             mirror = self.hub.ptys.get(pty_id)
-            if mirror is None or (mirror.org_id, mirror.name) != (link.org_id, link.name):
+            if mirror is None:
+                mirror = self.hub.ptys[pty_id] = PtyMirror(org_id=link.org_id, name=link.name, pty_id=pty_id)
+            if (mirror.org_id, mirror.name) != (link.org_id, link.name):
                 continue
             mirror.call = self.hub.open(link, "pty", pty_attach=proto.pb().PtyAttach(pty_id=pty_id, offset=mirror.end))
             self.track(pump(mirror, mirror.call))
