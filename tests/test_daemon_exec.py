@@ -4,6 +4,7 @@ shell, file, tool-server and terminal execution; issue 16 Deliver 3)."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -71,6 +72,10 @@ def test_files_write_read_list_stat(stack: Stack) -> None:
     assert (stack.work / "data" / "blob.bin").read_bytes() == body
     listing = stack.api("POST", "/dev/files/list", json={"path": "data"}).json()
     assert [(e["path"], e["kind"], e["size"]) for e in listing["entries"]] == [("blob.bin", "file", 10_000)]
+    big = os.urandom(20 << 20)  # an upload larger than the write window (64 chunks in flight)
+    r = stack.api("POST", "/dev/files/write", params={"path": "data/big.bin"}, content=big)
+    assert r.status_code == 200 and (stack.work / "data" / "big.bin").read_bytes() == big
+    (stack.work / "data" / "big.bin").unlink()
     info = stack.api("POST", "/dev/files/stat", json={"path": "data"}).json()
     assert info["kind"] == "dir"
     assert stack.api("POST", "/dev/files/stat", json={"path": "nope"}).json()["error"]["code"] == "not_found"

@@ -5,7 +5,8 @@
   frames say it consumed them, so a 1 GiB read holds at most window x chunk bytes in memory on
   either side. The first answer is a FileInfo (size), then Output frames, then Exit(0).
 - write: chunks into a temp file beside the target (0600 while written), fsync, rename: readers
-  see the old file or the whole new one; a cancelled or interrupted write leaves no trace.
+  see the old file or the whole new one; a cancelled or interrupted write leaves no trace. Each
+  written chunk is answered with a Credit: the server keeps at most 64 chunks in flight.
 - list (at most 10,000 entries) and stat (lstat: a symlink is reported as one).
 """
 
@@ -102,6 +103,7 @@ async def write(active: Active, first: Any, ctx: Context) -> None:
                 while view:
                     written = await asyncio.to_thread(os.write, fd, view)
                     view = view[written:]
+                await active.send(credit=proto.pb().Credit(chunks=1))  # the server may send one more
             last = frame.file_write.last
         await asyncio.to_thread(os.fsync, fd)
         os.fchmod(fd, first.mode or 0o644)

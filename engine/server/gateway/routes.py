@@ -29,6 +29,7 @@ from engine.server.gateway.service import Gateway
 from engine.server.gateway.terminals import pump, state
 
 DAEMON_TTL_S = 365 * 86_400
+WRITE_WINDOW = 64  # upload chunks sent to the daemon and not yet written there (its Credit frames)
 MAX_COLLECTED = 16 << 20  # per stream, in a collected (not streamed) shell answer; the rest: `truncated`
 STATUS = {"stream_lost": 502, "replaced": 502, "unauthorized": 502, "daemon_not_connected": 503,
           "not_found": 404, "outside_roots": 403, "usage": 400, "forbidden": 403, "detached": 409}
@@ -202,13 +203,23 @@ async def write(request: Request, principal: Principal, gateway: Gateway) -> Res
         raise EngineError("mode must be octal, e.g. 644", code="usage", exit_code=2)
     call = gateway.hub.open(link_of(gateway, principal, request), "write",
                             file_write=proto.pb().FileWrite(path=path, mode=mode))
+    in_flight, answer = 0, None
     async for chunk in request.stream():
-        if call.done or not call.queue.empty():  # the daemon answered early (a refusal): stop sending
+        while answer is None and (in_flight >= WRITE_WINDOW or not call.queue.empty()):
+            frame = await call.next()  # the daemon's Credit for a written chunk, or an early answer
+            if frame.WhichOneof("body") == "credit":
+                in_flight -= frame.credit.chunks
+            else:
+                answer = frame  # a refusal (outside the roots, no parent): stop sending
+        if answer is not None:
             break
         if chunk:
             call.send(file_write=proto.pb().FileWrite(data=chunk))
-    call.send(file_write=proto.pb().FileWrite(last=True))
-    answer = await call.next()
+            in_flight += 1
+    if answer is None:
+        call.send(file_write=proto.pb().FileWrite(last=True))
+    while answer is None or answer.WhichOneof("body") == "credit":
+        answer = await call.next()
     return frame_error(answer) if answer.WhichOneof("body") == "error" else JSONResponse(_info(answer.file_info))
 
 
