@@ -6,14 +6,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres go-tools
+.PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres go-tools npm-tools
 
 # System pieces the tests drive for real, as command:Debian-package pairs: tmux (terminal
 # end-to-end tests), docker-registry (release verify against a real OCI registry), chromium +
 # chromium-driver (the one login test driven by a real headless browser, tests/test_auth_browser.py),
-# gdb (debugpy's attach-by-pid). Installed only when absent, so the check costs nothing on a
-# prepared machine.
-SYSTEM_TOOLS := tmux:tmux docker-registry:docker-registry chromium:chromium chromedriver:chromium-driver gdb:gdb
+# gdb (debugpy's attach-by-pid), openssl (the vuln-scan tests' throwaway CA). Installed only when
+# absent, so the check costs nothing on a prepared machine.
+SYSTEM_TOOLS := tmux:tmux docker-registry:docker-registry chromium:chromium chromedriver:chromium-driver gdb:gdb openssl:openssl
 
 system-deps: postgres
 	@missing=""; for pair in $(SYSTEM_TOOLS); do command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair##*:}"; done; \
@@ -31,7 +31,7 @@ venv: $(STAMP)
 run: $(STAMP) postgres
 	cd examples/demo && ../../$(BIN)/framework
 
-test: $(STAMP) system-deps go-tools
+test: $(STAMP) system-deps go-tools npm-tools
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The PostgreSQL tests need server binaries (pg_ctl, initdb); quick when they are present.
@@ -47,7 +47,28 @@ TOOLS_BIN := $(CURDIR)/.tools/bin
 MIGRATE_VERSION := v4.19.1
 GOOSE_VERSION := v3.26.0
 DELVE_VERSION := v1.27.2
-go-tools: $(TOOLS_BIN)/migrate $(TOOLS_BIN)/goose $(TOOLS_BIN)/dlv
+GOVULNCHECK_VERSION := v1.1.4
+
+# govulncheck: `framework ci vuln-scan`'s Go scanner (its tests point -db at a local database).
+$(TOOLS_BIN)/govulncheck:
+	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
+
+# Project authoring (spec 3, Generation): buf with the Go protobuf and Connect plugins, pinned to the
+# versions engine/authoring/tools.py names (the generated go.mod requires the matching runtimes).
+BUF_VERSION := v1.75.0
+PROTOC_GEN_GO_VERSION := v1.36.11
+PROTOC_GEN_CONNECT_GO_VERSION := v1.19.1
+AUTHORING_TOOLS := $(TOOLS_BIN)/buf $(TOOLS_BIN)/protoc-gen-go $(TOOLS_BIN)/protoc-gen-connect-go
+go-tools: $(TOOLS_BIN)/migrate $(TOOLS_BIN)/goose $(TOOLS_BIN)/dlv $(TOOLS_BIN)/govulncheck $(AUTHORING_TOOLS)
+
+$(TOOLS_BIN)/buf:
+	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+
+$(TOOLS_BIN)/protoc-gen-go:
+	GOBIN=$(TOOLS_BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+
+$(TOOLS_BIN)/protoc-gen-connect-go:
+	GOBIN=$(TOOLS_BIN) go install connectrpc.com/connect/cmd/protoc-gen-connect-go@$(PROTOC_GEN_CONNECT_GO_VERSION)
 
 $(TOOLS_BIN)/dlv:
 	GOBIN=$(TOOLS_BIN) go install github.com/go-delve/delve/cmd/dlv@$(DELVE_VERSION)
@@ -60,6 +81,16 @@ $(TOOLS_BIN)/goose:
 	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install \
 	  -tags 'no_mysql no_sqlite3 no_mssql no_clickhouse no_vertica no_ydb no_turso no_libsql no_duckdb' \
 	  github.com/pressly/goose/v3/cmd/goose@$(GOOSE_VERSION)
+
+# npm tools the tests drive, pinned in tests/npm-tools/package.json, installed into .tools/npm only when
+# absent: verdaccio (a local npm registry for `release verify` npm artifacts). The override pins a
+# dist-tag (`node-fetch@cjs`) that some registry mirrors do not carry.
+NPM_TOOLS := $(CURDIR)/.tools/npm
+npm-tools: $(NPM_TOOLS)/node_modules/.bin/verdaccio
+
+$(NPM_TOOLS)/node_modules/.bin/verdaccio: tests/npm-tools/package.json
+	mkdir -p $(NPM_TOOLS) && cp tests/npm-tools/package.json $(NPM_TOOLS)/package.json
+	cd $(NPM_TOOLS) && npm install --no-audit --no-fund --loglevel=error
 
 snapshots: $(STAMP)
 	$(BIN)/python -m pytest tests/test_snapshots.py --snapshot-update

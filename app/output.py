@@ -47,6 +47,11 @@ def print_document(doc: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+def plain(text: str) -> None:
+    """One plain line of data on stdout: no markup, no emoji codes, no wrapping (names like `:shell:` stay)."""
+    sys.stdout.write(text + "\n")
+
+
 def stdout_console() -> Any:
     from rich.console import Console
 

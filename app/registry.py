@@ -79,8 +79,12 @@ FRAMEWORK = Program(
             commands={
                 "validate-kcl": "Check that every environment renders deployable manifests.",
                 "migration-safety": "Check SQL migrations for patterns that fail or lock populated databases.",
+                "run": "Timeline of one CI run: release cut, promotions, rollouts, gate checks (exit 5 while running).",
+                "summarize": "Render --json documents as GitHub-flavoured Markdown (appended to $GITHUB_STEP_SUMMARY).",
+                "vuln-scan": "Run the scanners framework.yaml configures (pip-audit, govulncheck, npm audit).",
+                "verify-test-run": "Check a `go test -json` stream: failures, zero-evidence and mass-skip rules.",
             },
-            examples=("framework ci validate-kcl --json",),
+            examples=("framework ci validate-kcl --json", "framework ci run 9876543210.1 --json"),
         ),
         "release": Group(
             help="Immutable releases recorded in .framework/releases/<version>.json.",
@@ -136,6 +140,25 @@ FRAMEWORK = Program(
     examples=("framework env list", "framework env list --json", "framework   (on a terminal: the dashboard)"),
 )
 
+# `framework registry ...`: container registries of an environment's images (spec 2, issue 19).
+FRAMEWORK.groups["registry"] = Group(
+    help="Container registries the environment's images name: log in (docker's config.json), print pushed refs.",
+    commands={
+        "login": "Log in to every registry host the workloads' images name (stored where docker and oras look).",
+        "ref": "Print <image>@<digest> per pushed image; --ci-output appends ref=, image=, digest= to $GITHUB_OUTPUT.",
+    },
+    examples=("framework registry login staging --username ci --password-env REGISTRY_TOKEN",
+              "framework registry ref staging --image api --ci-output"),
+)
+# `framework doctor`: can this machine and project do what the project declares (spec 2, issue 19).
+FRAMEWORK.groups["doctor"] = Group(
+    help="Check this machine and project: toolchains, KCL, ledger, credentials, port blocks, server, daemon.",
+    commands={
+        "parity": "Compare a service's env and config in host mode (dev stack) and cluster mode (K8sCluster render).",
+    },
+    examples=("framework doctor", "framework doctor --signal deploy --json", "framework doctor --verbose",
+              "framework doctor parity api --env dev"),
+)
 # `framework db ...`: the project's database authoring (spec 3, Database); sub-groups below.
 FRAMEWORK.groups["db"] = Group(
     help="The project's database: forward-only migrations (golang-migrate compatible), seeds, introspection.",
@@ -158,6 +181,52 @@ FRAMEWORK.groups["project"] = Group(
     },
     examples=("framework project migrate import --from goose --src-dir old/migrations --dest-dir db/migrations",),
 )
+# Project authoring (spec 3, Generation/build, Scaffolding, Project, Local helpers; issue 21).
+FRAMEWORK.groups["project"].commands.update({
+    "new": "Create a project: framework.yaml, protos, migrations, deploy/kcl/dev, README; then generate.",
+    "introspect": "Inspect the project's protos: introspect handlers (/<package>.<Service>/<Method>, sorted).",
+    "scaffolded": "List scaffold-once files (.framework/scaffolded.json); --absent: only deleted ones.",
+    "rescaffold": "Re-create deleted scaffold-once files; refuses a path that still exists.",
+    "disown": "Move generated files out of generation for good (--reason required; .framework/disowned.json).",
+})
+FRAMEWORK.groups["project"] = FRAMEWORK.groups["project"]._replace(
+    help="The project itself: create it, inspect its protos and ownership records, import migrations.",
+    examples=("framework project new shop --mod example.com/shop", "framework project introspect handlers",
+              "framework project scaffolded --absent", "framework project disown gen/x.go --reason 'hand-tuned'"))
+PROJECT_INTROSPECT = Group(
+    help="Inspect the project's protos (compiled with buf).",
+    commands={"handlers": "Print /<package>.<Service>/<Method> per RPC, sorted (--format json, --proto-dir)."},
+    examples=("framework project introspect handlers", "framework project introspect handlers --format json"),
+)
+FRAMEWORK.groups["generate"] = Group(
+    help="Generate Go protobuf and Connect code, handler stubs, entity code and bootstrap wiring (idempotent).",
+    commands={},
+    examples=("framework generate", "framework generate --dry-run", "framework generate --json"),
+)
+FRAMEWORK.groups["build"] = Group(
+    help="Compile the project's binaries locally (go, docker, shell per service) or an environment's; no publishing.",
+    commands={},
+    examples=("framework build", "framework build dev", "framework build --json"),
+)
+FRAMEWORK.groups["scaffold"] = Group(
+    help="Scaffold: with no noun, birth every framework:entity message with no table, then generate.",
+    commands={
+        "entity": "An entity: framework:entity message, CRUD quintet (once), owned create-table migration.",
+        "service": "Services (one generation run for the batch); --resume or --force, not both.",
+        "rpc": "A handler stub for one RPC (pb-through when in the proto, else stub + proto snippet).",
+        "handler-file": "An extra file in a service's handler directory (yours from birth).",
+        "binary": "A binary: cmd/<name>/main.go and an entry under `binaries` in framework.yaml.",
+    },
+    examples=("framework scaffold --dry-run", "framework scaffold entity order --from-proto shop",
+              "framework scaffold service billing audit", "framework scaffold rpc shop Refund --stream server"),
+)
+FRAMEWORK.groups["api"] = Group(
+    help="Local request helpers for the project's Connect RPCs.",
+    commands={"curl": "Print (never run) a curl command for <service.method>: POST, JSON, zero-value body."},
+    examples=("framework api curl shop.v1.ShopService.Ping", "framework api curl ShopService.Ping --port 9000"),
+)
+FRAMEWORK.groups["ci"].commands["verify-generated"] = (
+    "Check generated files: hash markers, freshness after regeneration, commit policy; names each offender.")
 PROJECT_MIGRATE = Group(
     help="Bring migrations from other tools into db/migrations.",
     commands={

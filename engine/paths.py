@@ -19,6 +19,11 @@ def kcl_package_dir() -> Path:
     return assets_dir() / "kcl" / "framework"
 
 
+def tools_bin() -> Path:
+    """Pinned tools `make` installs into the checkout (.tools/bin): delve, goose, govulncheck, ..."""
+    return _ROOT / ".tools" / "bin"
+
+
 def cache_dir() -> Path:
     """Per-user cache (`$XDG_CACHE_HOME/framework`, default `~/.cache/framework`)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -31,8 +36,9 @@ def ledger_home() -> Path:
     return Path(override) if override else Path.home() / ".framework" / "ledger"
 
 
-def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Write to a temp file beside `path`, fsync, then rename: readers see old or new, never half."""
+def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644, *, durable: bool = True) -> None:
+    """Write to a temp file beside `path`, fsync, then rename: readers see old or new, never half.
+    `durable=False` skips the fsync (output that can be regenerated, e.g. generated code)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
@@ -40,7 +46,8 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

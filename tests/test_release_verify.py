@@ -1,11 +1,12 @@
-"""`release verify` (spec 2): oci against a real registry on loopback, npm/gomod over their public
-protocols (served by named fakes on loopback), file always UNVERIFIABLE, and the exit codes."""
+"""`release verify` (spec 2): oci against a real registry on loopback, npm against a real local npm
+registry (verdaccio) with a package published by the real npm CLI, gomod against a checksum-database
+stand-in (named so: the public sum.golang.org cannot run here) serving hashes the real `go` command
+computed, file always UNVERIFIABLE; outcomes and exit codes, --strict, --timeout."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
+import os
 import subprocess
 import sys
 import threading
@@ -13,13 +14,11 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import demo_fixture, free_port  # noqa: E402,F401
-
-REGISTRY_BIN = shutil.which("docker-registry")
+from registry_fixtures import go_module_proxy, npm_publish, push_image, run_registry, run_verdaccio  # noqa: E402
 
 
 def write_release(demo, version: str, artifacts: list[dict]) -> None:
@@ -50,73 +49,9 @@ def test_file_artifacts_are_unverifiable_and_strict_fails(demo):
 @pytest.fixture
 def registry(tmp_path):
     """A real Docker registry (Debian's docker-registry) on 127.0.0.1 with a free port."""
-    # Installed by `make test` (Makefile SYSTEM_TOOLS); absent means a broken setup, not a pass.
-    assert REGISTRY_BIN is not None, "docker-registry is not installed (apt-get install docker-registry)"
-    port = free_port()
-    cfg = tmp_path / "registry.yml"
-    cfg.write_text(
-        f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {tmp_path / 'store'}\n"
-        f"http:\n  addr: 127.0.0.1:{port}\n"
-    )
-    proc = subprocess.Popen(
-        [REGISTRY_BIN, "serve", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{base}/v2/", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline, "registry did not start"
-        time.sleep(0.05)
-    try:
-        yield f"127.0.0.1:{port}", proc
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-def push_image(host: str, name: str) -> str:
-    """Push a tiny image through the registry HTTP API; returns the manifest digest."""
-    base = f"http://{host}/v2/{name}"
-
-    def blob(data: bytes) -> str:
-        digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        start = httpx.post(f"{base}/blobs/uploads/")
-        assert start.status_code == 202, start.text
-        loc = start.headers["location"]
-        loc = loc if loc.startswith("http") else f"http://{host}{loc}"
-        loc += ("&" if "?" in loc else "?") + f"digest={digest}"  # keep the upload's own _state query
-        put = httpx.put(loc, content=data, headers={"Content-Type": "application/octet-stream"})
-        assert put.status_code == 201, put.text
-        return digest
-
-    config = json.dumps(
-        {"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}}
-    ).encode()
-    layer = b"layer bytes"
-    manifest = {
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {
-            "mediaType": "application/vnd.oci.image.config.v1+json",
-            "digest": blob(config),
-            "size": len(config),
-        },
-        "layers": [
-            {"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": blob(layer), "size": len(layer)}
-        ],
-    }
-    body = json.dumps(manifest).encode()
-    put = httpx.put(
-        f"{base}/manifests/v1",
-        content=body,
-        headers={"Content-Type": "application/vnd.oci.image.manifest.v1+json"},
-    )
-    assert put.status_code == 201, put.text
-    return put.headers["docker-content-digest"]
+    addr = f"127.0.0.1:{free_port()}"
+    with run_registry(tmp_path, addr) as proc:
+        yield addr, proc
 
 
 def test_oci_manifest_checked_against_a_real_registry(demo, registry):
@@ -149,24 +84,41 @@ def test_oci_manifest_checked_against_a_real_registry(demo, registry):
     assert code == 2 and doc["checks"][0]["outcome"] == "UNREACHABLE"
 
 
-class FakePackageServers(BaseHTTPRequestHandler):
-    """FakeNpmRegistry + FakeSumDb: the public npm registry and Go checksum database protocols."""
+def test_npm_version_and_integrity_against_a_local_npm_registry(demo, tmp_path):
+    """`npm`: the version exists and its integrity equals the recorded one (VERIFIED); another integrity
+    or an unpublished version FAILED (exit 1); a registry that cannot be reached UNREACHABLE (exit 2)."""
+    with run_verdaccio(tmp_path, free_port()) as registry:
+        integrity = npm_publish(registry, tmp_path / "pkg", "@demo/ui", "1.0.0")
+        demo.env["FRAMEWORK_NPM_REGISTRY"] = registry
+        write_release(demo, "ok", [{"workload": "ui", "kind": "npm", "coordinate": "@demo/ui@1.0.0",
+                                    "digest": integrity}])
+        code, doc = demo.json("release", "verify", "ok")
+        assert code == 0 and doc["checks"][0]["outcome"] == "VERIFIED", doc
+        write_release(demo, "bad", [
+            {"workload": "ui", "kind": "npm", "coordinate": "@demo/ui@1.0.0", "digest": "sha512-other"},
+            {"workload": "ui2", "kind": "npm", "coordinate": "@demo/ui@9.9.9", "digest": integrity}])
+        code, doc = demo.json("release", "verify", "bad")
+        assert code == 1 and [c["outcome"] for c in doc["checks"]] == ["FAILED", "FAILED"]
+        assert "integrity differs" in doc["checks"][0]["detail"] and "does not exist" in doc["checks"][1]["detail"]
+    code, doc = demo.json("release", "verify", "ok", "--timeout", "2")
+    assert code == 2 and doc["checks"][0]["outcome"] == "UNREACHABLE"
+
+
+class ChecksumDatabaseStandIn(BaseHTTPRequestHandler):
+    """A stand-in for the public Go checksum database (sum.golang.org), which cannot run here: it answers
+    `/lookup/<module>@<version>` in the database's format with hashes the real `go` command computed."""
+
+    records: dict[str, str] = {}
+    broken = False
 
     def do_GET(self) -> None:  # noqa: N802
-        if self.path == "/left-pad/1.3.0":
-            body, status = (
-                json.dumps(
-                    {"name": "left-pad", "version": "1.3.0", "dist": {"integrity": "sha512-good"}}
-                ).encode(),
-                200,
-            )
-        elif self.path == "/lookup/example.test/mod@v1.0.0":
-            body, status = (
-                (b"123\nexample.test/mod v1.0.0 h1:goodhash=\nexample.test/mod v1.0.0/go.mod h1:x=\n"),
-                200,
-            )
+        key = self.path.removeprefix("/lookup/")
+        if self.broken:
+            body, status = b"internal error", 500
+        elif self.path.startswith("/lookup/") and key in self.records:
+            body, status = self.records[key].encode(), 200
         else:
-            body, status = b"not found", 404
+            body, status = f"not found: {key}".encode(), 404
         self.send_response(status)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -176,44 +128,46 @@ class FakePackageServers(BaseHTTPRequestHandler):
         pass
 
 
-def test_npm_and_gomod_use_their_public_protocols_with_configurable_base_urls(demo):
-    """`npm`: version exists and integrity equals recorded; `gomod`: checksum database has the version and
-    the hash equals. Base URLs come from FRAMEWORK_NPM_REGISTRY / FRAMEWORK_GOSUMDB_URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakePackageServers)
+def go_module_sums(tmp: Path, module: str, version: str) -> tuple[str, str]:
+    """A module served by a file:// GOPROXY; the real `go mod download` computes its h1: hashes."""
+    proxy = go_module_proxy(tmp, module, [version])
+    env = {**os.environ, "GOTOOLCHAIN": "local", "GOPROXY": f"file://{proxy}", "GOSUMDB": "off",
+           "GOMODCACHE": str(tmp / "modcache"), "GOFLAGS": "-modcacherw"}
+    (tmp / "w").mkdir()
+    out = subprocess.run(["go", "mod", "download", "-json", f"{module}@{version}"], cwd=tmp / "w", env=env,
+                         capture_output=True, text=True, check=True, timeout=120)
+    doc = json.loads(out.stdout)
+    return doc["Sum"], doc["GoModSum"]
+
+
+def test_gomod_against_a_checksum_database_stand_in(demo, tmp_path):
+    """`gomod`: the checksum database has the version and the hash equals (VERIFIED); another hash or an
+    unknown version FAILED; a database answering 500 UNREACHABLE (exit 2); --strict with a `file`
+    artifact fails on UNVERIFIABLE."""
+    h1, gomod_h1 = go_module_sums(tmp_path, "example.test/lib", "v1.0.0")
+    ChecksumDatabaseStandIn.records = {"example.test/lib@v1.0.0": (
+        f"4242\nexample.test/lib v1.0.0 {h1}\nexample.test/lib v1.0.0/go.mod {gomod_h1}\n\n"
+        "go.sum database tree\n4243\nstand-in-root-hash=\n\n— stand-in signature\n")}
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ChecksumDatabaseStandIn)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    demo.env.update(FRAMEWORK_NPM_REGISTRY=base, FRAMEWORK_GOSUMDB_URL=base)
+    demo.env["FRAMEWORK_GOSUMDB_URL"] = f"http://127.0.0.1:{server.server_address[1]}"
     try:
-        write_release(
-            demo,
-            "ok",
-            [
-                {"workload": "fe", "kind": "npm", "coordinate": "left-pad@1.3.0", "digest": "sha512-good"},
-                {
-                    "workload": "be",
-                    "kind": "gomod",
-                    "coordinate": "example.test/mod@v1.0.0",
-                    "digest": "h1:goodhash=",
-                },
-            ],
-        )
+        mod = {"workload": "be", "kind": "gomod", "coordinate": "example.test/lib@v1.0.0", "digest": h1}
+        write_release(demo, "ok", [mod, {"workload": "cfg", "kind": "file", "coordinate": "a.txt",
+                                         "digest": "sha256:" + "1" * 64}])
         code, doc = demo.json("release", "verify", "ok")
-        assert code == 0 and [c["outcome"] for c in doc["checks"]] == ["VERIFIED", "VERIFIED"], doc
-        write_release(
-            demo,
-            "bad",
-            [
-                {"workload": "fe", "kind": "npm", "coordinate": "left-pad@1.3.0", "digest": "sha512-other"},
-                {
-                    "workload": "be",
-                    "kind": "gomod",
-                    "coordinate": "example.test/mod@v9.9.9",
-                    "digest": "h1:x=",
-                },
-            ],
-        )
+        assert code == 0 and [c["outcome"] for c in doc["checks"]] == ["VERIFIED", "UNVERIFIABLE"], doc
+        code, doc = demo.json("release", "verify", "ok", "--strict")
+        assert code == 1 and doc["strict"] is True
+        write_release(demo, "bad", [{**mod, "digest": gomod_h1},
+                                    {**mod, "coordinate": "example.test/lib@v9.9.9"}])
         code, doc = demo.json("release", "verify", "bad")
         assert code == 1 and [c["outcome"] for c in doc["checks"]] == ["FAILED", "FAILED"]
+        assert "hash differs" in doc["checks"][0]["detail"]
+        ChecksumDatabaseStandIn.broken = True
+        code, doc = demo.json("release", "verify", "ok")
+        assert code == 2 and doc["checks"][0]["outcome"] == "UNREACHABLE"
     finally:
+        ChecksumDatabaseStandIn.broken = False
         server.shutdown()
         server.server_close()

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import BIN
 from tests.debug_fixtures import Debug, Request, debug  # noqa: F401
-from tests.test_tmux_e2e import _tmux, _wait_for
+from tests.test_tmux_e2e import _tmux, _wait_for, _wait_gone
 
 API = "services/api/main.py"
 
@@ -49,11 +49,13 @@ def test_debug_session_from_the_dashboard_on_a_real_terminal(terminal: str, debu
     _command(terminal, "debug start api")
     _wait_for(terminal, "debugging api")
     _tmux("send-keys", "-t", terminal, "Escape")
+    _wait_gone(terminal, "esc closes")  # the header behind the result modal already says "running"
     _wait_for(terminal, "running - api")
     line = debug.line_of(API, 'body = json.dumps({"message"')
     _command(terminal, f"debug break {API}:{line}")
     _wait_for(terminal, "verified")
     _tmux("send-keys", "-t", terminal, "Escape")
+    _wait_gone(terminal, "esc closes")
     request = Request(debug.base, "/tmux")
     _wait_for(terminal, f"main.py:{line} in do_GET")
     _tmux("send-keys", "-t", terminal, "n")

@@ -47,6 +47,14 @@ def _wait_for(name: str, text: str, timeout: float = 90.0) -> str:
     raise AssertionError(f"{text!r} never appeared; screen:\n{_screen(name)}")
 
 
+def _wait_gone(name: str, text: str, timeout: float = 60.0) -> None:
+    """Wait until `text` has left the screen (a modal closed), failing with the screen if it stays."""
+    deadline = time.monotonic() + timeout
+    while text in _screen(name) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert text not in _screen(name), f"{text!r} never went away; screen:\n{_screen(name)}"
+
+
 def _alive(name: str) -> bool:
     return subprocess.run(["tmux", "has-session", "-t", name], capture_output=True, check=False).returncode == 0
 
@@ -61,10 +69,7 @@ def test_dashboard_on_a_real_terminal(session: str) -> None:
     _tmux("send-keys", "-t", session, "?")
     _wait_for(session, "Binding id")
     _tmux("send-keys", "-t", session, "Escape")
-    deadline = time.monotonic() + 60
-    while "Binding id" in _screen(session) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert "Binding id" not in _screen(session)
+    _wait_gone(session, "Binding id")
     _tmux("send-keys", "-t", session, "q")
     deadline = time.monotonic() + 60
     while _alive(session) and time.monotonic() < deadline:

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from engine.ci_environment import current_run_id
 from engine.environments.model import EnvironmentSpec, Workload
 from engine.errors import EngineError, InvalidInput
 from engine.paths import atomic_write_bytes, ledger_home
@@ -131,8 +132,9 @@ def build_workload(
                 hint="install Go (https://go.dev/dl) or use a shell build",
             )
         out = (build.artifacts or [f"bin/{name}"])[0]
+        # `main` names the main package (e.g. ./cmd/api in a generated project; spec 3, build).
         output = _run(
-            build.command or ["go", "build", "-o", str(project.root / out), "."],
+            build.command or ["go", "build", "-o", str(project.root / out), build.main or "."],
             cwd,
             what,
             shell=bool(build.command),
@@ -216,7 +218,7 @@ def collect_artifacts(
     return artifacts, images, missing, sources
 
 
-def _push_record_path(project: Project, env: str) -> Path:
+def push_record_path(project: Project, env: str) -> Path:
     return ledger_home() / "projects" / project.key / "pushes" / f"{env}.json"
 
 
@@ -224,7 +226,7 @@ def record_push(
     project: Project, env: str, artifacts: list[Artifact], images: dict[str, dict[str, str]]
 ) -> None:
     doc = {"artifacts": [a.model_dump() for a in artifacts], "images": images, "pushed_at": time.time()}
-    atomic_write_bytes(_push_record_path(project, env), json.dumps(doc, indent=2).encode())
+    atomic_write_bytes(push_record_path(project, env), json.dumps(doc, indent=2).encode())
 
 
 def harvest_push(
@@ -232,7 +234,7 @@ def harvest_push(
 ) -> tuple[list[Artifact], dict[str, dict[str, str]]]:
     """`--no-build --release`: the digests an earlier push recorded."""
     try:
-        doc = json.loads(_push_record_path(project, env).read_bytes())
+        doc = json.loads(push_record_path(project, env).read_bytes())
     except FileNotFoundError as exc:
         raise EngineError(
             f"no earlier push recorded for {env!r}; nothing to harvest",
@@ -285,6 +287,7 @@ def prepare_release(
         provenance=prov,
         artifacts=artifacts,
         images=images,
+        run_id=current_run_id(),
     )
     return rel, sources
 

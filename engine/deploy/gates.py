@@ -7,7 +7,6 @@ whoever can write the ledger file may record a gate (documented in docs/referenc
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,14 +22,9 @@ GATE_STATUSES = ("passed", "failed", "skipped", "error", "pending")
 
 def default_run_id() -> str:
     """The CI run id including the attempt number (spec 2, gate: run id), else `local`."""
-    for run, attempt in (
-        ("GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT"),
-        ("CI_PIPELINE_ID", "CI_JOB_ID"),
-        ("BUILDKITE_BUILD_ID", "BUILDKITE_RETRY_COUNT"),
-    ):
-        if os.environ.get(run):
-            return f"{os.environ[run]}.{os.environ.get(attempt, '1')}"
-    return "local"
+    from engine.ci_environment import LOCAL_RUN_ID, current_run_id
+
+    return current_run_id() or LOCAL_RUN_ID
 
 
 def _gate(doc: dict[str, Any], run_id: str | None) -> Gate:

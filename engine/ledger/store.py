@@ -17,11 +17,14 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
+from engine.ci_environment import current_run_id
 from engine.errors import EngineError
+from engine.ledger.models import Apply, Gate, LocalSession, Promotion, RunRecords
 from engine.paths import ledger_home
 from engine.processes import pid_alive
+
+__all__ = ["Apply", "Gate", "Ledger", "LedgerUnreadable", "LocalSession", "Promotion", "PromotionConflict",
+           "RolloutInFlight", "RunRecords", "ledger_path", "who"]
 
 SESSION_TTL_SECONDS = 24 * 3600  # spec 2 Limits: local session record discarded after 24 h without refresh
 
@@ -39,7 +42,8 @@ CREATE TABLE IF NOT EXISTS promotions (
     supersede INTEGER NOT NULL DEFAULT 0,
     source TEXT NOT NULL DEFAULT 'deploy',
     who TEXT NOT NULL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    run_id TEXT
 );
 CREATE INDEX IF NOT EXISTS promotions_by_env ON promotions (project, env, seq);
 CREATE TABLE IF NOT EXISTS current (
@@ -61,7 +65,8 @@ CREATE TABLE IF NOT EXISTS applies (
     phase TEXT NOT NULL,
     outcome TEXT,
     resources TEXT NOT NULL DEFAULT '[]',
-    superseded_by_pid INTEGER
+    superseded_by_pid INTEGER,
+    run_id TEXT
 );
 CREATE INDEX IF NOT EXISTS applies_by_env ON applies (project, env, seq);
 CREATE TABLE IF NOT EXISTS gates (
@@ -112,65 +117,6 @@ class RolloutInFlight(EngineError):
     code = "rollout_in_flight"
 
 
-class Gate(BaseModel):
-    """One check result recorded against a promotion (spec 2, Records: gate)."""
-
-    name: str
-    status: str
-    summary: str = ""
-    run_id: str = "local"
-    promotion_id: str = ""
-    env: str = ""
-    at_promote: bool = False
-    recorded_at: float = 0.0
-
-
-class Promotion(BaseModel):
-    """A ledger entry: environment, release, per-image digests frozen at that moment."""
-
-    id: str
-    seq: int
-    project: str
-    env: str
-    release: str
-    images: dict[str, dict[str, Any]]
-    direction: str
-    previous_id: str | None = None
-    plan_digest: str | None = None
-    supersede: bool = False
-    source: str = "deploy"
-    who: str
-    created_at: float
-    gates: list[Gate] = []
-
-
-class Apply(BaseModel):
-    seq: int
-    env: str
-    promotion_id: str | None
-    release: str
-    pid: int
-    host: str
-    started_at: float
-    finished_at: float | None
-    phase: str
-    outcome: str | None
-    resources: list[dict[str, Any]]
-    superseded_by_pid: int | None = None
-
-
-class LocalSession(BaseModel):
-    """Presence row: one per worktree per machine (spec 2, Records: local session)."""
-
-    machine: str
-    worktree: str
-    env: str
-    branch: str
-    dirty: bool
-    refreshed_at: float
-    stopped: bool
-
-
 def who() -> str:
     import getpass
 
@@ -195,10 +141,23 @@ def _connect(path: Path) -> sqlite3.Connection:
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = FULL")
         conn.executescript(SCHEMA)
+        _add_run_id_columns(conn)
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _add_run_id_columns(conn: sqlite3.Connection) -> None:
+    """Ledgers created before promotions and applies recorded their CI run id gain the column."""
+    for table in ("promotions", "applies"):
+        columns = {r["name"] for r in conn.execute(f"PRAGMA table_info({table})")}
+        if "run_id" not in columns:
+            try:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN run_id TEXT")
+            except sqlite3.OperationalError as exc:  # another process added it first
+                if "duplicate column" not in str(exc):
+                    raise
 
 
 def _unreadable(path: Path, exc: Exception) -> LedgerUnreadable:
@@ -206,6 +165,19 @@ def _unreadable(path: Path, exc: Exception) -> LedgerUnreadable:
         f"machine ledger {path} is unreadable: {exc}",
         hint="check the file's permissions, or point FRAMEWORK_LEDGER_HOME elsewhere",
     )
+
+
+def _apply(r: sqlite3.Row) -> Apply:
+    return Apply(seq=r["seq"], env=r["env"], promotion_id=r["promotion_id"], release=r["release"], pid=r["pid"],
+                 host=r["host"], started_at=r["started_at"], finished_at=r["finished_at"], phase=r["phase"],
+                 outcome=r["outcome"], resources=json.loads(r["resources"]),
+                 superseded_by_pid=r["superseded_by_pid"], run_id=r["run_id"])
+
+
+def _gate(r: sqlite3.Row) -> Gate:
+    return Gate(name=r["name"], status=r["status"], summary=r["summary"], run_id=r["run_id"],
+                promotion_id=r["promotion_id"], env=r["env"], at_promote=bool(r["at_promote"]),
+                recorded_at=r["recorded_at"])
 
 
 class Ledger:
@@ -265,6 +237,7 @@ class Ledger:
             source=row["source"],
             who=row["who"],
             created_at=row["created_at"],
+            run_id=row["run_id"],
         )
         if with_gates:
             p.gates = self.gates(p.id)
@@ -336,9 +309,11 @@ class Ledger:
         created_at: float | None = None,
         actor: str | None = None,
         open_apply: bool = False,
+        run_id: str | None = None,
     ) -> Promotion:
         """Compare-and-set append: refused (exit 3) when `current` is not `expected_current`."""
         pid = promotion_id or f"prm_{uuid.uuid4().hex[:20]}"
+        run_id = run_id if run_id is not None or source != "deploy" else current_run_id()
         conn = self.conn
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -357,7 +332,7 @@ class Ledger:
                     self._check_in_flight(env, supersede, conn)
                 conn.execute(
                     "INSERT INTO promotions (id, project, env, release, images, direction, previous_id, plan_digest,"
-                    " supersede, source, who, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    " supersede, source, who, created_at, run_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         pid,
                         self.project,
@@ -371,6 +346,7 @@ class Ledger:
                         source,
                         actor or who(),
                         created_at if created_at is not None else time.time(),
+                        run_id,
                     ),
                 )
                 conn.execute(
@@ -382,9 +358,10 @@ class Ledger:
                     self._insert_gate(conn, env, pid, gate, at_promote=True)
                 if open_apply:  # the rollout row is born in the same transaction as its promotion
                     cur = conn.execute(
-                        "INSERT INTO applies (project, env, promotion_id, release, pid, host, started_at, phase) "
-                        "VALUES (?,?,?,?,?,?,?, 'pending')",
-                        (self.project, env, pid, release, os.getpid(), socket.gethostname(), time.time()),
+                        "INSERT INTO applies (project, env, promotion_id, release, pid, host, started_at, phase,"
+                        " run_id) VALUES (?,?,?,?,?,?,?, 'pending', ?)",
+                        (self.project, env, pid, release, os.getpid(), socket.gethostname(), time.time(),
+                         run_id),
                     )
                     self.last_apply_seq = int(cur.lastrowid or 0)
                 conn.execute("COMMIT")
@@ -428,9 +405,10 @@ class Ledger:
         try:
             self._check_in_flight(env, supersede, conn)
             cur = conn.execute(
-                "INSERT INTO applies (project, env, promotion_id, release, pid, host, started_at, phase) "
-                "VALUES (?,?,?,?,?,?,?, 'pending')",
-                (self.project, env, promotion_id, release, os.getpid(), socket.gethostname(), time.time()),
+                "INSERT INTO applies (project, env, promotion_id, release, pid, host, started_at, phase, run_id) "
+                "VALUES (?,?,?,?,?,?,?, 'pending', ?)",
+                (self.project, env, promotion_id, release, os.getpid(), socket.gethostname(), time.time(),
+                 current_run_id()),
             )
             conn.execute("COMMIT")
         except BaseException:
@@ -478,23 +456,7 @@ class Ledger:
             rows = self._q(
                 "SELECT * FROM applies WHERE project=? ORDER BY seq DESC LIMIT ?", (self.project, limit)
             )
-        return [
-            Apply(
-                seq=r["seq"],
-                env=r["env"],
-                promotion_id=r["promotion_id"],
-                release=r["release"],
-                pid=r["pid"],
-                host=r["host"],
-                started_at=r["started_at"],
-                finished_at=r["finished_at"],
-                phase=r["phase"],
-                outcome=r["outcome"],
-                resources=json.loads(r["resources"]),
-                superseded_by_pid=r["superseded_by_pid"],
-            )
-            for r in rows
-        ]
+        return [_apply(r) for r in rows]
 
     # -- gates -----------------------------------------------------------------------------
 
@@ -529,24 +491,22 @@ class Ledger:
             raise
         return added
 
+    def for_run(self, run: str) -> RunRecords:
+        """Promotions, rollouts (applies) and gates recorded by a CI run: `run` is a whole run id
+        (`<run>.<attempt>`) or the run alone (every attempt)."""
+        where, args = "project=? AND (run_id=? OR substr(run_id, 1, ?)=?)", (self.project, run, len(run) + 1, run + ".")
+        promotions = [self._promotion(r, with_gates=False)
+                      for r in self._q(f"SELECT * FROM promotions WHERE {where} ORDER BY seq", args)]
+        applies = [_apply(r) for r in self._q(f"SELECT * FROM applies WHERE {where} ORDER BY seq", args)]
+        gates = [_gate(r) for r in self._q(f"SELECT * FROM gates WHERE {where} ORDER BY seq", args)]
+        return RunRecords(promotions=promotions, applies=applies, gates=gates)
+
     def gates(self, promotion_id: str) -> list[Gate]:
         """Promote-time gates first, then later ones oldest first (spec 2, gate list)."""
         rows = self._q(
             "SELECT * FROM gates WHERE promotion_id=? ORDER BY at_promote DESC, seq ASC", (promotion_id,)
         )
-        return [
-            Gate(
-                name=r["name"],
-                status=r["status"],
-                summary=r["summary"],
-                run_id=r["run_id"],
-                promotion_id=r["promotion_id"],
-                env=r["env"],
-                at_promote=bool(r["at_promote"]),
-                recorded_at=r["recorded_at"],
-            )
-            for r in rows
-        ]
+        return [_gate(r) for r in rows]
 
     # -- local sessions (written by dev stacks) -------------------------------------------
 

@@ -55,6 +55,7 @@ class Release(BaseModel):
     artifacts: list[Artifact]
     # per workload ("image") the digest promotions freeze: oci digest, or one digest over its files
     images: dict[str, dict[str, str]]
+    run_id: str | None = None  # the CI run that cut it (engine/ci_environment.py); None outside CI
 
     def same_artifacts(self, other: Release) -> bool:
         key = lambda a: (a.workload, a.kind, a.coordinate, a.digest)  # noqa: E731

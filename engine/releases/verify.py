@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from engine.images import bearer_challenge, parse_image, registry_url
 from engine.project import Project
 from engine.releases.store import Artifact, load_release
 
@@ -41,27 +42,14 @@ class VerifyResult(BaseModel):
     checks: list[ArtifactCheck]
 
 
-def _plain_http(host: str) -> bool:
-    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
-    insecure = {
-        h.strip() for h in os.environ.get("FRAMEWORK_INSECURE_REGISTRIES", "").split(",") if h.strip()
-    }
-    return name in ("localhost", "[::1]") or name.startswith("127.") or host in insecure or name in insecure
-
-
 def _oci(client: Any, art: Artifact) -> tuple[str, str]:
-    ref = art.coordinate.split("@", 1)[0]
-    host, _, name = ref.partition("/")
-    if "." not in host and ":" not in host and host != "localhost":
-        host, name = "registry-1.docker.io", ref if "/" in ref else f"library/{ref}"
-    name = name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
-    url = f"{'http' if _plain_http(host) else 'https'}://{host}/v2/{name}/manifests/{art.digest}"
+    image = parse_image(art.coordinate)
+    url = f"{registry_url(image.host)}/v2/{image.repository}/manifests/{art.digest}"
+    host, name = image.host, image.repository
     headers = {"Accept": MANIFEST_TYPES}
     resp = client.head(url, headers=headers)
-    if resp.status_code == 401 and "bearer" in resp.headers.get("www-authenticate", "").lower():
-        params = dict(
-            p.split("=", 1) for p in resp.headers["www-authenticate"][7:].replace('"', "").split(",")
-        )
+    params = bearer_challenge(resp.headers.get("www-authenticate", "")) if resp.status_code == 401 else None
+    if params:
         tok = client.get(params.pop("realm"), params=params).json()  # anonymous pull token
         headers["Authorization"] = f"Bearer {tok.get('token') or tok.get('access_token')}"
         resp = client.head(url, headers=headers)

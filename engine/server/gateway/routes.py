@@ -339,6 +339,8 @@ async def listed(request: Request, principal: Principal, gateway: Gateway) -> Re
     daemons = []
     for row in rows:
         local = gateway.hub.links.get((row.org_id, row.name))
+        if row.node == gateway.node and local is None:
+            continue  # this process just lost that stream; its row is being removed
         daemons.append({"name": row.name, "instance_id": row.instance_id, "hostname": row.hostname, "roots": row.roots,
                         "version": row.version, "server": f"{row.node}@{row.node_url}",
                         "connected_at": row.connected_at / 1e6, "last_heartbeat": row.heartbeat_at / 1e6,

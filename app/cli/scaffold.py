@@ -1,0 +1,112 @@
+"""`framework scaffold [noun]` (spec 3, Scaffolding). Every scaffold has --dry-run (lists the files it
+would write, writes none)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from app.cli.database_views import examples, out
+from app.cli.options import JSON_OPTION
+from app.registry import FRAMEWORK
+
+GROUP = FRAMEWORK.groups["scaffold"]
+HELP = GROUP.commands
+DRY_RUN = typer.Option(False, "--dry-run", help="List the files it would write; write none.")
+app = typer.Typer(help=GROUP.help, add_completion=False, invoke_without_command=True, pretty_exceptions_enable=False,
+                  context_settings={"help_option_names": ["--help", "-h"]},
+                  epilog=examples(*GROUP.examples, note="With no noun: phase 1 births every framework:entity message "
+                                  "whose table no migration creates (CRUD quintet injected once, an owned "
+                                  "create-table migration); phase 2 generates. A no-op when nothing is missing."))
+
+
+def _render(result: Any) -> None:
+    for item in result.files:
+        out(f"{item['change']:8} {item['path']}")
+    if result.snippet:
+        out("\nadd to the service's proto, then run framework generate:\n")
+        out(result.snippet.rstrip())
+    if not result.files:
+        out("nothing to scaffold")
+    elif result.dry_run:
+        out(f"dry run: {len(result.files)} files would change; none written")
+
+
+def _run(json_output: bool, call: Any) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.project import find_project
+
+        return call(find_project()), 0
+
+    raise typer.Exit(run_command(json_output, action, _render))
+
+
+@app.callback(invoke_without_command=True)
+def scaffold(ctx: typer.Context,
+             service: str | None = typer.Option(None, "--service", help="Only entities of this service."),
+             dry_run: bool = DRY_RUN, json_output: bool = JSON_OPTION) -> None:
+    if ctx.invoked_subcommand is not None:
+        return
+    from engine.authoring.scaffold import scaffold_missing
+
+    _run(json_output, lambda p: scaffold_missing(p, service=service, dry_run=dry_run))
+
+
+@app.command("entity", help=HELP["entity"], epilog=examples(
+    "framework scaffold entity order", "framework scaffold entity order --from-proto shop.Order --dry-run",
+    note="Without --from-proto the project's only service gets a new message <Name> (id, name). "
+         "Exit codes: 0 done; 1 invalid input or a tool failed; 2 bad usage."))
+def entity(name: str = typer.Argument(..., help="The entity (snake_case or CamelCase)."),
+           from_proto: str | None = typer.Option(None, "--from-proto", help="<svc>[.<Message>]: mark this message."),
+           dry_run: bool = DRY_RUN, json_output: bool = JSON_OPTION) -> None:
+    from engine.authoring.scaffold import scaffold_entity
+
+    _run(json_output, lambda p: scaffold_entity(p, name, from_proto=from_proto, dry_run=dry_run))
+
+
+@app.command("service", help=HELP["service"], epilog=examples(
+    "framework scaffold service billing", "framework scaffold service billing audit --resume",
+    note="Each service: proto/<name>/v1/<name>.proto and an entry under `services`; it is served by the "
+         "project's process, which listens on config field `port` (env PORT, default 8080). --resume and --force "
+         "together: exit 2 (spec 3, Errors 9)."))
+def service(names: list[str] = typer.Argument(..., help="Service names."),
+            resume: bool = typer.Option(False, "--resume", help="Skip the services already written."),
+            force: bool = typer.Option(False, "--force", help="Re-create services that exist."),
+            dry_run: bool = DRY_RUN, json_output: bool = JSON_OPTION) -> None:
+    from engine.authoring.scaffold import scaffold_services
+
+    _run(json_output, lambda p: scaffold_services(p, names, resume=resume, force=force, dry_run=dry_run))
+
+
+@app.command("rpc", help=HELP["rpc"], epilog=examples(
+    "framework scaffold rpc shop Ping", "framework scaffold rpc shop Watch --stream server --dry-run",
+    note="--stream server|client|bidi (omit for unary)."))
+def rpc(svc: str = typer.Argument(..., help="The service (key, name or full name)."),
+        name: str = typer.Argument(..., help="The RPC (CamelCase)."),
+        stream: str | None = typer.Option(None, "--stream", help="server, client or bidi (omit for unary)."),
+        dry_run: bool = DRY_RUN, json_output: bool = JSON_OPTION) -> None:
+    from engine.authoring.scaffold import scaffold_rpc
+
+    _run(json_output, lambda p: scaffold_rpc(p, svc, name, stream=stream, dry_run=dry_run))
+
+
+@app.command("handler-file", help=HELP["handler-file"], epilog=examples(
+    "framework scaffold handler-file shop pricing", "framework scaffold handler-file shop pricing --dry-run"))
+def handler_file(svc: str = typer.Argument(..., help="The service."),
+                 name: str = typer.Argument(..., help="The file's name (without .go)."),
+                 dry_run: bool = DRY_RUN, json_output: bool = JSON_OPTION) -> None:
+    from engine.authoring.scaffold import scaffold_handler_file
+
+    _run(json_output, lambda p: scaffold_handler_file(p, svc, name, dry_run=dry_run))
+
+
+@app.command("binary", help=HELP["binary"], epilog=examples(
+    "framework scaffold binary migrator", "framework scaffold binary migrator --dry-run --json"))
+def binary(name: str = typer.Argument(..., help="The binary's name."), dry_run: bool = DRY_RUN,
+           json_output: bool = JSON_OPTION) -> None:
+    from engine.authoring.scaffold import scaffold_binary
+
+    _run(json_output, lambda p: scaffold_binary(p, name, dry_run=dry_run))

@@ -1,0 +1,137 @@
+"""`framework project new <name>` (spec 3, Project): a project with framework.yaml (framework_version
+pinned to this framework), protos, a migrations directory, a `deploy/kcl/dev` that `env up` runs and a
+README; then the first `generate`. `--disable <feature>` leaves that feature's part out entirely.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from engine import __version__
+from engine.authoring import naming, tools
+from engine.authoring.config import FEATURES, KINDS, AuthoringConfig
+from engine.authoring.generate import GenerateResult, generate
+from engine.authoring.plan import FileResult, Plan
+from engine.authoring.templates import render
+from engine.errors import InvalidInput, UsageError
+from engine.project import CONFIG_FILE, Project
+
+
+class NewResult(BaseModel):
+    root: str
+    name: str
+    module: str
+    kind: str
+    disabled: list[str]
+    files: list[FileResult]
+    generated: GenerateResult | None = None
+    born: list[str] = []
+
+
+def parse_features(values: list[str]) -> list[str]:
+    out: list[str] = []
+    for value in values:
+        for item in (v.strip() for v in value.split(",")):
+            if not item:
+                continue
+            if item not in FEATURES:
+                raise UsageError(f"--disable {item!r}: not a feature", hint=f"features: {', '.join(FEATURES)}")
+            out.append(item)
+    return sorted(set(out))
+
+
+def _yaml_list(items: list[dict[str, str]]) -> str:
+    if not items:
+        return " []"
+    lines = []
+    for item in items:
+        lines += [f"  - {k}: {v}" if i == 0 else f"    {k}: {v}" for i, (k, v) in enumerate(item.items())]
+    return "\n" + "\n".join(lines)
+
+
+def project_plan(cfg: AuthoringConfig, service: str | None) -> Plan:
+    """The scaffold-once files of a new project (also what `project rescaffold` re-creates them from)."""
+    plan = Plan()
+    name, kind = cfg.name, cfg.kind
+    svc = service or name
+    on = cfg.enabled
+    services: list[dict[str, str]] = []
+    if kind == "service" and on("codegen"):
+        services.append({"name": svc, "proto": f"{cfg.proto_dir}/{svc}/v1/{svc}.proto", "build": "go"})
+    binaries = [{"name": name, "main": f"./cmd/{name}"}] if kind != "library" and on("build") else []
+    features = "\n" + "\n".join(f"  {f}: {'true' if on(f) else 'false'}" for f in FEATURES)
+    plan.scaffold(CONFIG_FILE, render("project/framework.yaml.tmpl", name=name, framework_version=__version__,
+                                      module=cfg.module, kind=kind, features=features,
+                                      services=_yaml_list(services), binaries=_yaml_list(binaries)))
+    plan.scaffold("go.mod", render("project/go.mod.tmpl", module=cfg.module, connect_version=tools.CONNECT_VERSION,
+                                   protobuf_version=tools.PROTOC_GEN_GO_VERSION))
+    ignored = "" if cfg.commit_generated else "/gen/\n"
+    plan.scaffold(".gitignore", render("project/gitignore.tmpl", ignored=ignored))
+    if on("codegen"):
+        plan.scaffold("buf.yaml", render("project/buf.yaml.tmpl"))
+        plan.scaffold("buf.gen.yaml", render("project/buf.gen.yaml.tmpl"))
+    if services:
+        from engine.authoring.scaffold import service_proto
+
+        path, text = service_proto(cfg, svc)
+        plan.scaffold(path, text)
+    if on("migrations"):
+        plan.scaffold("db/migrations/README.md", render("project/migrations_readme.md.tmpl"))
+    if on("deploy") and kind == "service":
+        plan.scaffold("deploy/kcl/dev/main.k", render("project/dev.k.tmpl", name=name))
+    if on("ci"):
+        plan.scaffold(".github/workflows/ci.yml", render("project/ci.yml.tmpl"))
+    if on("docs"):
+        plan.scaffold("README.md", render("project/README.md.tmpl", name=name, kind=kind, module=cfg.module,
+                                          service_short=f"{naming.camel(svc)}Service"))
+    if on("hot_reload") and kind == "service":
+        plan.scaffold(".air.toml", render("project/air.toml.tmpl", name=name))
+    if kind == "cli":
+        plan.scaffold(f"cmd/{name}/main.go", render("project/cli_main.go.tmpl", name=name))
+    elif kind == "library":
+        plan.scaffold(f"{name}.go", render("project/library.go.tmpl", name=name, gopkg=naming.go_package(name)))
+    if on("contracts") and kind == "service":
+        plan.scaffold(f"internal/{naming.go_package(svc)}core/contract.go",
+                      render("project/contract.go.tmpl", gopkg=f"{naming.go_package(svc)}core"))
+    return plan
+
+
+def new_project(name: str, *, parent: Path, module: str | None = None, kind: str = "service",
+                service: str | None = None, in_place: bool = False, display_name: str | None = None,
+                disable: list[str] | None = None, force: bool = False, frontend: str | None = None) -> NewResult:
+    slug = naming.check_name(display_name or name, "project")
+    if kind not in KINDS:
+        raise UsageError(f"--kind {kind!r}: one of {', '.join(KINDS)}")
+    if frontend:
+        raise UsageError("--frontend: frontends arrive with `scaffold frontend` (not in this build)",
+                         hint="create the project without --frontend")
+    if service is not None and kind != "service":
+        raise UsageError("--service applies to --kind service")
+    svc = naming.check_name(service, "service") if service else None
+    disabled = parse_features(disable or [])
+    root = (parent if in_place else parent / name).resolve()
+    if (root / CONFIG_FILE).exists() and not force:
+        raise InvalidInput(f"{root} already holds a project ({CONFIG_FILE})", hint="pass --force to write over it")
+    if not in_place and root.is_dir() and any(root.iterdir()) and not force:
+        raise InvalidInput(f"{root} exists and is not empty", hint="pass --in-place to use it, or --force")
+    if "codegen" not in disabled:
+        for tool in ("buf", "protoc-gen-go", "protoc-gen-connect-go"):
+            tools.find(tool)  # before writing anything: no project left without its generated half
+    tools.go()
+    cfg = AuthoringConfig(name=slug, module=module or slug, kind=kind,
+                          features={f: f not in disabled for f in FEATURES})
+    plan = project_plan(cfg, svc)
+    root.mkdir(parents=True, exist_ok=True)
+    files = plan.apply(root, "project new", force=force)
+    project = Project(root)
+    result = NewResult(root=str(root), name=slug, module=cfg.module, kind=kind, disabled=disabled, files=files)
+    if svc and "codegen" not in disabled:
+        from engine.authoring.scaffold import scaffold_entity
+
+        born = scaffold_entity(project, svc, from_proto=svc)
+        result.born, result.generated = born.born, born.generated
+    else:
+        result.generated = generate(project, by="project new")
+    return result

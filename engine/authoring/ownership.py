@@ -1,0 +1,79 @@
+"""Ownership records (spec 3, Resources): `.framework/scaffolded.json` (the birth ledger of
+scaffold-once files) and `.framework/disowned.json` (files moved out of generation, with a reason).
+
+Scaffold-once files belong to the user from birth: never overwritten. A disowned file is never
+written again by generation (one-way; re-adopt by deleting the file and its record).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from engine.paths import atomic_write_bytes
+
+SCAFFOLDED = Path(".framework") / "scaffolded.json"
+DISOWNED = Path(".framework") / "disowned.json"
+
+
+class Birth(BaseModel):
+    path: str
+    born: str
+    by: str  # the command that wrote it: project new, generate, scaffold entity ...
+
+
+class Disowned(BaseModel):
+    path: str
+    reason: str
+    at: str
+
+
+def now() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _read(root: Path, rel: Path) -> list[dict[str, str]]:
+    path = root / rel
+    if not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        from engine.errors import ConfigError
+
+        raise ConfigError(f"{rel}: not readable JSON", hint="restore it from version control") from None
+    items = data.get("files", []) if isinstance(data, dict) else []
+    return [i for i in items if isinstance(i, dict) and "path" in i]
+
+
+def _write(root: Path, rel: Path, items: list[dict[str, str]]) -> None:
+    items = sorted(items, key=lambda i: i["path"])
+    atomic_write_bytes(root / rel, (json.dumps({"files": items}, indent=2) + "\n").encode())
+
+
+def scaffolded(root: Path) -> list[Birth]:
+    return [Birth(**{"by": "", "born": "", **i}) for i in _read(root, SCAFFOLDED)]
+
+
+def disowned(root: Path) -> list[Disowned]:
+    return [Disowned(**{"reason": "", "at": "", **i}) for i in _read(root, DISOWNED)]
+
+
+def record_births(root: Path, paths: list[str], by: str) -> None:
+    """Record scaffold-once files at birth (a path already recorded keeps its first birth)."""
+    items = _read(root, SCAFFOLDED)
+    known = {i["path"] for i in items}
+    stamp = now()
+    items += [{"path": p, "born": stamp, "by": by} for p in paths if p not in known]
+    if len(items) != len(known) or not (root / SCAFFOLDED).exists():
+        _write(root, SCAFFOLDED, items)
+
+
+def record_disowned(root: Path, paths: list[str], reason: str) -> None:
+    items = [i for i in _read(root, DISOWNED) if i["path"] not in set(paths)]
+    stamp = now()
+    items += [{"path": p, "reason": reason, "at": stamp} for p in paths]
+    _write(root, DISOWNED, items)

@@ -1,0 +1,1 @@
+"""`framework registry login|ref` (spec 2, framework gate, ledger, release, registry)."""
