@@ -111,7 +111,9 @@ def test_daemon_sigkilled(tmp_path: Path) -> None:
         sigkill(proc)
         thread.join(10)
         assert out["status"] == 502 and out["body"]["error"]["code"] == "stream_lost", out
-        until(lambda: stack.listed() == [], timeout=3 * 0.3 + 2, what="the server to drop the daemon")
+        # within the heartbeat window (3 x 300 ms; the kernel's reset usually tells it at once), plus
+        # scheduling slack on a loaded shared machine
+        until(lambda: stack.listed() == [], timeout=3 * 0.3 + 5, what="the server to drop the daemon")
         status = platform(stack.env, "daemon", "status", "--name", "dev", "--json")
         assert status.returncode == 1 and json.loads(status.stdout)["running"] is False
         listed = json.loads(platform(stack.env, "daemon", "ls", "--json").stdout)["instances"]
