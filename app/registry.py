@@ -344,11 +344,18 @@ PLATFORM = Program(
                       "platform trigger history triage github"),
         ),
         "daemon": Group(
-            help="Local daemon instances under ~/.platform/instances (the daemon itself is not in this build).",
+            help="The local tools daemon: shell, file, tool and terminal execution for the server over one stream.",
             commands={
+                "register": "Sign in through the browser if needed; create and store (0600) a long-lived daemon token.",
+                "start": "Run the daemon (foreground, or --background): dial the server's gateway and serve requests.",
+                "status": "Process, whether the gateway stream is established, and binary; non-zero if not connected.",
+                "stop": "Graceful signal and wait; --force kills at once; survives the grace: killed.",
+                "logs": "The daemon's log: last 50 lines, then follow (--no-follow, -n).",
                 "ls": "List instance directories: RUNNING from the lock, the runtime record's state separately.",
             },
-            examples=("platform daemon ls", "platform daemon ls --json"),
+            examples=("platform daemon register --server http://127.0.0.1:8080",
+                      "platform daemon start --root ~/src/app --background", "platform daemon status",
+                      "platform daemon logs -n 100", "platform daemon stop", "platform daemon ls --json"),
         ),
         "tools": Group(
             help="The agent tools: list them, call one as an agent would, serve them over MCP.",

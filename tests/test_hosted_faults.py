@@ -181,7 +181,7 @@ def test_two_servers_on_one_postgresql_converge_once(server_factory: Callable[..
         status = cp_get(two, token, "/v1/status?env=cloud").json()["environments"][0]
         assert status["convergence"] == "converged" and status["workloads"][0]["running"] == 1
         one.kill()
-        time.sleep(7)  # past the dead owner's lease: the other server now supervises
+        time.sleep(12)  # past the dead owner's lease (10 s): the other server now supervises
         assert pids_of_hosted(two) == pids
         assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
         assert cp_get(two, token, "/v1/status?env=cloud").json()["environments"][0]["convergence"] == "converged"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 from app.dashboard import Dashboard
@@ -12,8 +13,8 @@ from tests.test_dashboard import SIZE, _until
 
 
 def test_daemon_screen_shows_running_from_the_lock_and_record_state(instances, demo_project: Path) -> None:  # noqa: F811
-    """Spec 2 `daemon ls`: RUNNING from the lock, record state separately; the screen says the
-    daemon itself is not in this build, and follows the lock when its holder exits (r reloads)."""
+    """Spec 2 `daemon ls`: RUNNING from the lock, record state separately; the actions show their
+    command lines, and the screen follows the lock when its holder exits (r reloads)."""
     _root, holder = instances
 
     async def scenario() -> None:
@@ -27,7 +28,7 @@ def test_daemon_screen_shows_running_from_the_lock_and_record_state(instances, d
             assert table.get_cell("main", "state") == "awaiting_credentials"
             assert table.get_cell("old", "running") == "-" and "leftover" in table.get_cell("old", "note")
             assert table.get_cell("starting", "state") == "-"
-            assert "not in this build" in str(app.screen.query_one("#daemon-note").render())
+            assert "x stop: platform daemon stop --name main" in str(app.screen.query_one("#daemon-actions").render())
             assert "platform daemon ls" in str(app.screen.query_one("#daemon-status").render())
             holder.stdin.close()
             holder.wait(10)
@@ -47,5 +48,39 @@ def test_daemon_screen_empty_state(demo_project: Path) -> None:
             await _until(pilot, lambda: app.current_mode == "daemon" and app.screen.loads >= 1)
             assert app.screen.query_one("#daemon-empty").display
             assert "platform daemon ls" in str(app.screen.query_one("#daemon-status").render())
+
+    asyncio.run(scenario())
+
+
+def test_daemon_screen_stream_sessions_log_and_stop_action(instances, demo_project: Path) -> None:  # noqa: F811
+    """Issue 16 Deliver 4: the stream state (connected since, last heartbeat, server) and the active
+    sessions from the runtime record, the selected instance's log tail, and `x` runs
+    `platform daemon stop --name <instance>` for real: the lock holder is stopped and RUNNING goes."""
+    import json
+
+    root, holder = instances
+    now = time.time()
+    (root / "main" / "runtime.json").write_text(json.dumps({
+        "state": "connected", "pid": holder.pid, "stream": {"connected": True, "since": now - 60,
+                                                            "last_heartbeat": now, "server": "n1@http://srv:8080"},
+        "sessions": {"shell": 2, "pty": 1}}))
+    (root / "main" / "daemon.log").write_text("".join(f"line {i}\n" for i in range(20)))
+
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo_project, settings=deterministic_settings(refresh_seconds=60))
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("5")
+            await _until(pilot, lambda: app.current_mode == "daemon" and app.screen.loads >= 1)
+            table = app.screen.query_one("#daemon-table")
+            assert table.get_cell("main", "stream").startswith("connected since") and "srv:8080" in table.get_cell(
+                "main", "stream")
+            assert table.get_cell("main", "sessions") == "pty 1, shell 2"
+            log = str(app.screen.query_one("#daemon-log").render())
+            assert "line 19" in log and "line 11" not in log  # the last 8 lines
+            await pilot.press("x")
+            await _until(pilot, lambda: "exit 0" in app.screen.last_action, timeout=30)
+            await _until(pilot, lambda: app.screen.loads >= 2 and table.get_cell("main", "running") == "-")
+            assert holder.wait(10) != 0
+            assert "platform daemon stop --name main: exit 0" in str(app.screen.query_one("#daemon-status").render())
 
     asyncio.run(scenario())

@@ -1,7 +1,10 @@
-"""`platform daemon ls` (spec 2 Endpoints: daemon ls). The daemon itself is not in this build."""
+"""`platform daemon register | start | status | stop | logs | ls` (spec 2, platform daemon)."""
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -12,6 +15,14 @@ from app.registry import PLATFORM
 
 app = group_app("platform", "daemon")
 HELP = PLATFORM.groups["daemon"].commands
+NAME_OPTION = typer.Option("default", "--name", help="Daemon name = instance directory under ~/.platform/instances.")
+SERVER_OPTION = typer.Option(None, "--server", help="Server URL (default: PLATFORM_SERVER_URL, else http://127.0.0.1:8080).")
+
+
+def _table(rows: list[tuple[str, str]]) -> None:
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key.ljust(width)}  {value}")
 
 
 def _render(result: Any) -> None:
@@ -47,3 +58,172 @@ def ls(json_output: bool = JSON_OPTION) -> None:
         return list_instances(), 0
 
     raise typer.Exit(run_command(json_output, action, _render))
+
+
+@app.command(
+    "register",
+    help=HELP["register"],
+    epilog="Examples:\n\n  platform daemon register\n\n  platform daemon register --name laptop --server "
+    "https://platform.example.com\n\n  The token is stored in ~/.platform/instances/<name>/credentials.json "
+    "(0600) and never printed.",
+)
+def register(name: str = NAME_OPTION, server: str | None = SERVER_OPTION,
+             gateway: str | None = typer.Option(None, "--gateway", help="host:port of the gateway (default: "
+                                                "what the server answers)."),
+             json_output: bool = JSON_OPTION) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.daemon.register import register as do
+
+        return do(server, name, interactive=True, gateway=gateway)[1], 0
+
+    def human(r: Any) -> None:
+        _table([("daemon", r.name), ("server", r.server), ("gateway", r.gateway),
+                ("credentials", r.credentials_file), ("expires", r.expires_at)])
+
+    raise typer.Exit(run_command(json_output, action, human))
+
+
+@app.command(
+    "start",
+    help=HELP["start"],
+    epilog="Examples:\n\n  platform daemon start\n\n  platform daemon start --root ~/src/app --root /tmp "
+    "--background\n\n  PLATFORM_DAEMON_NON_INTERACTIVE=1 platform daemon start --name ci\n\n"
+    "  Credentials: the instance's credentials file; else logged in: registers itself; else signs in "
+    "through the browser first (never with --non-interactive: it publishes awaiting_credentials and "
+    "polls for a credentials file).",
+)
+def start(
+    name: str = NAME_OPTION,
+    server: str | None = SERVER_OPTION,
+    roots: list[Path] = typer.Option(None, "--root", help="Allowed root (repeatable; default: the current "
+                                     "directory). Every path a request names must be inside one."),
+    background: bool = typer.Option(False, "--background", help="Detach; logs go to the instance's daemon.log."),
+    non_interactive: bool = typer.Option(False, "--non-interactive", help="Never open a browser; without "
+                                         "credentials publish awaiting_credentials and poll for them."),
+    gateway: str | None = typer.Option(None, "--gateway", help="host:port of the gateway (default: from the "
+                                       "credentials file; PLATFORM_DAEMON_GATEWAY)."),
+    auth_port: int = typer.Option(0, "--auth-port", help="Port of the daemon's local `auth serve` (127.0.0.1; 0: "
+                                  "the system picks, published in the record; -1: off)."),
+    json_output: bool = JSON_OPTION,
+) -> None:
+    from app.output import run_command
+
+    chosen = [r.resolve() for r in (roots or [Path.cwd()])]
+
+    def action() -> tuple[Any, int]:
+        from engine.daemon.agent import StartOptions, non_interactive_env
+        from engine.daemon.agent import start as run
+        from engine.daemon.control import DETACHED_ENV, start_background
+        from engine.daemon.runtime import check_name
+        from engine.errors import EngineError
+
+        check_name(name)
+        for root in chosen:
+            if not root.is_dir():
+                raise EngineError(f"allowed root {root} is not a directory", code="usage", exit_code=2)
+        quiet = non_interactive or non_interactive_env()
+        if background:
+            argv = ["platform", "daemon", "start", "--name", name, *(["--server", server] if server else []),
+                    *[a for r in chosen for a in ("--root", str(r))], *(["--gateway", gateway] if gateway else []),
+                    "--auth-port", str(auth_port)]
+            if quiet:
+                argv.append("--non-interactive")
+            return start_background(argv, name), 0
+        return None, run(StartOptions(name=name, server=server, roots=chosen, non_interactive=quiet,
+                                      gateway=gateway, log_to_stderr=not os.environ.get(DETACHED_ENV),
+                                      auth_port=None if auth_port < 0 else auth_port))
+
+    def human(r: Any) -> None:
+        if r is not None:
+            print(f"daemon {r.name} started in the background (pid {r.pid}, {r.state}); log: {r.log}")
+
+    raise typer.Exit(run_command(json_output, action, human))
+
+
+@app.command(
+    "status",
+    help=HELP["status"],
+    epilog="Examples:\n\n  platform daemon status\n\n  platform daemon status --name laptop --json\n\n"
+    "  Exit 0 only when the daemon runs and its gateway stream is established; 1 otherwise.",
+)
+def status(name: str = NAME_OPTION, json_output: bool = JSON_OPTION) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.daemon.control import status as read
+
+        return read(name)
+
+    def human(s: Any) -> None:
+        stream = s.stream or {}
+        _table([("daemon", s.name), ("process", f"running (pid {s.pid})" if s.running else "not running"),
+                ("state", s.state or "-"), ("stream", "established" if s.connected else "not established"),
+                ("server", str(stream.get("server") or s.server or "-")), ("gateway", s.gateway or "-"),
+                ("sessions", ", ".join(f"{k} {v}" for k, v in s.sessions.items()) or "none"),
+                ("binary", s.binary or "-"), ("note", s.note)])
+
+    def error(s: Any) -> dict[str, Any]:
+        return {"code": "not_connected", "message": f"daemon {s.name}: {s.note}"}
+
+    raise typer.Exit(run_command(json_output, action, human, partial_error=error))
+
+
+@app.command(
+    "stop",
+    help=HELP["stop"],
+    epilog="Examples:\n\n  platform daemon stop\n\n  platform daemon stop --force\n\n"
+    "  platform daemon stop --grace 30 --json",
+)
+def stop(name: str = NAME_OPTION, force: bool = typer.Option(False, "--force", help="Kill at once (SIGKILL)."),
+         grace: float = typer.Option(10.0, "--grace", min=0, help="Seconds to wait after the graceful signal."),
+         json_output: bool = JSON_OPTION) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.daemon.control import stop as do
+
+        return do(name, force=force, grace=grace)
+
+    def human(r: Any) -> None:
+        print(f"daemon {r.name}: {r.note}" + (f" (pid {r.pid}, {' then '.join(r.signals)})" if r.signals else ""))
+
+    def error(r: Any) -> dict[str, Any]:
+        return {"code": "stop_failed", "message": f"daemon {r.name}: {r.note}"}
+
+    raise typer.Exit(run_command(json_output, action, human, partial_error=error))
+
+
+@app.command(
+    "logs",
+    help=HELP["logs"],
+    epilog="Examples:\n\n  platform daemon logs\n\n  platform daemon logs -n 200 --no-follow\n\n"
+    "  platform daemon logs --json   (the last lines; --json never follows)",
+)
+def logs(name: str = NAME_OPTION,
+         lines: int = typer.Option(50, "-n", "--lines", min=0, help="How many of the last lines to show."),
+         no_follow: bool = typer.Option(False, "--no-follow", help="Print the last lines and exit."),
+         json_output: bool = JSON_OPTION) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.daemon.control import log_path, tail
+
+        return {"name": name, "log": str(log_path(name)), "lines": tail(name, lines)}, 0
+
+    def human(doc: Any) -> None:
+        for line in doc["lines"]:
+            print(line)
+        sys.stdout.flush()
+
+    code = run_command(json_output, action, human)
+    if code or json_output or no_follow:
+        raise typer.Exit(code)
+    from engine.daemon.control import follow
+
+    try:
+        for line in follow(name):
+            print(line, flush=True)
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None

@@ -29,7 +29,9 @@ def _short(value: Any, width: int = 160) -> str:
 def print_step(step: Any) -> None:
     """One streamed line per step: data on stdout as the run goes."""
     if step.kind == "tool_call":
-        line = f"→ {step.name} {_short(step.data.get('params'))}"
+        where = step.data.get("ran_on")
+        at = f" @{where}" if where and where != "local" else ""
+        line = f"→ {step.name}{at} {_short(step.data.get('params'))}"
     elif step.kind == "tool_result":
         mark = "✗" if step.data.get("is_error") else "←"
         line = f"{mark} {step.name}: {_short(step.data.get('output', ''))}"

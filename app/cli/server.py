@@ -12,6 +12,7 @@ HELP = PLATFORM.groups["server"].help
 EPILOG = (
     "Examples:\n\n  platform server --port 8080"
     "\n\n  platform server --host 0.0.0.0 --port 0 --data-dir ./data"
+    "\n\n  platform server --port 8080 --gateway-port 8443"
     "\n\n  DATABASE_URL=postgresql://app@db/platform platform server"
 )
 
@@ -36,6 +37,11 @@ def server(
         help="Database (SQLite), secret key and run workspaces; "
         "default $PLATFORM_DATA_DIR or ~/.platform/server.",
     ),
+    gateway_port: int | None = typer.Option(
+        None,
+        "--gateway-port",
+        help="Port of the daemon gateway (gRPC); default: --port + 1 (0 when --port is 0). Printed at start.",
+    ),
     workers: int = typer.Option(
         2,
         "--workers",
@@ -52,7 +58,8 @@ def server(
         from engine.server.main import ServerConfig, default_data_dir, serve
 
         return None, serve(
-            ServerConfig(host=host, port=port, data_dir=data_dir or default_data_dir(), workers=workers)
+            ServerConfig(host=host, port=port, data_dir=data_dir or default_data_dir(), workers=workers,
+                         gateway_port=gateway_port)
         )
 
     raise typer.Exit(run_command(False, action, lambda _: None))

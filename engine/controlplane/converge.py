@@ -34,7 +34,7 @@ from engine.errors import EngineError
 
 log = logging.getLogger("platform.controlplane")
 TICK_S = 0.25
-LEASE_S = 5.0
+LEASE_S = 10.0  # a killed owner's environments are taken over within this
 # the rollout's end -> the apply's recorded outcome (as the machine ledger's applies)
 OUTCOMES = {"ready": "ready", "not_waited": "not_waited", "DEGRADED": "failed", "SUPERSEDED": "superseded",
             "timed_out": "timed_out"}
@@ -96,15 +96,16 @@ class Converger:
             ).all()
         now = store.now_us()
         for row in rows:
-            running = self.busy.get(row.id)
-            if running is not None and running.is_alive():
-                continue
             # one owner converges and supervises each environment; another server takes it over only
-            # once the owner's lease has expired (it died or stopped)
+            # once the owner's lease has expired (it died or stopped). The owner renews it here, also
+            # while a rollout of it runs (which renews it too)
             if row.lease_owner not in (None, self.owner) and (row.lease_until or 0) > now:
                 continue
             if (row.lease_owner != self.owner or (row.lease_until or 0) - now < LEASE_S * 5e5) and \
                     not self._lease(row.id):
+                continue
+            running = self.busy.get(row.id)
+            if running is not None and running.is_alive():
                 continue
             if self.failed.get(row.id) == row.promotion_id:
                 continue

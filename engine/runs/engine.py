@@ -34,8 +34,13 @@ def execute_run(
     on_step: Callable[[RunStep], None] | None = None,
     runs_home: Path | None = None,
     settings: dict[str, Any] | None = None,
+    tool_runner: Callable[[str, Any], Any] | None = None,
 ) -> RunRecord:
-    """Run `workflow` in `root` with `inputs` (the workflow's own `inputs` are the defaults)."""
+    """Run `workflow` in `root` with `inputs` (the workflow's own `inputs` are the defaults).
+
+    Tools run here, or, with the workflow's `target: daemon:<name>`, on that daemon's machine
+    (through the server's daemon API; `tool_runner` replaces that caller). Every tool call step
+    records where it ran (`ran_on`)."""
     from engine.runs.store import run_dir, save_run
     from engine.tools.base import ToolContext
 
@@ -56,7 +61,7 @@ def execute_run(
             on_step(step)
 
     try:
-        _loop(workflow, merged, ctx, record, add)
+        _loop(workflow, merged, ctx, record, add, tool_runner)
         record.status = "succeeded"
     except EngineError as exc:
         record.status, record.error = "failed", exc.message
@@ -87,6 +92,7 @@ def _loop(
     ctx: Any,
     record: RunRecord,
     add: Callable[[str, str | None, dict[str, Any]], None],
+    tool_runner: Callable[[str, Any], Any] | None = None,
 ) -> None:
     from engine.runs.providers import ScriptedProvider, make_provider
     from engine.runs.template import render
@@ -100,6 +106,15 @@ def _loop(
     record.spawn = [preset.model_dump() for preset in selection.spawn]
     instructions = str(render(workflow.instructions, inputs))
     provider = make_provider(workflow.model, instructions, inputs, selected)
+    ran_on = workflow.target
+    if tool_runner is None and ran_on.startswith("daemon:"):
+        from engine.daemon.remote import DaemonTools
+
+        tool_runner = DaemonTools(ran_on.removeprefix("daemon:"), session=record.id).call
+
+    def run_tool(name: str, params: Any) -> Any:
+        return tool_runner(name, params) if tool_runner else call_tool(name, params, ctx, tools=selected)
+
     for turn_number in range(workflow.max_steps + 1):
         if turn_number == workflow.max_steps:
             raise EngineError(f"the run exceeded max_steps ({workflow.max_steps}) model turns")
@@ -112,8 +127,8 @@ def _loop(
             return
         results = []
         for call in turn.tool_calls:
-            add("tool_call", call.name, {"id": call.id, "params": call.params})
-            result = _call(call.name, call.params, ctx, selected, tools, call_tool)
+            add("tool_call", call.name, {"id": call.id, "params": call.params, "ran_on": ran_on})
+            result = _call(call.name, call.params, selected, tools, run_tool)
             add("tool_result", call.name, {"id": call.id, **result.model_dump()})
             results.append((call, result))
             if result.is_error and not call.allow_error:
@@ -121,9 +136,7 @@ def _loop(
         provider.tool_results(results)
 
 
-def _call(
-    name: str, params: Any, ctx: Any, selected: dict[str, Any], tools: dict[str, Any], call_tool: Any
-) -> Any:
+def _call(name: str, params: Any, selected: dict[str, Any], tools: dict[str, Any], run_tool: Any) -> Any:
     from engine.tools.base import ToolResult
 
     if name not in selected:
@@ -134,6 +147,6 @@ def _call(
             data={"error": {"code": "tool_not_allowed", "message": f"tool {name!r} {why}"}},
         )
     try:
-        return call_tool(name, params, ctx, tools=selected)
+        return run_tool(name, params)
     except EngineError as exc:  # invalid parameters: the agent sees the error and may retry
         return ToolResult(output=f"error: {exc.message}\n", is_error=True, data={"error": exc.to_dict()})

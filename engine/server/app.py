@@ -26,6 +26,7 @@ from engine.errors import EngineError
 from engine.hooks import automations as svc
 from engine.hooks.models import TriggerDefinition
 from engine.hooks.secrets import SecretBox
+from engine.server.gateway.routes import daemon_routes
 from engine.server.hooks_asgi import HookFrontDoor
 from engine.server.recorder import RecorderClient
 from engine.server.runner import RunnerClient
@@ -38,6 +39,7 @@ class ServerState:
     data_dir: Path
     committer: RecorderClient
     workers: RunnerClient
+    gateway: Any = None  # engine.server.gateway.service.Gateway (the daemon gateway), when serving
 
 
 # --- admin API (the CLI reaches it with PLATFORM_SERVER_URL and PLATFORM_TOKEN) ---------------
@@ -148,6 +150,8 @@ def build_app(state: ServerState) -> Any:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await state.committer.start()
+        if state.gateway is not None:
+            await state.gateway.start()
         state.workers.start()
         supervisor = asyncio.ensure_future(state.workers.supervise())
         controlplane.converger.start()
@@ -156,6 +160,8 @@ def build_app(state: ServerState) -> Any:
         finally:
             controlplane.converger.stop()
             supervisor.cancel()
+            if state.gateway is not None:
+                await state.gateway.stop()
             await state.committer.stop()
             state.workers.stop()
 
@@ -174,10 +180,12 @@ def build_app(state: ServerState) -> Any:
             "/api/automations/{automation}/deliveries/{delivery}/replay", api(_replay), methods=["POST"]
         ),
         *auth_routes(),
+        *daemon_routes(),
         *controlplane_routes(),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.server = state
+    app.state.gateway = state.gateway
     app.state.verifier = Verifier(state.engine)
     app.state.authorization_server = AuthorizationServer(state.engine)
     controlplane.mount(app)

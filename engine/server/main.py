@@ -25,6 +25,8 @@ class ServerConfig(BaseModel):
     port: int = 8080
     data_dir: Path
     workers: int = 2
+    gateway_port: int | None = None
+    """The daemon gateway's port; default: the HTTP port + 1 (0 when the HTTP port is 0)."""
 
 
 def ensure_admin_token(engine: Engine) -> str | None:
@@ -80,8 +82,13 @@ def serve(config: ServerConfig) -> int:
     admin = ensure_admin_token(engine)
     workers = RunnerClient(url, data_dir, size=config.workers)
     committer = RecorderClient(url, data_dir, on_enqueued=workers.wake)
+    from engine.server.gateway.service import Gateway
+
+    gateway_port = config.gateway_port if config.gateway_port is not None else (port + 1 if port else 0)
+    gateway = Gateway(engine, config.host, gateway_port, announce=True)
+    gateway.node_url = os.environ.get("PLATFORM_NODE_URL") or f"http://{config.host}:{port}"
     app = build_app(
-        ServerState(engine=engine, box=box, data_dir=data_dir, committer=committer, workers=workers)
+        ServerState(engine=engine, box=box, data_dir=data_dir, committer=committer, workers=workers, gateway=gateway)
     )
     if admin:
         sys.stdout.write(f"admin API token (shown once; export PLATFORM_TOKEN=...): {admin}\n")

@@ -176,17 +176,26 @@ class WorkerPool:
 
         root = self.data_dir / "workspaces" / auto.id
         root.mkdir(parents=True, exist_ok=True)
+        remote = None
         try:
             workflow = parse_workflow(yaml.safe_load(auto.workflow_source), source=f"automation {auto.name}")
+            if workflow.target.startswith("daemon:"):  # its tools run on that daemon's machine
+                from engine.server.gateway.runs import RunDaemonTools
+
+                remote = RunDaemonTools(self.engine, workflow.target.removeprefix("daemon:"), run_id)
             record = execute_run(
                 workflow,
                 inputs={"trigger": {"payload": payload}},
                 root=root,
                 run_id=run_id,
                 runs_home=self.data_dir / "runs",
+                tool_runner=remote.call if remote else None,
             )
         except Exception as exc:  # noqa: BLE001 - a broken workflow fails its run, not the server
             return "failed", 0, f"{type(exc).__name__}: {exc}", None
+        finally:
+            if remote is not None:
+                remote.close()
         return record.status, len(record.steps), record.error, record.model_dump_json()
 
 

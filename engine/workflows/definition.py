@@ -37,7 +37,16 @@ class Workflow(BaseModel):
     tool_filter: list[str] = []
     inputs: dict[str, Any] = {}
     max_steps: int = Field(default=50, ge=1, le=1000)
+    target: str = "local"
+    """Where the run's tools execute: `local`, or `daemon:<name>` (a connected local tools daemon)."""
     source: str | None = None  # the file it was loaded from
+
+    @field_validator("target")
+    @classmethod
+    def _target(cls, target: str) -> str:
+        if target != "local" and not (target.startswith("daemon:") and len(target) > len("daemon:")):
+            raise ValueError(f"target must be `local` or `daemon:<name>`, not {target!r}")
+        return target
 
     @field_validator("model")
     @classmethod

@@ -1,0 +1,262 @@
+"""The daemon's stream against doing the same thing directly (issue 16 Deliver 6), same run:
+
+1. Round trip: a no-op shell (`true`) through server -> gateway stream -> daemon -> back
+   (POST /api/daemons/<name>/shell, keep-alive HTTP), against running `/bin/sh -c true` locally
+   with subprocess. Aim: overhead (p50 stream - p50 local) under 5 ms.
+2. Throughput: a file read through the stream (POST .../files/read, 1 MiB chunks, credit flow
+   control) against a raw loopback TCP copy of the same file (sendall/recv_into, 1 MiB). Aim >= 0.5x.
+3. 100 concurrent round trips through the stream: p99, against 100 concurrent local subprocesses.
+
+A real `platform server` (SQLite) and a real `platform daemon start` (own HOME); the login and
+daemon tokens are minted into the store by the real `mint` before the server starts.
+
+    python bench/daemon.py     # BENCH_TRIPS=200 BENCH_MIB=256
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+TRIPS = int(os.environ.get("BENCH_TRIPS", "200"))
+MIB = int(os.environ.get("BENCH_MIB", "256"))
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
+
+
+def prepare(tmp: Path) -> tuple[str, str]:
+    from engine.auth.accounts import add_org, add_user
+    from engine.auth.tokens import mint
+    from engine.db import store
+    from engine.db.migrations import up
+    from engine.db.url import database_url
+
+    data = tmp / "data"
+    data.mkdir()
+    engine = store.open_engine(database_url(data))
+    up(engine)
+    org = add_org(engine, "bench")
+    user = add_user(engine, "bench@example.com", "bench password", "bench")
+    with store.write(engine) as conn:
+        login = mint(conn, kind="access", org_id=org.id, user_id=user.id, scope="platform:api", ttl_s=3600).token
+        daemon = mint(conn, kind="daemon", org_id=org.id, user_id=user.id, scope="platform:daemon", ttl_s=3600,
+                      name="daemon@bench").token
+    engine.dispose()
+    return login, daemon
+
+
+Procs = tuple[subprocess.Popen[str], subprocess.Popen[str], str]
+
+
+def start(tmp: Path, env: dict[str, str], daemon_token: str) -> Procs:
+    server = subprocess.Popen([sys.executable, "-m", "app.main", "platform", "server", "--port", "0",
+                               "--gateway-port", "0", "--data-dir", str(tmp / "data"), "--workers", "0"],
+                              cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = gateway = ""
+    assert server.stdout is not None
+    while not (url and gateway):
+        line = server.stdout.readline()
+        if not line:
+            raise SystemExit("server did not start")
+        if line.startswith("platform server listening on "):
+            url = line.rsplit(" ", 1)[1].strip()
+        if line.startswith("daemon gateway listening on "):
+            gateway = line.rsplit(" ", 1)[1].strip()
+    threading.Thread(target=lambda: [None for _ in server.stdout], daemon=True).start()  # type: ignore[union-attr]
+    from engine.daemon import credentials
+
+    instance = Path(env["HOME"]) / ".platform" / "instances" / "bench"
+    credentials.save(instance, credentials.DaemonCredentials(server=url, gateway=gateway, name="bench",
+                                                             token=daemon_token))
+    (tmp / "work").mkdir()
+    daemon = subprocess.Popen([sys.executable, "-m", "app.main", "platform", "daemon", "start", "--name", "bench",
+                               "--root", str(tmp / "work")], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            record = json.loads((instance / "runtime.json").read_text())
+            if record.get("state") == "connected":
+                return server, daemon, url
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    raise SystemExit("daemon did not connect")
+
+
+def round_trips(url: str, token: str) -> tuple[float, float]:
+    import httpx
+
+    with httpx.Client(headers={"Authorization": f"Bearer {token}"}, timeout=30) as client:
+        stream = []
+        for i in range(TRIPS + 10):
+            t = time.perf_counter()
+            r = client.post(f"{url}/api/daemons/bench/shell", json={"command": "true"})
+            assert r.status_code == 200 and r.json()["exit_code"] == 0, r.text
+            if i >= 10:
+                stream.append(time.perf_counter() - t)
+    local = []
+    for _ in range(TRIPS):
+        t = time.perf_counter()
+        subprocess.run(["/bin/sh", "-c", "true"], check=True)
+        local.append(time.perf_counter() - t)
+    return statistics.median(stream) * 1000, statistics.median(local) * 1000
+
+
+def throughput(url: str, token: str, work: Path) -> tuple[float, float]:
+    import httpx
+
+    path = work / "blob.bin"
+    with open(path, "wb") as fh:
+        block = os.urandom(1 << 20)
+        for _ in range(MIB):
+            fh.write(block)
+    size = MIB << 20
+    t = time.perf_counter()
+    got = 0
+    with httpx.stream("POST", f"{url}/api/daemons/bench/files/read", timeout=120,
+                      json={"path": "blob.bin", "chunk_bytes": 1 << 20},
+                      headers={"Authorization": f"Bearer {token}"}) as r:
+        for chunk in r.iter_raw(1 << 20):
+            got += len(chunk)
+    stream = size / (time.perf_counter() - t) / (1 << 20)
+    assert got == size
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def send() -> None:
+        conn, _ = listener.accept()
+        with conn, open(path, "rb") as fh:
+            while data := fh.read(1 << 20):
+                conn.sendall(data)
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    buf = bytearray(1 << 20)
+    t = time.perf_counter()
+    got = 0
+    with socket.create_connection(listener.getsockname()) as sock:
+        while n := sock.recv_into(buf):
+            got += n
+    raw = size / (time.perf_counter() - t) / (1 << 20)
+    sender.join()
+    listener.close()
+    path.unlink()
+    assert got == size
+    return stream, raw
+
+
+def grpc_ceiling() -> float:
+    """MiB/s of the bare transport: 1 MiB Frames on one grpc.aio stream over loopback, no daemon,
+    no HTTP (what any design on grpcio's Python stream can reach on this machine)."""
+    import grpc
+
+    from engine.daemon import proto
+
+    async def run() -> float:
+        done = asyncio.Event()
+
+        async def handler(requests: object, context: grpc.aio.ServicerContext) -> None:  # type: ignore[type-arg]
+            while await context.read() is not grpc.aio.EOF:
+                pass
+            done.set()
+
+        server = grpc.aio.server(options=[("grpc.max_receive_message_length", 8 << 20)])
+        h = grpc.stream_stream_rpc_method_handler(handler, request_deserializer=proto.deserialize,
+                                                  response_serializer=proto.serialize)
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("platform.daemon.v1.Gateway",
+                                                                               {"Connect": h}),))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+        call = channel.stream_stream(proto.METHOD, request_serializer=proto.serialize,
+                                     response_deserializer=proto.deserialize)()
+        data = os.urandom(1 << 20)
+        t = time.perf_counter()
+        for _ in range(MIB):
+            await call.write(proto.Frame(request=1, output=proto.pb().Output(stream="file", data=data)))
+        await call.done_writing()
+        await done.wait()
+        rate = MIB / (time.perf_counter() - t)
+        await channel.close()
+        await server.stop(0)
+        return rate
+
+    return asyncio.run(run())
+
+
+def concurrent(url: str, token: str) -> tuple[float, float]:
+    import httpx
+
+    async def via_stream() -> list[float]:
+        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60,
+                                     limits=httpx.Limits(max_connections=100)) as client:
+            async def one() -> float:
+                t = time.perf_counter()
+                r = await client.post(f"{url}/api/daemons/bench/shell", json={"command": "true"})
+                assert r.status_code == 200
+                return time.perf_counter() - t
+
+            return list(await asyncio.gather(*(one() for _ in range(100))))
+
+    async def local() -> list[float]:
+        async def one() -> float:
+            t = time.perf_counter()
+            proc = await asyncio.create_subprocess_exec("/bin/sh", "-c", "true")
+            await proc.wait()
+            return time.perf_counter() - t
+
+        return list(await asyncio.gather(*(one() for _ in range(100))))
+
+    asyncio.run(via_stream())  # warm the connections
+    return pct(asyncio.run(via_stream()), 0.99) * 1000, pct(asyncio.run(local()), 0.99) * 1000
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="bench-daemon-") as name:
+        tmp = Path(name)
+        env = {**os.environ, "HOME": str(tmp / "home"), "XDG_CACHE_HOME": str(tmp / "cache"),
+               "GRPC_VERBOSITY": "NONE"}
+        env.pop("DATABASE_URL", None)
+        os.environ["XDG_CACHE_HOME"] = env["XDG_CACHE_HOME"]
+        login, daemon_token = prepare(tmp)
+        server, daemon, url = start(tmp, env, daemon_token)
+        try:
+            stream_ms, local_ms = round_trips(url, login)
+            over = stream_ms - local_ms
+            print(f"no-op shell round trip p50: stream {stream_ms:.2f} ms, local subprocess {local_ms:.2f} ms; "
+                  f"overhead {over:.2f} ms (aim < 5 ms: {'met' if over < 5 else 'NOT met'})")
+            mbs, raw = throughput(url, login, tmp / "work")
+            print(f"file read {MIB} MiB: stream {mbs:.0f} MiB/s, raw loopback TCP {raw:.0f} MiB/s; "
+                  f"{mbs / raw:.2f}x (aim >= 0.5x: {'met' if mbs / raw >= 0.5 else 'NOT met'})")
+            ceiling = grpc_ceiling()
+            print(f"  the bare grpc.aio stream alone (1 MiB frames, loopback, no daemon, no HTTP): {ceiling:.0f} MiB/s;"
+                  f" the daemon path reaches {mbs / ceiling:.2f}x of its transport")
+            p99, local99 = concurrent(url, login)
+            print(f"100 concurrent round trips p99: stream {p99:.1f} ms, 100 concurrent local subprocesses "
+                  f"{local99:.1f} ms ({p99 / local99:.2f}x)")
+        finally:
+            for proc in (daemon, server):
+                proc.terminate()
+                try:
+                    proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,140 @@
+"""Files on the daemon, every path inside the allowed roots (symlinks resolved first):
+
+- read: offset and limit; streamed in chunks (default 256 KiB, at most 4 MiB) with credit-based
+  flow control: at most `window` chunks (default 16) are in flight until the server's Credit
+  frames say it consumed them, so a 1 GiB read holds at most window x chunk bytes in memory on
+  either side. The first answer is a FileInfo (size), then Output frames, then Exit(0).
+- write: chunks into a temp file beside the target (0600 while written), fsync, rename: readers
+  see the old file or the whole new one; a cancelled or interrupted write leaves no trace. Each
+  written chunk is answered with a Credit: the server keeps at most 64 chunks in flight.
+- list (at most 10,000 entries) and stat (lstat: a symlink is reported as one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import stat as st
+from pathlib import Path
+from typing import Any
+
+from engine.daemon import proto
+from engine.daemon.requests import Active, Context
+from engine.errors import EngineError
+
+DEFAULT_CHUNK = 256 * 1024
+MAX_CHUNK = 4 * 1024 * 1024
+DEFAULT_WINDOW = 16
+MAX_ENTRIES = 10_000
+
+
+def info(path: Path, shown: str | None = None) -> Any:
+    s = os.lstat(path)
+    kind = ("dir" if st.S_ISDIR(s.st_mode) else "file" if st.S_ISREG(s.st_mode)
+            else "symlink" if st.S_ISLNK(s.st_mode) else "other")
+    return proto.pb().FileInfo(path=shown or str(path), kind=kind, size=s.st_size, mtime_us=s.st_mtime_ns // 1000,
+                               mode=st.S_IMODE(s.st_mode))
+
+
+def _missing(path: str) -> EngineError:
+    return EngineError(f"{path}: no such file or directory", code="not_found")
+
+
+async def read(active: Active, ask: Any, ctx: Context) -> None:
+    path = ctx.roots.resolve(ask.path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise _missing(ask.path) from None
+    except IsADirectoryError:
+        raise EngineError(f"{ask.path} is a directory", code="usage", exit_code=2) from None
+    try:
+        size = os.fstat(fd).st_size
+        if st.S_ISDIR(os.fstat(fd).st_mode):
+            raise EngineError(f"{ask.path} is a directory", code="usage", exit_code=2)
+        await active.send(file_info=info(path, str(path)))
+        chunk = min(ask.chunk_bytes or DEFAULT_CHUNK, MAX_CHUNK)
+        window = ask.window or DEFAULT_WINDOW
+        offset, end = ask.offset, size if not ask.limit else min(size, ask.offset + ask.limit)
+        in_flight = 0
+        while offset < end:
+            while in_flight >= window or not active.inbox.empty():  # credits, or a cancel, come first
+                frame = await active.inbox.get()
+                body = frame.WhichOneof("body")
+                if body == "cancel":
+                    return
+                if body == "credit":
+                    in_flight -= frame.credit.chunks
+            data = await asyncio.to_thread(os.pread, fd, min(chunk, end - offset), offset)
+            if not data:
+                break
+            await active.send(output=proto.pb().Output(stream="file", data=data, offset=offset))
+            offset += len(data)
+            in_flight += 1
+        await active.send(exit=proto.pb().Exit(code=0))
+    finally:
+        os.close(fd)
+
+
+async def write(active: Active, first: Any, ctx: Context) -> None:
+    path = ctx.roots.resolve(first.path)
+    if path.is_dir():
+        raise EngineError(f"{first.path} is a directory", code="usage", exit_code=2)
+    if not path.parent.is_dir():
+        raise _missing(str(Path(first.path).parent))
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    done = False
+    try:
+        if first.data:
+            await asyncio.to_thread(os.write, fd, first.data)
+        last = first.last
+        while not last:
+            frame = await active.inbox.get()
+            body = frame.WhichOneof("body")
+            if body == "cancel":
+                return
+            if body != "file_write":
+                continue
+            if frame.file_write.data:
+                view = memoryview(frame.file_write.data)
+                while view:
+                    written = await asyncio.to_thread(os.write, fd, view)
+                    view = view[written:]
+                await active.send(credit=proto.pb().Credit(chunks=1))  # the server may send one more
+            last = frame.file_write.last
+        await asyncio.to_thread(os.fsync, fd)
+        os.fchmod(fd, first.mode or 0o644)
+        os.close(fd)
+        fd = -1
+        os.replace(tmp, path)
+        done = True
+        await active.send(file_info=info(path))
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        if not done:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+
+async def listing(active: Active, ask: Any, ctx: Context) -> None:
+    path = ctx.roots.resolve(ask.path)
+    if not path.is_dir():
+        raise _missing(ask.path) if not path.exists() else EngineError(f"{ask.path} is not a directory",
+                                                                       code="usage", exit_code=2)
+    entries = []
+    with os.scandir(path) as it:
+        for entry in sorted(it, key=lambda e: e.name)[:MAX_ENTRIES]:
+            with contextlib.suppress(FileNotFoundError):
+                entries.append(info(Path(entry.path), entry.name))
+    await active.send(listing=proto.pb().Listing(path=str(path), entries=entries))
+
+
+async def stat(active: Active, ask: Any, ctx: Context) -> None:
+    path = ctx.roots.resolve(ask.path)
+    if not path.exists():
+        raise _missing(ask.path)
+    await active.send(file_info=info(path))
