@@ -70,9 +70,10 @@ def test_the_control_plane_restarts_a_crashed_workload(plane: Server, demo: Demo
             break
         time.sleep(0.2)
     else:
-        raise AssertionError("the crashed workload was not started again")
+        raise AssertionError("the crashed workload was not started again:\n" + "".join(plane.lines[-40:]))
     code, status = demo.json("env", "status", "cloud", "--wait", "--timeout", "60")
-    assert code == 0 and status["environments"][0]["promotion"]["id"] == doc["promotion"]["id"]
+    assert code == 0, (status, "".join(plane.lines[-40:]))  # diagnostics: the control plane's log tail
+    assert status["environments"][0]["promotion"]["id"] == doc["promotion"]["id"]
     assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
 
 
