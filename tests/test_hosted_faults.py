@@ -146,7 +146,10 @@ def test_control_plane_killed_mid_rollout(server_factory: Callable[..., Server],
         else:
             raise AssertionError("the rollout never started")
         srv.kill()
-        restarted = start_server(srv.data_dir, srv.env, srv.token, "--port", srv.url.rsplit(":", 1)[1])
+        # the same HTTP port (the CLI's endpoint); the daemon gateway on any free port (its default, the
+        # HTTP port + 1, may be taken by then)
+        restarted = start_server(srv.data_dir, srv.env, srv.token, "--port", srv.url.rsplit(":", 1)[1],
+                                 "--gateway-port", "0")
         out, err = deploy.communicate(timeout=120)
         assert deploy.returncode in (0, 2), err
         assert deploy.returncode == 0, err  # it came back within the budget: the wait resumed
