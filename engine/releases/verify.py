@@ -49,7 +49,7 @@ def _plain_http(host: str) -> bool:
     return name in ("localhost", "[::1]") or name.startswith("127.") or host in insecure or name in insecure
 
 
-def _oci(client: Any, art: Artifact) -> tuple[str, str]:
+def oci_manifest(client: Any, art: Artifact) -> tuple[str, str]:
     ref = art.coordinate.split("@", 1)[0]
     host, _, name = ref.partition("/")
     if "." not in host and ":" not in host and host != "localhost":
@@ -125,7 +125,7 @@ def verify(
                 )
             else:
                 try:
-                    outcome, detail = {"oci": _oci, "npm": _npm, "gomod": _gomod}[art.kind](client, art)
+                    outcome, detail = {"oci": oci_manifest, "npm": _npm, "gomod": _gomod}[art.kind](client, art)
                 except httpx.HTTPError as exc:
                     outcome, detail = "UNREACHABLE", str(exc) or type(exc).__name__
                 except (ValueError, KeyError) as exc:
