@@ -24,7 +24,7 @@ def oci_digests(images: dict[str, Any]) -> dict[str, str]:
 
 def render_release(project: Project, env: str, images: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """(namespace, manifests in apply order) of `env` with the release's digests pinned; each manifest
-    keeps its owning workload under the `framework.dev/workload` key of the returned pairs' order."""
+    carries its owning workload (or None) under the `__workload__` key, which K8sRuntime strips."""
     from engine.environments.render.pipeline import render_environment
 
     rendered = render_environment(project, env, image_digests=oci_digests(images), fail_on_write=True)
