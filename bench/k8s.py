@@ -42,8 +42,8 @@ environment = framework.Environment {{
     ]
 }}
 """
-WORKLOAD = """        framework.Workload {{name = "svc{i:02d}", image = "registry.example.test/bench/svc{i:02d}",
-            ports = [framework.Port {{port = 8080}}]}}"""
+WORKLOAD = ("        framework.Workload {{name = \"svc{i:02d}\", image = \"registry.example.test/bench/svc{i:02d}\", "
+            "ports = [framework.Port {{port = 8080}}]}}")
 
 
 def main() -> int:

@@ -11,11 +11,13 @@ Objects are applied with field manager `framework` and `--force-conflicts` (the 
 the declared truth: a hand edit is overwritten by the next deploy, after `env status` reported it
 as drift). Every rendered object except the Namespace belongs to the ApplySet
 `framework-<env>` (a Secret in the namespace), so an object removed from the KCL is pruned by the
-next full deploy. Namespaces are applied first and never pruned.
+next full deploy. Namespaces are created when missing (the ApplySet's parent lives in one) and are
+never pruned.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -76,17 +78,25 @@ class Kube:
         doc = json.loads(self.check(args) or "{}")
         return list(doc.get("items") or [])
 
-    def apply(self, manifests: list[dict[str, Any]], *, prune_set: str | None, namespace: str) -> str:
-        """Server-side apply; with `prune_set`, objects of that ApplySet not in `manifests` are pruned."""
+    def apply(self, manifests: list[dict[str, Any]], *, prune_set: str | None, namespace: str
+              ) -> list[dict[str, Any]]:
+        """Server-side apply; with `prune_set`, objects of that ApplySet not in `manifests` are pruned.
+        Returns the applied objects as the API server answered them (generation and status included)."""
         if not manifests:
-            return ""
+            return []
         stream = json.dumps({"apiVersion": "v1", "kind": "List", "items": manifests})
-        args = ["apply", "--server-side", f"--field-manager={FIELD_MANAGER}", "--force-conflicts", "-f", "-"]
+        args = ["apply", "--server-side", f"--field-manager={FIELD_MANAGER}", "--force-conflicts", "-f", "-",
+                "-o", "json"]
         env = None
         if prune_set is not None:
             args += ["-n", namespace, "--prune", f"--applyset={prune_set}"]
             env = {"KUBECTL_APPLYSET": "true"}
-        return self.check(args, stdin=stream, env=env)
+        out = self.check(args, stdin=stream, env=env)
+        try:
+            doc = json.loads(out or "{}")
+        except ValueError:
+            return []
+        return list(doc.get("items") or ([doc] if doc.get("kind") else []))
 
 
 def kubectl_error(args: list[str], stderr: str) -> EngineError:
@@ -99,13 +109,14 @@ def kubectl_error(args: list[str], stderr: str) -> EngineError:
     return KubectlFailed(f"kubectl {args[0]} failed: {text}")
 
 
+@functools.lru_cache(maxsize=1)
 def contexts() -> list[str]:
     try:
         out = subprocess.run(["kubectl", "config", "get-contexts", "-o", "name"], capture_output=True,
                              text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise RuntimeUnavailable(f"cannot run kubectl: {exc}") from exc
-    return out.stdout.split()
+    return list(out.stdout.split())
 
 
 def check_k8s(target: Target) -> Kube:

@@ -142,15 +142,16 @@ def wait_rollout(
     kube: Kube,
     namespace: str,
     declared: list[dict[str, Any]],
-    before: dict[tuple[str, str], int],
+    applied: list[dict[str, Any]],
     options: RolloutOptions,
     *,
     on_phase: Callable[[str, Phase], None] | None = None,
     superseded: Callable[[], bool] | None = None,
 ) -> tuple[RolloutEnd, list[Resource]]:
     """Wait until every declared workload object is ready, one is DEGRADED, a newer promotion
-    landed (SUPERSEDED) or the budget expired (`timed_out`). `before` holds each object's
-    generation before the apply (an unchanged object is not re-stabilized)."""
+    landed (SUPERSEDED) or the budget expired (`timed_out`). `applied` holds the objects as the
+    apply answered: one its controller had already observed and found complete (the apply changed
+    nothing the controller acts on) is ready at once, with no stability window to sit out."""
     res = {(o["kind"], o["metadata"]["name"]): Resource(name=resource_name(o), kind=o["kind"]) for o in declared}
     if not options.wait:
         for r in res.values():
@@ -165,10 +166,16 @@ def wait_rollout(
             if on_phase:
                 on_phase(res[key].name, phase)
 
-    for key in res:
-        if on_phase:
-            on_phase(res[key].name, "pending")
-    while True:
+    answered = {(o.get("kind", ""), (o.get("metadata") or {}).get("name", "")): o for o in applied}
+    for key, r in res.items():
+        obj = answered.get(key)
+        state, message, ready, want = classify(obj, [], options.crash_limit) if obj else ("pending", "", 0, 0)
+        if state == "complete":
+            r.message, r.ready_replicas, r.replicas, r.outcome = message, ready, want, "ready"
+            set_phase(key, "ready")
+        elif on_phase:
+            on_phase(r.name, "pending")
+    while any(r.outcome != "ready" for r in res.values()):
         if superseded is not None and superseded():
             for key, r in res.items():
                 if r.outcome not in ("ready", "failed"):
@@ -195,8 +202,7 @@ def wait_rollout(
                 r.outcome = "failed"
                 set_phase(key, "DEGRADED")
             elif state == "complete":
-                unchanged = before.get(key) == obj["metadata"].get("generation")
-                since = complete_since.setdefault(key, now - (options.stability_window if unchanged else 0))
+                since = complete_since.setdefault(key, now)
                 if now - since >= options.stability_window:
                     r.outcome = "ready"
                     set_phase(key, "ready")
@@ -215,6 +221,7 @@ def wait_rollout(
             _close(res, "timed_out")
             return "timed_out", list(res.values())
         time.sleep(POLL)
+    return "ready", list(res.values())
 
 
 def _close(res: dict[tuple[str, str], Resource], outcome: str) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.environments.model import EnvironmentSpec
+from engine.errors import EngineError
 from engine.project import Project
 from engine.runtime.k8s import Kube, applyset_name, check_k8s, split_namespaces
 from engine.runtime.k8s_rollout import resource_name, wait_rollout, workload_objects
@@ -63,11 +64,14 @@ class K8sRuntime:
     ) -> tuple[RolloutEnd, list[Resource]]:
         namespaces, rest = split_namespaces(self.manifests)
         declared = workload_objects(rest)
-        before: dict[tuple[str, str], int] = {}
-        if declared:
-            items = self.kube.get("deployments.apps,statefulsets.apps,daemonsets.apps,jobs.batch", self.namespace)
-            before = {(o["kind"], o["metadata"]["name"]): o["metadata"].get("generation", 0) for o in items}
-        self.kube.apply(namespaces, prune_set=None, namespace=self.namespace)
-        self.kube.apply(rest, prune_set=applyset_name(self.env) if self.prune else None, namespace=self.namespace)
-        return wait_rollout(self.kube, self.namespace, declared, before, options,
+        prune_set = applyset_name(self.env) if self.prune else None
+        try:
+            applied = self.kube.apply(rest, prune_set=prune_set, namespace=self.namespace)
+        except EngineError as exc:
+            if "not found" not in exc.message or "namespaces" not in exc.message:
+                raise
+            # the first deploy: create the namespaces (never pruned), then the objects
+            self.kube.apply(namespaces, prune_set=None, namespace=self.namespace)
+            applied = self.kube.apply(rest, prune_set=prune_set, namespace=self.namespace)
+        return wait_rollout(self.kube, self.namespace, declared, applied, options,
                             on_phase=on_phase, superseded=superseded)
