@@ -47,8 +47,8 @@ def test_file_artifacts_are_unverifiable_and_strict_fails(demo):
     assert code == 1 and doc["error"]["code"] == "release_not_found"
 
 
-@pytest.fixture
-def registry(tmp_path):
+@pytest.fixture(name="registry")
+def registry_fixture(tmp_path):
     """A real Docker registry (Debian's docker-registry) on 127.0.0.1 with a free port."""
     # Installed by `make test` (Makefile SYSTEM_TOOLS); absent means a broken setup, not a pass.
     assert REGISTRY_BIN is not None, "docker-registry is not installed (apt-get install docker-registry)"
