@@ -26,7 +26,8 @@ def test_deploy_applies_server_side_and_waits_then_unchanged_redeploy_appends_no
     """Deploy targets: K8sCluster applies server-side (field manager `framework`) to the declared context
     and waits each Deployment's rollout: outcome `ready` per resource, exit 0. Rule 3 and the
     environment transition `release equals current`: a redeploy appends nothing and still applies
-    and waits. Status reads the live cluster: every image `match`."""
+    and waits. Status reads the live cluster: every image `match`; `--wait` reports it stayed up past
+    the stability window."""
     kd = kdemo
     kd.release("v1", {"api": (API, digest("api-1")), "web": (WEB, digest("web-1"))})
     code, doc = kd.json("env", "deploy", "cluster", "v1", "--yes", "--timeout", "90")
@@ -50,6 +51,8 @@ def test_deploy_applies_server_side_and_waits_then_unchanged_redeploy_appends_no
     assert {i["name"]: i["state"] for i in env["images"]} == {"api": "match", "web": "match"}
     assert {w["name"]: w["phase"] for w in env["workloads"]} == {"api": "ready", "web": "ready"}
     assert env["health"] == "healthy"
+    code, st = kd.json("env", "status", "cluster", "--wait", "--timeout", "60", "--stability-window", "0.5")
+    assert code == 0 and st["environments"][0]["wait"]["outcome"] == "stayed_up", st
 
 
 def test_image_change_rolls_out_a_new_promotion_and_removed_workload_is_pruned(kdemo):
