@@ -72,10 +72,10 @@ K8S_CMDS := kube-apiserver kube-controller-manager kube-scheduler kubectl
 k8s-tools: $(addprefix $(K8S_BIN)/,etcd $(K8S_CMDS) kwok)
 
 $(K8S_BIN)/etcd:
-	cd tools/k8s && go build -trimpath -o $@ go.etcd.io/etcd/server/v3
+	cd tools/k8s && GOFLAGS=-buildvcs=false go build -trimpath -o $@ go.etcd.io/etcd/server/v3
 
 $(addprefix $(K8S_BIN)/,$(K8S_CMDS)):
-	cd tools/k8s && go build -trimpath -o $@ k8s.io/kubernetes/cmd/$(notdir $@)
+	cd tools/k8s && GOFLAGS=-buildvcs=false go build -trimpath -o $@ k8s.io/kubernetes/cmd/$(notdir $@)
 
 $(K8S_BIN)/kwok:
 	GOBIN=$(K8S_BIN) go install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
