@@ -191,7 +191,8 @@ def test_supersede_of_an_in_flight_rollout_exits_6(kdemo):
 
 def test_status_reports_drift_after_a_hand_edit(kdemo):
     """Status: the digest the pods run against the promotion's frozen one; someone editing the
-    Deployment's image by hand is `drift` (exit 1), a tag-only image `untagged`; the next deploy
+    Deployment's image by hand is `drift` (exit 1), a tag-only image `untagged`, a deleted Deployment
+    `missing`; the next deploy
     takes the field back (server-side apply, --force-conflicts) and status is `match` again."""
     kd = kdemo
     kd.release("v1", {"api": (API, digest("api-1")), "web": (WEB, digest("web-1"))})
@@ -211,6 +212,11 @@ def test_status_reports_drift_after_a_hand_edit(kdemo):
         return {i["name"]: i["state"] for i in st["environments"][0]["images"]}["web"] == "untagged"
 
     wait_for(untagged, timeout=60, what="untagged")
+    kd.kubectl("delete", "deployment", "web", "-n", kd.ns, "--wait=true")
+    code, st = kd.json("env", "status", "cluster")
+    env = st["environments"][0]
+    assert code == 1 and {i["name"]: i["state"] for i in env["images"]}["web"] == "missing"
+    assert {w["name"]: w["phase"] for w in env["workloads"]}["web"] == "missing" and env["health"] == "unhealthy"
     code, doc = kd.json("env", "deploy", "cluster", "v1", "--yes", "--timeout", "90")
     assert code == 0 and not doc["appended"], doc
     code, st = kd.json("env", "status", "cluster")
