@@ -171,12 +171,15 @@ class TestCluster:
         return self
 
     def stop(self) -> None:
+        """SIGTERM every component, then SIGKILL what is still up after 3 s (a test cluster's state is
+        thrown away: no graceful drain to wait for)."""
         for _name, proc in reversed(self.procs):
             if proc.poll() is None:
                 proc.terminate()
+        deadline = time.monotonic() + 3
         for _name, proc in reversed(self.procs):
             try:
-                proc.wait(timeout=10)
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
