@@ -221,3 +221,28 @@ def test_status_reports_drift_after_a_hand_edit(kdemo):
     assert code == 0 and not doc["appended"], doc
     code, st = kd.json("env", "status", "cluster")
     assert code == 0 and {i["state"] for i in st["environments"][0]["images"]} == {"match"}
+
+
+def test_confirmation_compare_and_set_gates_and_partial_apply_are_the_engines_own(kdemo):
+    """One deploy engine, two runtimes: on a K8sCluster, no terminal and no --yes exits 5 having written
+    nothing (rule 7); a stale --expect-current exits 3 (rule 2); --gate freezes evidence onto the
+    promotion; --no-wait records `not_waited`; `--target <app>` applies that workload's objects only
+    and prunes nothing."""
+    kd = kdemo
+    kd.release("v1", {"api": (API, digest("api-1")), "web": (WEB, digest("web-1"))})
+    code, doc = kd.json("env", "deploy", "cluster", "v1")
+    assert code == 5 and doc["error"]["code"] == "plan_unconfirmed"
+    assert f"namespace/{kd.ns}" not in kd.kubectl("get", "namespace", "-o", "name")
+    code, doc = kd.json("env", "deploy", "cluster", "v1", "--yes", "--expect-current", "prm_stale")
+    assert code == 3 and doc["error"]["code"] == "promotion_conflict"
+    gate = kd.root.parent / "gate.json"
+    gate.write_text(json.dumps({"name": "smoke", "status": "passed", "summary": "ok", "run_id": "ci.1"}))
+    code, doc = kd.json("env", "deploy", "cluster", "v1", "--yes", "--no-wait", "--gate", str(gate))
+    assert code == 0 and doc["rollout"]["phase"] == "not_waited", doc
+    assert {r["outcome"] for r in doc["rollout"]["resources"]} == {"not_waited"}
+    assert [g["name"] for g in doc["promotion"]["gates"]] == ["smoke"]
+    kd.release("v2", {"api": (API, digest("api-2")), "web": (WEB, digest("web-2"))})
+    code, doc = kd.json("env", "deploy", "cluster", "v2", "--yes", "--target", "api", "--timeout", "90")
+    assert code == 0 and [r["name"] for r in doc["rollout"]["resources"]] == ["api"], doc
+    assert images(kd, "api") == [f"{API}@{digest('api-2')}"]
+    assert images(kd, "web") == [f"{WEB}@{digest('web-1')}"]  # not selected: untouched, not pruned
