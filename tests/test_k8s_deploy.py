@@ -230,6 +230,8 @@ def test_confirmation_compare_and_set_gates_and_partial_apply_are_the_engines_ow
     and prunes nothing."""
     kd = kdemo
     kd.release("v1", {"api": (API, digest("api-1")), "web": (WEB, digest("web-1"))})
+    code, doc = kd.json("env", "deploy", "cluster", "v1", "--explain")
+    assert code == 0 and any("context 'k3d-demo'" in step for step in doc["explain"]), doc
     code, doc = kd.json("env", "deploy", "cluster", "v1")
     assert code == 5 and doc["error"]["code"] == "plan_unconfirmed"
     assert f"namespace/{kd.ns}" not in kd.kubectl("get", "namespace", "-o", "name")

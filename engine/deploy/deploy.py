@@ -355,10 +355,12 @@ def _explain(d: Deployment) -> list[str]:
             f"a promotion would be appended ({plan.direction}) by compare-and-set on "
             f"{plan.current_promotion_id or 'an unbound environment'}"
         )
-    runtime = "the k8s runtime would apply the rendered objects to context " + repr(
-        d.spec.target.context if d.spec.target else None
-    ) if d.spec.runtime == "k8s" else "the process runtime would start each workload"
-    steps.append(f"{runtime} and wait for each rollout" if opts.wait else f"{runtime} without waiting")
+    if d.spec.runtime == "k8s" and d.spec.target is not None:
+        runtime = f"the k8s runtime would apply the rendered objects to context {d.spec.target.context!r}"
+        steps.append(f"{runtime} and wait for each rollout" if opts.wait else f"{runtime} without waiting")
+    else:
+        runtime = "the process runtime would start each workload"
+        steps.append(f"{runtime} and wait for health" if opts.wait else f"{runtime} without waiting")
     if not opts.yes and opts.approve is None:
         steps.append("without --yes or --approve, a terminal would ask for confirmation; without one, exit 5")
     return steps
