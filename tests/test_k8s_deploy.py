@@ -93,7 +93,7 @@ def test_never_ready_pod_times_out_with_exit_8(kdemo):
     kd.edit_kcl(f'image = "{API}"', 'image = "registry.example.test/demo/never-ready"')
     kd.release("v1", {"api": ("registry.example.test/demo/never-ready", digest("nr")),
                       "web": (WEB, digest("web-1"))})
-    code, doc = kd.json("env", "deploy", "cluster", "v1", "--yes", "--timeout", "6")
+    code, doc = kd.json("env", "deploy", "cluster", "v1", "--yes", "--timeout", "10")
     assert code == 8, doc
     assert doc["error"]["code"] == "wait_timed_out" and doc["rollout"]["phase"] == "timed_out"
     res = {r["name"]: r for r in doc["rollout"]["resources"]}
