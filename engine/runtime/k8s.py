@@ -17,11 +17,11 @@ never pruned.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import shutil
 import subprocess
+import time
 from typing import Any
 
 from engine.environments.model import Target
@@ -109,8 +109,22 @@ def kubectl_error(args: list[str], stderr: str) -> EngineError:
     return KubectlFailed(f"kubectl {args[0]} failed: {text}")
 
 
-@functools.lru_cache(maxsize=1)
+_CONTEXTS: tuple[float, str, list[str]] | None = None
+CONTEXTS_TTL = 5.0  # a deploy reads them once; a long-lived dashboard sees a new context within seconds
+
+
 def contexts() -> list[str]:
+    """The kubeconfig's context names (cached for CONTEXTS_TTL seconds per KUBECONFIG)."""
+    global _CONTEXTS
+    key = os.environ.get("KUBECONFIG", "")
+    if _CONTEXTS is not None and _CONTEXTS[1] == key and time.monotonic() - _CONTEXTS[0] < CONTEXTS_TTL:
+        return _CONTEXTS[2]
+    names = _read_contexts()
+    _CONTEXTS = (time.monotonic(), key, names)
+    return names
+
+
+def _read_contexts() -> list[str]:
     try:
         out = subprocess.run(["kubectl", "config", "get-contexts", "-o", "name"], capture_output=True,
                              text=True, timeout=60)
