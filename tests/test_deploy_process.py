@@ -212,6 +212,59 @@ def test_k8s_environment_without_its_context_is_refused_before_anything_is_writt
     assert promotions(demo) == [] and demo.json("ledger", "show", "cluster")[1]["promotions"] == []
 
 
+def test_events_stream_one_json_line_per_phase_change(demo):
+    """--events streams one JSON line per rollout phase change (beyond the spec, for CI)."""
+    proc = demo.run("env", "deploy", "dev", "--yes", "--events", *FAST)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    phases = [(e["workload"], e["phase"]) for e in events]
+    for w in ("api", "web"):
+        seq = [p for n, p in phases if n == w]
+        assert seq == ["pending", "progressing", "stabilizing", "ready"]
+
+
+def test_plan_only_cuts_but_promotes_nothing(demo):
+    """--plan-only: stage one of a two-stage pipeline; cuts, writes no promotion."""
+    code, doc = demo.json("env", "deploy", "dev", "--plan-only")
+    assert code == 0 and doc["release_created"] and not doc["appended"]
+    assert (demo.root / ".framework" / "releases" / f"{doc['target']['release']}.json").is_file()
+    assert promotions(demo) == []
+
+
+def test_from_env_deploys_exactly_what_that_env_runs(demo):
+    """--from <env> deploys exactly what that environment runs (its frozen digests)."""
+    gated = demo.root / "deploy" / "kcl" / "dev2"
+    gated.mkdir()
+    text = (demo.root / "deploy" / "kcl" / "dev" / "main.k").read_text().replace('"dev"', '"dev2"')
+    from deploy_fixtures import free_port
+
+    text = text.replace(f"port = {demo.ports['api']}", f"port = {free_port()}")
+    text = text.replace(f"port = {demo.ports['web']}", f"port = {free_port()}")
+    (gated / "main.k").write_text(text)
+    assert demo.json("env", "deploy", "dev", "--yes", *FAST)[0] == 0
+    code, doc = demo.json("env", "deploy", "dev2", "--from", "dev", "--yes", *FAST)
+    assert code == 0, doc
+    dev = demo.json("ledger", "show", "dev")[1]["promotions"][0]
+    assert doc["promotion"]["images"] == dev["images"] and doc["promotion"]["release"] == dev["release"]
+    code, doc = demo.json("env", "deploy", "dev", "--from", "staging", "--yes")
+    assert code == 1  # the source runs nothing
+
+
+def test_nil_plan_when_the_running_release_is_unknown_offers_the_yes_form(demo):
+    """Rule 6: a missing plan (deploy_plan nil) means no plan could be computed; next_step offers --yes."""
+    demo.run("env", "build", "dev", "--release", "v1", check=True)
+    assert demo.json("env", "deploy", "dev", "v1", "--yes", "--no-wait")[0] == 0
+    demo.edit_api("two")
+    demo.commit("two")
+    demo.run("env", "build", "dev", "--release", "v2", check=True)
+    (demo.root / ".framework" / "releases" / "v1.json").unlink()  # the running release is not in this checkout
+    code, doc = demo.json("env", "deploy", "dev", "v2", "--plan")
+    assert code == 0 and doc["deploy_plan"] is None
+    assert doc["next_step"] == "framework env deploy dev v2 --yes"
+    code, doc = demo.json("env", "deploy", "dev", "v2", "--yes", "--no-wait")
+    assert code == 0 and doc["appended"] and doc["promotion"]["direction"] == "UNKNOWN"
+
+
 def test_compose_target_fails_clearly_without_docker_compose(demo):
     """The compose runtime calls the real `docker compose`; where it (or its daemon) is missing, the deploy
     fails with a clear message and writes no promotion."""
