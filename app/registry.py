@@ -63,6 +63,7 @@ FRAMEWORK = Program(
                 "down": "Stop dev stacks: only processes carrying the framework's ownership markers.",
                 "ps": "List the dev stacks on this machine, across projects.",
                 "devstack": "Port blocks of dev stacks: port, key, list, prune, release.",
+                "secrets": "Cluster Secrets from the dotenv provider: sync <env> (local clusters only).",
             },
             examples=("framework env list", "framework env render cluster --list", "framework env shape prod --json",
                       "framework env deploy dev --yes", "framework env status dev --json"),
@@ -274,6 +275,15 @@ DEVSTACK = Group(
     },
     examples=("framework env devstack port 8080", "framework env devstack list --json",
               "framework env devstack release feature-x --apply"),
+)
+
+# `framework env secrets ...`: a sub-group of env (spec 2, env secrets sync).
+ENV_SECRETS = Group(
+    help="Cluster Secrets of a K8sCluster environment, rendered from its secret provider.",
+    commands={
+        "sync": "Apply the Secrets of deploy/secrets/<env>.env to a local cluster (values never shown).",
+    },
+    examples=("framework env secrets sync cluster", "framework env secrets sync cluster --json"),
 )
 
 PLATFORM = Program(
