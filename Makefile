@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres go-tools npm-tools
+.PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres go-tools npm-tools k8s-tools
 
 # System pieces the tests drive for real, as command:Debian-package pairs: tmux (terminal
 # end-to-end tests), docker-registry (release verify against a real OCI registry), chromium +
@@ -31,7 +31,7 @@ venv: $(STAMP)
 run: $(STAMP) postgres
 	cd examples/demo && ../../$(BIN)/framework
 
-test: $(STAMP) system-deps go-tools npm-tools
+test: $(STAMP) system-deps go-tools npm-tools k8s-tools
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The PostgreSQL tests need server binaries (pg_ctl, initdb); quick when they are present.
@@ -91,6 +91,24 @@ npm-tools: $(NPM_TOOLS)/node_modules/.bin/verdaccio
 $(NPM_TOOLS)/node_modules/.bin/verdaccio: tests/npm-tools/package.json
 	mkdir -p $(NPM_TOOLS) && cp tests/npm-tools/package.json $(NPM_TOOLS)/package.json
 	cd $(NPM_TOOLS) && npm install --no-audit --no-fund --loglevel=error
+# The Kubernetes control plane the k8s runtime's tests and bench/k8s.py run against (tests/k8s_cluster.py):
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kubectl built from the pinned module in
+# tools/k8s (k8s.io/kubernetes with its staging modules pinned to the matching release), and KWOK to simulate
+# the node. Built once per version into a cache shared by every checkout; a second run finds them there.
+K8S_VERSION := v1.36.3
+KWOK_VERSION := v0.8.0
+K8S_BIN := $(HOME)/.cache/framework-k8s/$(K8S_VERSION)/bin
+K8S_CMDS := kube-apiserver kube-controller-manager kube-scheduler kubectl
+k8s-tools: $(addprefix $(K8S_BIN)/,etcd $(K8S_CMDS) kwok)
+
+$(K8S_BIN)/etcd:
+	cd tools/k8s && GOFLAGS=-buildvcs=false go build -trimpath -o $@ go.etcd.io/etcd/server/v3
+
+$(addprefix $(K8S_BIN)/,$(K8S_CMDS)):
+	cd tools/k8s && GOFLAGS=-buildvcs=false go build -trimpath -o $@ k8s.io/kubernetes/cmd/$(notdir $@)
+
+$(K8S_BIN)/kwok:
+	GOBIN=$(K8S_BIN) go install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
 
 snapshots: $(STAMP)
 	$(BIN)/python -m pytest tests/test_snapshots.py --snapshot-update
@@ -101,7 +119,7 @@ bench-deps:
 	   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk </dev/null >/dev/null) || \
 	   echo "wrk not installed: bench/webhooks.py uses its Python client"
 
-bench: $(STAMP) bench-deps go-tools
+bench: $(STAMP) bench-deps go-tools k8s-tools
 	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 lint: $(STAMP)

@@ -64,6 +64,7 @@ FRAMEWORK = Program(
                 "down": "Stop dev stacks: only processes carrying the framework's ownership markers.",
                 "ps": "List the dev stacks on this machine, across projects.",
                 "devstack": "Port blocks of dev stacks: port, key, list, prune, release.",
+                "secrets": "Cluster Secrets from the dotenv provider: sync <env> (local clusters only).",
                 "start": "Resume a stopped hosted environment (refused when the organization is not entitled).",
                 "stop": "Suspend a hosted environment: never refused; data kept; --target one workload.",
                 "delete": "Delete a hosted environment (type its name, or --yes); a later deploy creates a new one.",
@@ -278,6 +279,15 @@ DEVSTACK = Group(
     },
     examples=("framework env devstack port 8080", "framework env devstack list --json",
               "framework env devstack release feature-x --apply"),
+)
+
+# `framework env secrets ...`: a sub-group of env (spec 2, env secrets sync).
+ENV_SECRETS = Group(
+    help="Cluster Secrets of a K8sCluster environment, rendered from its secret provider.",
+    commands={
+        "sync": "Apply the Secrets of deploy/secrets/<env>.env to a local cluster (values never shown).",
+    },
+    examples=("framework env secrets sync cluster", "framework env secrets sync cluster --json"),
 )
 
 PLATFORM = Program(

@@ -193,17 +193,19 @@ def test_hosted_environment_without_reachable_control_plane_exits_2(demo):
     assert not (demo.root / ".framework" / "releases").exists()
 
 
-def test_k8s_environment_refusal_says_what_is_true(demo):
-    """Issue 23 defect 5: a K8sCluster apply is refused saying applying is not supported by this version
-    (the manifests are rendered: the hint names `env render`), never that manifests are missing; a dry
-    run's preflight (rule 8) reports the missing kubectl/context (rule 9) first."""
+def test_k8s_environment_without_its_context_is_refused_before_anything_is_written(demo):
+    """Rule 9 (issue 22): a K8sCluster deploy applies to exactly its declared context; where kubectl or
+    the `k3d-demo` context is missing (this test's HOME has no kubeconfig) the deploy and its dry run
+    fail clearly (exit 1) and no release or promotion is written. The real cluster's tests are in
+    tests/test_k8s_deploy.py."""
     proc = demo.run("env", "deploy", "cluster", "--yes")
     assert proc.returncode == 1
-    assert "not supported by this version" in proc.stderr and "framework env render cluster" in proc.stderr
-    assert "does not produce" not in proc.stderr and "Traceback" not in proc.stderr
+    assert ("k3d-demo" in proc.stderr or "kubectl" in proc.stderr) and "Traceback" not in proc.stderr
     code, doc = demo.json("env", "deploy", "cluster", "--dry-run")
-    assert code == 1 and ("k3d-demo" in doc["error"]["message"] or "kubectl" in doc["error"]["message"])
-    assert demo.run("env", "render", "cluster").returncode == 0  # what the hint points to works
+    assert code == 1 and doc["error"]["code"] == "runtime_unavailable"
+    assert "k3d-demo" in doc["error"]["message"] or "kubectl" in doc["error"]["message"]
+    assert not (demo.root / ".framework" / "releases").exists()
+    assert demo.run("env", "render", "cluster").returncode == 0
     for flags in (("--dry-run",), ("--yes", "--skip-preflight"), ("v1", "--yes", "--skip-preflight")):
         code, doc = demo.json("env", "deploy", "cluster", *flags)
         assert code == 1 and "Traceback" not in json.dumps(doc), (flags, doc)

@@ -46,8 +46,8 @@ def test_file_artifacts_are_unverifiable_and_strict_fails(demo):
     assert code == 1 and doc["error"]["code"] == "release_not_found"
 
 
-@pytest.fixture
-def registry(tmp_path):
+@pytest.fixture(name="registry")
+def registry_fixture(tmp_path):
     """A real Docker registry (Debian's docker-registry) on 127.0.0.1 with a free port."""
     addr = f"127.0.0.1:{free_port()}"
     with run_registry(tmp_path, addr) as proc:

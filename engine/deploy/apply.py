@@ -1,4 +1,5 @@
-"""The last stages of `env deploy` (spec 2, Deploy): apply on the process runtime, wait, record.
+"""The last stages of `env deploy` (spec 2, Deploy): apply on the environment's runtime (process or
+k8s), wait, record.
 
 Per-workload phases are written to the open apply while in flight (`env status` and the
 dashboard's Rollouts read them); the outcome closes it; a good apply records the declared shape
@@ -8,7 +9,8 @@ as the environment's bundle (what `env diff` compares against).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.deploy.deployment import Deployment, DeployResult
 from engine.environments.model import Workload
@@ -18,7 +20,17 @@ from engine.project import Project
 from engine.releases.store import Release
 
 if TYPE_CHECKING:
-    from engine.runtime.process import Phase, Resource, RolloutEnd, WorkloadSpec
+    from engine.runtime.process import Phase, Resource, RolloutEnd, RolloutOptions, WorkloadSpec
+
+
+class Rollout(Protocol):
+    """What the deploy engine needs of a runtime: the resources it will roll out, and the rollout."""
+
+    @property
+    def names(self) -> list[str]: ...
+
+    def rollout(self, options: RolloutOptions, *, on_phase: Callable[[str, Phase], None],
+                superseded: Callable[[], bool]) -> tuple[RolloutEnd, list[Resource]]: ...
 
 # the rollout's phase -> the apply's recorded outcome (spec 2, rollout outcome per resource)
 OUTCOMES: dict[str, str] = {
@@ -66,22 +78,46 @@ def workload_specs(project: Project, release: Release, workloads: list[Workload]
     return specs
 
 
+class _ProcessRollout:
+    """The process runtime behind the one rollout interface the deploy engine calls."""
+
+    def __init__(self, d: Deployment, promotion_id: str, selected: list[Workload]) -> None:
+        from engine.runtime.process import ProcessRuntime
+
+        assert d.release is not None
+        self.specs = workload_specs(d.project, d.release, selected)
+        self.runtime = ProcessRuntime(d.project.key, d.env, d.release.version, promotion_id)
+        self.names = [w.name for w in selected]
+
+    def rollout(self, options: RolloutOptions, *, on_phase: Callable[[str, Phase], None],
+                superseded: Callable[[], bool]) -> tuple[RolloutEnd, list[Resource]]:
+        return self.runtime.rollout(self.specs, options, on_phase=on_phase, superseded=superseded)
+
+
+def _runtime(d: Deployment, promotion_id: str) -> Rollout:
+    """The runtime the environment's target names: `process` (this machine) or `k8s` (its context)."""
+    selected = [w for w in d.workloads if not d.opts.targets or w.name in d.opts.targets]
+    if d.spec.runtime == "k8s":
+        from engine.runtime.k8s_runtime import K8sRuntime
+
+        return K8sRuntime.for_deploy(d.project, d.env, d.spec, d.images, d.opts.targets)
+    return _ProcessRollout(d, promotion_id, selected)
+
+
 def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> DeployResult:
-    """Start the selected workloads, wait within the budget, close the apply with its outcome."""
-    from engine.runtime.process import ProcessRuntime, RolloutOptions
+    """Apply on the environment's runtime, wait within the budget, close the apply with its outcome."""
+    from engine.runtime.process import RolloutOptions
 
     opts, ledger, result, release = d.opts, d.ledger, d.result, d.release
     assert release is not None and isinstance(ledger, Ledger)  # hosted: engine.deploy.hosted_wait
-    selected = [w for w in d.workloads if not opts.targets or w.name in opts.targets]
     try:
-        specs = workload_specs(d.project, release, selected)
+        runtime = _runtime(d, promotion_id)
     except EngineError as exc:
         ledger.update_apply(apply_seq, phase="DEGRADED", outcome="failed", finished=True)
         result.applied = False
-        return d.refuse(exc.code, exc.message, 1, hint=exc.hint)
-    runtime = ProcessRuntime(d.project.key, d.env, release.version, promotion_id)
+        return d.refuse(exc.code, exc.message, exc.exit_code if exc.exit_code != 0 else 1, hint=exc.hint)
     live: dict[str, dict[str, Any]] = {
-        w.name: {"name": w.name, "phase": "pending", "wait_budget": opts.timeout} for w in selected
+        n: {"name": n, "phase": "pending", "wait_budget": opts.timeout} for n in runtime.names
     }
 
     def on_phase(workload: str, phase: Phase) -> None:
@@ -98,9 +134,14 @@ def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> Deploy
     options = RolloutOptions(
         wait=opts.wait, timeout=opts.timeout, stability_window=opts.stability_window, grace=opts.grace
     )
-    phase, resources = runtime.rollout(specs, options, on_phase=on_phase, superseded=superseded)
+    try:
+        phase, resources = runtime.rollout(options, on_phase=on_phase, superseded=superseded)
+    except EngineError as exc:  # the apply itself failed (kubectl refused, cluster unreachable: exit 2)
+        ledger.update_apply(apply_seq, phase="DEGRADED", outcome="failed", finished=True)
+        return d.refuse(exc.code, exc.message, exc.exit_code, hint=exc.hint)
     result.applied = True
-    result.rollout = {"phase": phase, "resources": [{**r.model_dump(), "wait_budget": opts.timeout} for r in resources]}
+    result.rollout = {"phase": phase, "resources": [{**r.model_dump(exclude_none=True), "wait_budget": opts.timeout}
+                                                    for r in resources]}
     return _record(d, apply_seq, phase, resources)
 
 

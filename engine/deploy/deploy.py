@@ -98,9 +98,13 @@ def deploy(
         unknown = sorted(set(opts.targets) - {w.name for w in spec.workloads})
         if unknown:
             return refuse(result, "invalid_input", f"unknown workload {unknown[0]!r} for --target", 1)
-    # rule 8: preflight (remote targets) runs under --dry-run unless --skip-preflight; applying to those
-    # targets is not supported by this version, which check_target says (pointing to `env render`)
-    if spec.target is not None and spec.target.type != "process" and mode in ("apply", "dry_run"):
+    # rule 9: a K8sCluster applies to exactly its declared context; missing -> refused before anything
+    # is written. Compose is rendered only (check_target says so, pointing to `env render`)
+    if spec.target is not None and spec.target.type == "k8s" and mode in ("apply", "dry_run"):
+        from engine.runtime.k8s import check_k8s
+
+        check_k8s(spec.target)
+    elif spec.target is not None and spec.target.type != "process" and mode in ("apply", "dry_run"):
         from engine.runtime.external import check_target
 
         check_target(spec.target, env, preflight=mode == "dry_run" and not opts.skip_preflight)
@@ -127,6 +131,9 @@ def _stages(d: Deployment) -> DeployResult:
         return refused
     _plan(d)
     result = d.result
+    refused = _preflight(d)
+    if refused is not None:
+        return refused
     if result.mode == "explain":
         result.explain = _explain(d)
         return result
@@ -184,6 +191,32 @@ def _resolve(d: Deployment) -> DeployResult | None:
         d.needs_cut = find_release(d.project, d.release.version) is None
         d.images = d.release.images
     d.result.target = {"env": d.env, "release": d.release.version, "images": d.images}
+    return None
+
+
+def _preflight(d: Deployment) -> DeployResult | None:
+    """Rule 8: before the first apply (and under --dry-run), a remote cluster must hold every secret
+    key the objects reference and every image must resolve; --skip-preflight bypasses it."""
+    spec, opts = d.spec, d.opts
+    if (spec.runtime != "k8s" or spec.target is None or opts.skip_preflight or d.result.mode == "explain"
+            or opts.plan or opts.plan_only):
+        return None
+    from engine.runtime.k8s import is_local
+
+    if is_local(spec.target.context or ""):
+        return None
+    from engine.runtime.k8s_preflight import run_preflight
+
+    d.result.preflight = report = run_preflight(d.project, d.env, spec.target, d.images)
+    if report["findings"]:
+        first = report["findings"][0]
+        more = len(report["findings"]) - 1
+        return d.refuse(
+            "preflight_failed",
+            f"preflight: {first['object']}: {first['message']}" + (f" (and {more} more)" if more else ""),
+            1,
+            hint="provision what is missing, or pass --skip-preflight",
+        )
     return None
 
 
@@ -338,12 +371,12 @@ def _explain(d: Deployment) -> list[str]:
     if isinstance(d.ledger, HostedLedger):  # rule 4: converged by the control plane
         steps.append(f"the release would be uploaded to the control plane {d.ledger.client.endpoint}, which "
                      "converges the environment" + ("; this command would wait on its status" if opts.wait else ""))
+    elif d.spec.runtime == "k8s" and d.spec.target is not None:
+        runtime = f"the k8s runtime would apply the rendered objects to context {d.spec.target.context!r}"
+        steps.append(f"{runtime} and wait for each rollout" if opts.wait else f"{runtime} without waiting")
     else:
-        steps.append(
-            "the process runtime would start each workload and wait for health"
-            if opts.wait
-            else "the process runtime would start each workload without waiting"
-        )
+        runtime = "the process runtime would start each workload"
+        steps.append(f"{runtime} and wait for health" if opts.wait else f"{runtime} without waiting")
     if not opts.yes and opts.approve is None:
         steps.append("without --yes or --approve, a terminal would ask for confirmation; without one, exit 5")
     return steps

@@ -66,6 +66,7 @@ class DeployResult(BaseModel):
     release_created: bool = False
     rollout: dict[str, Any] | None = None
     explain: list[str] | None = None
+    preflight: dict[str, Any] | None = None  # rule 8 (remote clusters): checks run and their findings
     exit_code: int = Field(default=0, exclude=True)  # carried by the document envelope
     error: dict[str, Any] | None = Field(default=None, exclude=True)
 

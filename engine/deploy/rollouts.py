@@ -1,9 +1,10 @@
-"""Rollouts on this machine (spec 2, Deploy: phases `pending`, `progressing`, `stabilizing`,
+"""Rollouts from this machine (spec 2, Deploy: phases `pending`, `progressing`, `stabilizing`,
 `ready`, `DEGRADED`, `SUPERSEDED`): per environment, the rollout in flight (or the last one), each
 workload's phase, its health probes, the elapsed time against the wait budget and its log tail.
 
 Reads the machine ledger's applies (per-workload phases are recorded while in flight), the
-process runtime's instances and logs: the same data as `framework env status <env>` and
+process runtime's instances and logs, or for a Kubernetes environment its live Deployments (ready
+replicas) and the tail of their events: the same data as `framework env status <env>` and
 `framework ledger show <env>`.
 """
 
@@ -32,6 +33,9 @@ class WorkloadRollout(BaseModel):
     healthy: bool | None = None
     log_tail: list[str] = []
     log_file: str | None = None
+    tail_kind: str = "log"  # "events" for a Kubernetes workload: the tail of its events, not a log
+    ready_replicas: int | None = None
+    replicas: int | None = None
 
 
 class EnvRollout(BaseModel):
@@ -80,6 +84,19 @@ def _log_of(project_key: str, env: str, workload: str) -> Path | None:
     return logs[0] if logs else None
 
 
+def _k8s_live(project: Project, env: str, spec: Any, ledger: Any, row: EnvRollout
+              ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A Kubernetes environment's live workloads (phase, ready replicas) and its namespace's events."""
+    from engine.runtime.k8s_status import live_view, namespace_of
+
+    current = ledger.current(env)
+    seen, events = live_view(spec, namespace_of(project, env, spec), current.images if current else {})
+    if "error" in seen:
+        row.message = f"cluster: {seen['error']}"
+        return {}, []
+    return {w["name"]: w for w in seen["workloads"]}, events
+
+
 def rollouts(project: Project, now: float | None = None) -> RolloutsView:
     from engine.deploy.status import observe_env
     from engine.environments.evaluate import declared_names, evaluate_environment
@@ -115,14 +132,23 @@ def rollouts(project: Project, now: float | None = None) -> RolloutsView:
             budgets = [r.get("wait_budget") for r in a.resources if r.get("wait_budget") is not None]
             row.wait_budget = budgets[0] if budgets else None
             probes: dict[str, Any] = {}
+            events: list[dict[str, Any]] = []
             if target == "process":
                 st = observe_env(project, name, spec, ledger)
                 probes = {w["name"]: w for w in st.workloads}
+            elif target == "k8s":
+                probes, events = _k8s_live(project, name, spec, ledger, row)
             for r in a.resources:
                 w = WorkloadRollout(name=r["name"], phase=r.get("phase") or "pending", outcome=r.get("outcome"),
                                     restarts=int(r.get("restarts") or 0), message=r.get("message") or "")
                 if r["name"] in probes:
                     w.probes, w.healthy = probes[r["name"]]["checks"], probes[r["name"]]["healthy"]
+                    w.ready_replicas, w.replicas = probes[r["name"]].get("ready_replicas"), \
+                        probes[r["name"]].get("replicas")
+                if target == "k8s":
+                    from engine.runtime.k8s_status import event_lines
+
+                    w.tail_kind, w.log_tail = "events", event_lines(events, {r["name"]}, LOG_LINES)
                 log = _log_of(project.key, name, r["name"]) if target == "process" else None
                 if log is not None:
                     w.log_file, w.log_tail = str(log), tail(log)

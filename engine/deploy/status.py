@@ -56,6 +56,8 @@ def observe_env(project: Project, env: str, spec: EnvironmentSpec, ledger: Ledge
     rel = find_release(project, current.release)
     st.provenance = rel.provenance.model_dump() if rel else None
     st.gates = [g.model_dump() for g in current.gates]
+    if target == "k8s":
+        return _observe_k8s(project, env, spec, ledger, st, current.images)
     if target != "process":
         for name, img in sorted(current.images.items()):
             st.images.append(
@@ -106,13 +108,39 @@ def observe_env(project: Project, env: str, spec: EnvironmentSpec, ledger: Ledge
                 "checks": [why for _, why in checks],
             }
         )
+    return _conclude(st, last, healthy_all, wrong)
+
+
+def _conclude(st: EnvStatus, last: Any, healthy: bool, wrong: bool) -> EnvStatus:
+    """Health, convergence, exit code and per-signal exits from what was observed (either runtime)."""
     in_flight = last is not None and last.finished_at is None
-    st.health = "healthy" if healthy_all else "unhealthy"
-    st.convergence = "converging" if in_flight else ("converged" if not wrong and healthy_all else "diverged")
-    st.exit_code = 0 if (not wrong and healthy_all) else 1
+    st.health = "healthy" if healthy else "unhealthy"
+    st.convergence = "converging" if in_flight else ("converged" if not wrong and healthy else "diverged")
+    st.exit_code = 0 if (not wrong and healthy) else 1
     failed = last is not None and not in_flight and last.outcome in ("failed", "timed_out")
-    st.signals = {"deploy": 1 if failed else 0, "health": 0 if healthy_all else 1, "verify": 1 if wrong else 0}
+    st.signals = {"deploy": 1 if failed else 0, "health": 0 if healthy else 1, "verify": 1 if wrong else 0}
     return st
+
+
+def _observe_k8s(project: Project, env: str, spec: EnvironmentSpec, ledger: Ledger, st: EnvStatus,
+                 images: dict[str, Any]) -> EnvStatus:
+    """The live cluster, read on the declared context (engine/runtime/k8s_status.py)."""
+    from engine.runtime.k8s_status import k8s_observation, namespace_of
+
+    seen = k8s_observation(spec, namespace_of(project, env, spec), images)
+    if "error" in seen:
+        st.images = [{"name": n, "expected_digest": i.get("digest"), "running_digest": None, "state": "unreachable"}
+                     for n, i in sorted(images.items())]
+        st.message, st.convergence, st.exit_code = seen["error"], "unknown", 2
+        st.signals = dict.fromkeys(SIGNALS, 2)
+        return st
+    applies = ledger.applies(env, limit=1)
+    last = applies[0] if applies else None
+    in_flight = last is not None and last.finished_at is None
+    phases = {r["name"]: r.get("phase") for r in (last.resources if in_flight and last else [])}
+    st.images = seen["images"]
+    st.workloads = [{**w, "phase": phases.get(w["name"]) or w["phase"]} for w in seen["workloads"]]
+    return _conclude(st, last, seen["healthy"], seen["wrong"])
 
 
 def _history(ledger: Ledger | HostedLedger, env: str, limit: int, before: str | None) -> dict[str, Any]:

@@ -124,6 +124,7 @@ class Target(_Model):
     namespace: str | None = None
     ingress_class: str | None = None
     project_name: str | None = None
+    secrets: Literal["dotenv", "external"] = "dotenv"  # K8sCluster: where Secret values come from
 
 
 class ControlPlane(_Model):

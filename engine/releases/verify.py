@@ -42,7 +42,7 @@ class VerifyResult(BaseModel):
     checks: list[ArtifactCheck]
 
 
-def _oci(client: Any, art: Artifact) -> tuple[str, str]:
+def oci_manifest(client: Any, art: Artifact) -> tuple[str, str]:
     image = parse_image(art.coordinate)
     url = f"{registry_url(image.host)}/v2/{image.repository}/manifests/{art.digest}"
     host, name = image.host, image.repository
@@ -113,7 +113,7 @@ def verify(
                 )
             else:
                 try:
-                    outcome, detail = {"oci": _oci, "npm": _npm, "gomod": _gomod}[art.kind](client, art)
+                    outcome, detail = {"oci": oci_manifest, "npm": _npm, "gomod": _gomod}[art.kind](client, art)
                 except httpx.HTTPError as exc:
                     outcome, detail = "UNREACHABLE", str(exc) or type(exc).__name__
                 except (ValueError, KeyError) as exc:

@@ -1,8 +1,9 @@
-"""The `k8s` and `compose` runtimes call the real kubectl / docker compose (DESIGN, Processes).
+"""Targets this version renders but does not apply from `env up` or `env deploy` (DESIGN, Processes).
 
-Neither a cluster nor a Docker daemon exists on the machines this is built on, so what is
-implemented and tested here is the clear refusal: a missing CLI, a declared context missing from
-the local kubeconfig (spec 2 Deploy rule 9: no override), or an unreachable daemon.
+The `compose` runtime calls the real docker compose; no Docker daemon exists on the machines this is
+built on, so what is implemented and tested here is the clear refusal: a missing CLI or an
+unreachable daemon. The `k8s` runtime is engine/runtime/k8s*.py (`env deploy`); `env up`, local
+stacks only, refuses a cluster and points to `env deploy`.
 """
 
 from __future__ import annotations
@@ -23,25 +24,6 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
         return subprocess.run(argv, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise RuntimeUnavailable(f"cannot run {argv[0]}: {exc}") from exc
-
-
-def check_k8s(target: Target) -> str:
-    """The declared context, once kubectl is present and knows it (spec 2 Deploy rule 9)."""
-    context = target.context or ""
-    if not shutil.which("kubectl"):
-        raise RuntimeUnavailable(
-            "this environment deploys to a Kubernetes cluster, and `kubectl` is not installed",
-            hint="install kubectl and configure the context the environment declares",
-        )
-    out = _run(["kubectl", "config", "get-contexts", "-o", "name"])
-    contexts = out.stdout.split()
-    if context not in contexts:
-        raise RuntimeUnavailable(
-            f"cluster context {context!r} declared by the environment is missing from the local kubeconfig",
-            hint="applies target exactly the declared context, with no override; add it to your kubeconfig "
-            f"(known contexts: {', '.join(contexts) or 'none'})",
-        )
-    return context
 
 
 def check_compose() -> None:
@@ -71,14 +53,11 @@ def check_target(target: Target, env: str, *, preflight: bool) -> None:
     With `preflight` (a dry run without --skip-preflight, rule 8) the target's own checks run first, so
     a missing CLI or context (rule 9) is reported as such."""
     kind = target.type
-    if kind == "k8s":
-        if preflight:
-            check_k8s(target)
+    if kind == "k8s":  # `env up` is local-only: a cluster is deployed with `env deploy`
         raise RuntimeUnavailable(
-            f"applying to a Kubernetes cluster (context {target.context!r}) is not supported by this "
-            "version of framework; its manifests are rendered",
-            hint=f"render them with `framework env render {env}` and apply them with kubectl, "
-            "or deploy a Process environment",
+            f"`env up` runs local stacks; this environment deploys to a Kubernetes cluster (context "
+            f"{target.context!r})",
+            hint=f"deploy it with `framework env deploy {env}`",
         )
     if kind == "compose":
         if preflight:

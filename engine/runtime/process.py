@@ -68,6 +68,9 @@ class Resource(BaseModel):
     restarts: int = 0
     message: str = ""
     instances: list[dict[str, Any]] = []
+    kind: str | None = None  # the k8s runtime: Deployment, StatefulSet, DaemonSet or Job
+    ready_replicas: int | None = None
+    replicas: int | None = None
 
 
 def runtime_dir(project_key: str, env: str, root: Path | None = None) -> Path:

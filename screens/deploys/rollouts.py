@@ -1,6 +1,7 @@
-"""Rollouts screen: deploys in flight on the process runtime, live — phase per workload (`pending`,
+"""Rollouts screen: deploys in flight on the process and k8s runtimes, live — phase per workload (`pending`,
 `progressing`, `stabilizing`, `ready`, `DEGRADED`, `SUPERSEDED`), health probes, elapsed time
-against the wait budget, each workload's log tail; `s` supersedes the rollout in flight (with
+against the wait budget, each workload's log tail (a Kubernetes workload: its ready replicas in the
+probes column and its events tail); `s` supersedes the rollout in flight (with
 confirmation; the engine's `--supersede` path). With nothing in flight: the last rollout per
 environment, and the screen says so.
 
@@ -167,8 +168,11 @@ class RolloutsScreen(TableKeys, DashboardScreen):
         else:
             key = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
             w = next((w for w in row.workloads if w.name == key), row.workloads[0])
-            text = f"log tail of {w.name}:\n" + ("\n".join(w.log_tail) or "(empty)") if w.log_file else \
-                f"{w.name}: no log on this machine"
+            if w.tail_kind == "events":
+                text = f"events tail of {w.name}:\n" + ("\n".join(w.log_tail) or "(no events)")
+            else:
+                text = f"log tail of {w.name}:\n" + ("\n".join(w.log_tail) or "(empty)") if w.log_file else \
+                    f"{w.name}: no log on this machine"
         self.query_one("#rollout-log-text", Static).update(text)
 
     @on(DataTable.RowHighlighted)
