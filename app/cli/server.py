@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -43,12 +44,20 @@ def server(
         max=64,
         help="Run workers in this process (0: ingest only; runs wait in the queue).",
     ),
+    dns_resolver: str | None = typer.Option(
+        None, "--dns-resolver", help="host:port of the DNS resolver domain verification asks "
+        "(default $PLATFORM_DNS_RESOLVER, else the system's)."),
 ) -> None:
     if ctx.invoked_subcommand:  # `platform server user ...` / `org ...`: account administration
         return
     from app.output import run_command
 
     def action() -> tuple[None, int]:
+        if dns_resolver is not None:
+            from engine.domains.dnscheck import RESOLVER_ENV, parse_resolver
+
+            parse_resolver(dns_resolver)  # a bad value is refused before the server starts
+            os.environ[RESOLVER_ENV] = dns_resolver
         from engine.server.main import ServerConfig, default_data_dir, serve
 
         return None, serve(

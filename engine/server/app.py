@@ -22,6 +22,7 @@ from engine.auth.oauth import AuthorizationServer
 from engine.auth.routes import auth_routes, insufficient_scope, principal_of, unauthorized
 from engine.auth.tokens import Verifier
 from engine.controlplane.serve import ControlPlane, controlplane_routes
+from engine.domains.serve import Domains, domain_routes
 from engine.errors import EngineError
 from engine.hooks import automations as svc
 from engine.hooks.models import TriggerDefinition
@@ -144,6 +145,7 @@ async def health(request: Request) -> Response:
 
 def build_app(state: ServerState) -> Any:
     controlplane = ControlPlane.create(state.engine, state.data_dir)
+    domains = Domains.create(state.engine)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -151,9 +153,11 @@ def build_app(state: ServerState) -> Any:
         state.workers.start()
         supervisor = asyncio.ensure_future(state.workers.supervise())
         controlplane.converger.start()
+        domains.start()
         try:
             yield
         finally:
+            domains.stop()
             controlplane.converger.stop()
             supervisor.cancel()
             await state.committer.stop()
@@ -175,12 +179,14 @@ def build_app(state: ServerState) -> Any:
         ),
         *auth_routes(),
         *controlplane_routes(),
+        *domain_routes(),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.server = state
     app.state.verifier = Verifier(state.engine)
     app.state.authorization_server = AuthorizationServer(state.engine)
     controlplane.mount(app)
+    domains.mount(app)
     return HookFrontDoor(app, state.committer)
 
 

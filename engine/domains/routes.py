@@ -1,0 +1,71 @@
+"""The domain endpoints of the control plane, under /v1 like its others (engine.controlplane.routes:
+JSON, bearer tokens, the organization is the credential's).
+
+| path | scope |
+|---|---|
+| GET /v1/domains, GET /v1/domains/{hostname} | domain:read |
+| POST /v1/domains `{"hostname"}` (claim), POST /v1/domains/{hostname}/verify | domain:write |
+| POST /v1/domains/{hostname}/binding `{"env", "target"}` or `{"redirect_to"}`, DELETE .../binding | domain:write |
+| DELETE /v1/domains/{hostname} | domain:write |
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.routing import Route
+
+from engine.auth.tokens import Principal
+from engine.controlplane.routes import endpoint
+from engine.domains import service
+
+
+def _engine(r: Request) -> Any:
+    return r.app.state.domains.engine
+
+
+def _org(p: Principal) -> str:
+    assert p.org_id is not None
+    return p.org_id
+
+
+def _ls(r: Request, p: Principal, doc: Any) -> Any:
+    return {"domains": service.list_domains(_engine(r), _org(p))}
+
+
+def _show(r: Request, p: Principal, doc: Any) -> Any:
+    return service.show(_engine(r), _org(p), r.path_params["hostname"])
+
+
+def _add(r: Request, p: Principal, doc: Any) -> Any:
+    return service.add(_engine(r), _org(p), str(doc.get("hostname") or ""))
+
+
+def _verify(r: Request, p: Principal, doc: Any) -> Any:
+    return service.verify(_engine(r), _org(p), r.path_params["hostname"], r.app.state.domains.resolver)
+
+
+def _bind(r: Request, p: Principal, doc: Any) -> Any:
+    return service.bind(_engine(r), _org(p), r.path_params["hostname"], env=doc.get("env") or None,
+                        target=doc.get("target") or None, redirect_to=doc.get("redirect_to") or None)
+
+
+def _unbind(r: Request, p: Principal, doc: Any) -> Any:
+    return service.unbind(_engine(r), _org(p), r.path_params["hostname"])
+
+
+def _rm(r: Request, p: Principal, doc: Any) -> Any:
+    return service.remove(_engine(r), _org(p), r.path_params["hostname"])
+
+
+def domain_routes() -> list[Route]:
+    return [
+        Route("/v1/domains", endpoint("domain:read", _ls), methods=["GET"]),
+        Route("/v1/domains", endpoint("domain:write", _add), methods=["POST"]),
+        Route("/v1/domains/{hostname}", endpoint("domain:read", _show), methods=["GET"]),
+        Route("/v1/domains/{hostname}", endpoint("domain:write", _rm), methods=["DELETE"]),
+        Route("/v1/domains/{hostname}/verify", endpoint("domain:write", _verify), methods=["POST"]),
+        Route("/v1/domains/{hostname}/binding", endpoint("domain:write", _bind), methods=["POST"]),
+        Route("/v1/domains/{hostname}/binding", endpoint("domain:write", _unbind), methods=["DELETE"]),
+    ]
