@@ -98,3 +98,31 @@ def domain_org(srv: Server, org: str, scopes: tuple[str, ...] = DOMAIN_SCOPES) -
     admin(srv, "org", "add", org)
     admin(srv, "org", "grant", org, *DOMAIN_SCOPES)
     return mint(srv, org, scopes)
+
+
+def gateway_ports(srv: Server, timeout: float = 10.0) -> dict[str, int]:
+    """The gateway's listeners, as `platform server` printed them."""
+    import re
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = {m.group(1): int(m.group(2)) for line in list(srv.lines)
+                 if (m := re.search(r"serving gateway listening on (https?)://[^:]+:(\d+)", line))}
+        if len(found) == 2:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"the gateway did not print its ports: {srv.lines}")
+
+
+@pytest.fixture
+def gateway_plane(server_factory: Callable[..., Server], zone: Zone) -> Iterator[Server]:
+    """A control plane with the serving gateway on two free ports and a 0.3 s DNS poller."""
+    from tests.hosted_fixtures import stop_hosted
+
+    srv = server_factory(extra_env={"PLATFORM_DOMAIN_POLL_S": "0.3", "PLATFORM_ROLLOUT_TIMEOUT_S": "60"},
+                         args=("--dns-resolver", zone.address, "--gateway-http-port", "0",
+                               "--gateway-https-port", "0"))
+    yield srv
+    srv.stop()
+    stop_hosted(srv)

@@ -7,6 +7,7 @@ JSON, bearer tokens, the organization is the credential's).
 | POST /v1/domains `{"hostname"}` (claim), POST /v1/domains/{hostname}/verify | domain:write |
 | POST /v1/domains/{hostname}/binding `{"env", "target"}` or `{"redirect_to"}`, DELETE .../binding | domain:write |
 | DELETE /v1/domains/{hostname} | domain:write |
+| GET /gateway/ca.pem (the gateway's CA certificate, for clients to trust) | none |
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Route
 
 from engine.auth.tokens import Principal
@@ -43,7 +45,12 @@ def _add(r: Request, p: Principal, doc: Any) -> Any:
 
 
 def _verify(r: Request, p: Principal, doc: Any) -> Any:
-    return service.verify(_engine(r), _org(p), r.path_params["hostname"], r.app.state.domains.resolver)
+    domains = r.app.state.domains
+    was_live = service.show(_engine(r), _org(p), r.path_params["hostname"])["state"] == service.LIVE
+    result = service.verify(_engine(r), _org(p), r.path_params["hostname"], domains.resolver)
+    if result["state"] == service.LIVE and not was_live:
+        domains.went_live(result["hostname"])
+    return result
 
 
 def _bind(r: Request, p: Principal, doc: Any) -> Any:
@@ -59,8 +66,14 @@ def _rm(r: Request, p: Principal, doc: Any) -> Any:
     return service.remove(_engine(r), _org(p), r.path_params["hostname"])
 
 
+async def ca_certificate(request: Request) -> Response:
+    """The gateway CA certificate, for clients to trust (public: it is a certificate, not a key)."""
+    return Response(request.app.state.domains.issuer.ca_pem(), media_type="application/x-pem-file")
+
+
 def domain_routes() -> list[Route]:
     return [
+        Route("/gateway/ca.pem", ca_certificate, methods=["GET"]),
         Route("/v1/domains", endpoint("domain:read", _ls), methods=["GET"]),
         Route("/v1/domains", endpoint("domain:write", _add), methods=["POST"]),
         Route("/v1/domains/{hostname}", endpoint("domain:read", _show), methods=["GET"]),

@@ -180,3 +180,9 @@ def live_binding(engine: Engine, hostname: str) -> dict[str, Any] | None:
     if row is None or not (row.target or row.redirect_to):
         return None
     return {"org_id": row.org_id, "env": row.env, "target": row.target, "redirect_to": row.redirect_to}
+
+
+def is_live(engine: Engine, hostname: str) -> bool:
+    """Whether some organization has proven ownership of `hostname` (its certificate may be issued)."""
+    with store.read(engine) as conn:
+        return _owner(conn, hostname) is not None

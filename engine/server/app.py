@@ -145,7 +145,7 @@ async def health(request: Request) -> Response:
 
 def build_app(state: ServerState) -> Any:
     controlplane = ControlPlane.create(state.engine, state.data_dir)
-    domains = Domains.create(state.engine)
+    domains = Domains.create(state.engine, state.data_dir)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -153,11 +153,11 @@ def build_app(state: ServerState) -> Any:
         state.workers.start()
         supervisor = asyncio.ensure_future(state.workers.supervise())
         controlplane.converger.start()
-        domains.start()
+        await domains.start()
         try:
             yield
         finally:
-            domains.stop()
+            await domains.stop()
             controlplane.converger.stop()
             supervisor.cancel()
             await state.committer.stop()
