@@ -150,3 +150,17 @@ def test_domain_endpoints_check_who_asks_and_what(domain_plane: Server, zone: Zo
         assert r.status_code == 400, body
     assert _api(domain_plane, token, "GET", "/v1/domains/a.test").json()["binding"] is None
     assert _api(domain_plane, token, "GET", "/v1/domains/absent.test").status_code == 404
+
+
+def test_hosted_spec_carrying_domains_is_refused_at_render(demo: Demo) -> None:  # noqa: F811
+    """Spec 2 framework domain: "Domains are not declared in KCL; a hosted spec carrying a `domains`
+    field is refused at render" -- with a message that says where domains are claimed instead."""
+    hosted_env(demo, "http://127.0.0.1:9")
+    path = demo.root / "deploy" / "kcl" / "cloud" / "main.k"
+    text = path.read_text()
+    code, doc = run_json(demo, demo.env, "env", "render", "cloud")
+    assert "domains" not in str(doc["error"])  # without domains the render gets past evaluation
+    path.write_text(text.replace('    kind = "hosted"\n', '    kind = "hosted"\n    domains = ["shop.test"]\n'))
+    code, doc = run_json(demo, demo.env, "env", "render", "cloud")
+    assert code == 1 and "domains are not declared in KCL" in doc["error"]["message"], doc
+    assert "framework domain add" in doc["error"]["message"]
