@@ -71,6 +71,7 @@ FRAMEWORK = Program(
                 "shape": "Print an environment's declared shape: objects and hashes, no secret values.",
                 "diff": "Compare rendered object hashes against the last recorded bundle (read-only).",
                 "config": "Show each workload's resolved environment variables (secret values never shown).",
+                "smoke": "Probe every ingress route (through the gateway, or on its ports): PASS, WARN, FAIL.",
                 "new": "Create deploy/kcl/<name>/main.k (--from, --bind), or --check one for placeholders.",
                 "build": "Build an environment's workloads; --push stores artifacts; --release cuts a release.",
                 "deploy": "Promote a release to an environment, apply it and wait for health.",

@@ -72,6 +72,18 @@ def zone() -> Iterator[Zone]:
     z.stop()
 
 
+def until(predicate: Any, timeout: float = 20.0) -> Any:
+    """The first truthy answer of `predicate`, polled every 0.1 s."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if found := predicate():
+            return found
+        time.sleep(0.1)
+    raise AssertionError("condition not reached in time")
+
+
 def publish_claim(zone: Zone, domain: dict[str, Any]) -> None:
     """Publish what `domain add` asked for (every record it printed)."""
     for r in domain["dns"]:

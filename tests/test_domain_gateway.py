@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import socket
 import ssl
-import time
 from typing import Any
 
 import httpx
@@ -19,6 +18,7 @@ from tests.domain_fixtures import (  # noqa: F401
     gateway_plane,
     gateway_ports,
     publish_claim,
+    until,
     zone,
 )
 from tests.hosted_fixtures import admin, demo, hosted_env, mint, run_json, seed_org, with_token  # noqa: F401
@@ -42,22 +42,15 @@ def _https_get(port: int, host: str, cafile: str) -> tuple[str, str]:
     return subject, data.decode(errors="replace")
 
 
-def _until(predicate: Any, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if found := predicate():
-            return found
-        time.sleep(0.1)
-    raise AssertionError("condition not reached in time")
-
-
 def test_verified_domain_serves_its_bound_workload(gateway_plane: Server, zone: Zone, demo: Demo,  # noqa: F811
                                                    tmp_path: Any) -> None:
     """Spec 2 States (domain verifies -> certificate issued; bound targets start serving by
     themselves), framework domain bind (`--target`; `--redirect-to` serves a 308; serves only when
     live) and `unbind` (no longer serving): the gateway routes by Host header, answers a clear 404
     page for hosts it does not serve, and serves TLS with a certificate of the control plane's CA that
-    the client verifies against the exported CA certificate."""
+    the client verifies against the exported CA certificate. `env smoke` (smoke route class) probes
+    the environment's routes through the gateway: PASS for the served domain, FAIL for a TLS
+    transport error."""
     ports = gateway_ports(gateway_plane)
     seed_org(gateway_plane, "acme")
     admin(gateway_plane, "org", "grant", "acme", *DOMAIN_SCOPES)
@@ -76,7 +69,7 @@ def test_verified_domain_serves_its_bound_workload(gateway_plane: Server, zone: 
     assert unknown.status_code == 404 and "No live domain named shop.test" in unknown.text  # bound, not live
 
     publish_claim(zone, claim)
-    served = _until(lambda: (r := _get(ports["http"], "shop.test")).status_code == 200 and r)  # no verify call
+    served = until(lambda: (r := _get(ports["http"], "shop.test")).status_code == 200 and r)  # no verify call
     assert served.json() == {"message": "hello from cloud"}
     assert _get(ports["http"], "www.shop.test").status_code == 404  # www is a separate name, not verified
 
@@ -96,6 +89,19 @@ def test_verified_domain_serves_its_bound_workload(gateway_plane: Server, zone: 
         raise AssertionError("TLS to a name without a certificate verified")
     except ssl.SSLCertVerificationError:
         pass
+
+    # env smoke through the gateway's external address (TLS, verified against the exported CA): the
+    # live domain's route PASSes; a route whose host has no certificate is a TLS transport FAIL.
+    path = demo.root / "deploy" / "kcl" / "cloud" / "main.k"
+    path.write_text(path.read_text().replace(
+        "            health = framework.HealthCheck",
+        '            routes = [framework.Route {host = "shop.test", path = "/"}, '
+        'framework.Route {host = "nope.test", path = "/"}]\n            health = framework.HealthCheck'))
+    code, doc = run_json(demo, env, "env", "smoke", "cloud")
+    assert code == 1, doc
+    classes = {r["host"]: (r["klass"], r["reason"]) for r in doc["routes"]}
+    assert classes["shop.test"][0] == "PASS" and doc["via"].startswith(f"the gateway https://127.0.0.1:{ports['https']}")
+    assert classes["nope.test"][0] == "FAIL" and classes["nope.test"][1].startswith("TLS transport error"), classes
 
     code, doc = run_json(demo, env, "domain", "unbind", "shop.test", "--env", "cloud")
     assert code == 0 and doc["result"]["state"] == "live"

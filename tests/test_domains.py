@@ -5,25 +5,22 @@ whose zone each test edits, driven through `framework domain` and the /v1 API.""
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import httpx
 
 from tests.deploy_fixtures import Demo
-from tests.domain_fixtures import Zone, domain_org, domain_plane, publish_claim, quiet_plane, zone  # noqa: F401
+from tests.domain_fixtures import (  # noqa: F401
+    Zone,
+    domain_org,
+    domain_plane,
+    publish_claim,
+    quiet_plane,
+    until,
+    zone,
+)
 from tests.hosted_fixtures import demo, hosted_env, run_json, with_token  # noqa: F401
 from tests.webhooks_fixtures import Server, server_factory  # noqa: F401
-
-
-def _until(predicate: Any, timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError("condition not reached in time")
 
 
 def _api(srv: Server, token: str, method: str, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
@@ -68,7 +65,7 @@ def test_domain_commands_walk_the_state_machine(domain_plane: Server, zone: Zone
         code, doc = run_json(demo, env, "domain", "show", "example.test", "--env", "cloud")
         return doc["result"] if doc["result"]["state"] == "live" else None
 
-    shown = _until(live)  # the poller, no verify call
+    shown = until(live)  # the poller, no verify call
     assert shown["serving"] and shown["verified_at"]
     assert [r["type"] for r in shown["dns"]] == ["A"]  # once verified only routing is left to keep
 

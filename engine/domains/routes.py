@@ -7,6 +7,7 @@ JSON, bearer tokens, the organization is the credential's).
 | POST /v1/domains `{"hostname"}` (claim), POST /v1/domains/{hostname}/verify | domain:write |
 | POST /v1/domains/{hostname}/binding `{"env", "target"}` or `{"redirect_to"}`, DELETE .../binding | domain:write |
 | DELETE /v1/domains/{hostname} | domain:write |
+| GET /v1/gateway (the serving gateway's external address: `http`, `https`) | deploy:read |
 | GET /gateway/ca.pem (the gateway's CA certificate, for clients to trust) | none |
 """
 
@@ -66,6 +67,14 @@ def _rm(r: Request, p: Principal, doc: Any) -> Any:
     return service.remove(_engine(r), _org(p), r.path_params["hostname"])
 
 
+def _gateway(r: Request, p: Principal, doc: Any) -> Any:
+    """The serving gateway's external address (what `framework env smoke` probes through)."""
+    gateway = r.app.state.domains.gateway
+    bound = gateway.bound if gateway is not None else {}
+    host = gateway.host if gateway is not None else ""
+    return {scheme: (f"{scheme}://{host}:{bound[scheme]}" if scheme in bound else None) for scheme in ("http", "https")}
+
+
 async def ca_certificate(request: Request) -> Response:
     """The gateway CA certificate, for clients to trust (public: it is a certificate, not a key)."""
     return Response(request.app.state.domains.issuer.ca_pem(), media_type="application/x-pem-file")
@@ -74,6 +83,7 @@ async def ca_certificate(request: Request) -> Response:
 def domain_routes() -> list[Route]:
     return [
         Route("/gateway/ca.pem", ca_certificate, methods=["GET"]),
+        Route("/v1/gateway", endpoint("deploy:read", _gateway), methods=["GET"]),
         Route("/v1/domains", endpoint("domain:read", _ls), methods=["GET"]),
         Route("/v1/domains", endpoint("domain:write", _add), methods=["POST"]),
         Route("/v1/domains/{hostname}", endpoint("domain:read", _show), methods=["GET"]),
