@@ -12,6 +12,7 @@ from urllib.parse import quote
 from pydantic import BaseModel
 
 from engine.errors import InvalidInput
+from engine.project import Project
 
 Verb = Literal["add", "ls", "show", "verify", "bind", "unbind", "rm"]
 
@@ -23,7 +24,7 @@ class DomainResult(BaseModel):
     result: dict[str, Any]
 
 
-def _client(env: str | None, token: str | None) -> Any:
+def _client(env: str | None, token: str | None, project: Project | None) -> Any:
     from engine.ledger.hosted import ControlPlaneClient
 
     if env is None:
@@ -33,7 +34,7 @@ def _client(env: str | None, token: str | None) -> Any:
     from engine.environments.evaluate import evaluate_environment
     from engine.project import find_project
 
-    spec = evaluate_environment(find_project(), env)
+    spec = evaluate_environment(project or find_project(), env)
     if not spec.on_control_plane:
         raise InvalidInput(f"environment {env!r} declares no framework.ControlPlane; domains are hosted",
                            hint="pick a hosted environment with --env")
@@ -41,13 +42,15 @@ def _client(env: str | None, token: str | None) -> Any:
 
 
 def domain(verb: Verb, hostname: str | None = None, *, env: str | None = None, token: str | None = None,
-           target: str | None = None, redirect_to: str | None = None) -> tuple[DomainResult, int]:
+           target: str | None = None, redirect_to: str | None = None,
+           project: Project | None = None) -> tuple[DomainResult, int]:
+    """One domain command; `project` is the checkout whose `--env` to read (default: the current one)."""
     if verb == "bind":
         if bool(target) == bool(redirect_to):
             raise InvalidInput("bind takes one of --target <workload or frontend> or --redirect-to <hostname>")
         if target and not env:
             raise InvalidInput("--target binds a workload of an environment: name it with --env <env>")
-    client = _client(env, token)
+    client = _client(env, token, project)
     try:
         path = f"/v1/domains/{quote(hostname or '', safe='')}"
         if verb == "ls":

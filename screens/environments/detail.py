@@ -55,6 +55,7 @@ class EnvironmentDetailScreen(Screen[None]):
         Binding("n", "older", "Older promotions", id="environment_detail.older"),
         Binding("p", "newer", "Newer promotions", id="environment_detail.newer"),
         Binding("r", "reload", "Reload", id="environment_detail.reload"),
+        Binding("d", "domains", "Domains", id="environment_detail.domains"),
     ]
 
     def __init__(self, name: str) -> None:
@@ -214,3 +215,9 @@ class EnvironmentDetailScreen(Screen[None]):
 
     def action_reload(self) -> None:
         self.evaluate()
+
+    def action_domains(self) -> None:
+        """The domains of this environment's control plane (issue 20)."""
+        from screens.environments.domains import DomainsScreen
+
+        self.app.push_screen(DomainsScreen(self.env_name))
