@@ -5,6 +5,8 @@ whose zone each test edits, driven through `framework domain` and the /v1 API.""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,7 +22,8 @@ from tests.domain_fixtures import (  # noqa: F401
     zone,
 )
 from tests.hosted_fixtures import demo, hosted_env, run_json, with_token  # noqa: F401
-from tests.webhooks_fixtures import Server, server_factory  # noqa: F401
+from tests.pg_fixtures import pg_server, pg_url  # noqa: F401
+from tests.webhooks_fixtures import Server, server_factory, start_server  # noqa: F401
 
 
 def _api(srv: Server, token: str, method: str, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
@@ -86,15 +89,13 @@ def test_domain_commands_walk_the_state_machine(domain_plane: Server, zone: Zone
     assert code == 1 and doc["error"]["code"] == "not_found"
 
 
-def test_first_organization_to_prove_ownership_takes_the_name(quiet_plane: Server, zone: Zone) -> None:  # noqa: F811
-    """Spec 2 States: claiming does not lock the name (two organizations both hold `pending_dns`
-    claims); when both verify at once exactly one takes it and the other moves to `conflict`; a later
-    claim of an owned name starts in `conflict`; `rm` by the owner frees the name, the others return to
-    `pending_dns` and the next to verify takes it."""
-    tokens = {org: domain_org(quiet_plane, org) for org in ("red", "blue", "green")}
+def _race(red: Server, blue: Server, zone: Zone) -> None:  # noqa: F811
+    """Two organizations (red through one server, blue through `blue`) claim and verify one name."""
+    tokens = {org: domain_org(red, org) for org in ("red", "blue", "green")}
+    planes = {"red": red, "blue": blue, "green": red}
     claims = {}
     for org in ("red", "blue"):
-        r = _api(quiet_plane, tokens[org], "POST", "/v1/domains", {"hostname": "shop.test"})
+        r = _api(planes[org], tokens[org], "POST", "/v1/domains", {"hostname": "shop.test"})
         assert r.status_code == 200 and r.json()["state"] == "pending_dns"
         claims[org] = r.json()
         publish_claim(zone, claims[org])  # both publish: only the server's transaction decides
@@ -104,30 +105,54 @@ def test_first_organization_to_prove_ownership_takes_the_name(quiet_plane: Serve
 
     def race(org: str) -> None:
         barrier.wait()
-        answers[org] = _api(quiet_plane, tokens[org], "POST", "/v1/domains/shop.test/verify").json()["state"]
+        answers[org] = _api(planes[org], tokens[org], "POST", "/v1/domains/shop.test/verify").json()["state"]
 
     threads = [threading.Thread(target=race, args=(org,)) for org in ("red", "blue")]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    states = {org: _api(quiet_plane, tokens[org], "GET", "/v1/domains/shop.test").json()["state"]
+    states = {org: _api(planes[org], tokens[org], "GET", "/v1/domains/shop.test").json()["state"]
               for org in ("red", "blue")}
     assert sorted(states.values()) == ["conflict", "live"], states
     assert states == answers  # each organization's own verify answered its final state
     owner = next(o for o, s in states.items() if s == "live")
     other = "blue" if owner == "red" else "red"
     # The other organization's view never names the owner.
-    assert owner not in _api(quiet_plane, tokens[other], "GET", "/v1/domains/shop.test").text
+    assert owner not in _api(planes[other], tokens[other], "GET", "/v1/domains/shop.test").text
 
-    late = _api(quiet_plane, tokens["green"], "POST", "/v1/domains", {"hostname": "shop.test"}).json()
+    late = _api(red, tokens["green"], "POST", "/v1/domains", {"hostname": "shop.test"}).json()
     assert late["state"] == "conflict"
 
-    assert _api(quiet_plane, tokens[owner], "DELETE", "/v1/domains/shop.test").json()["freed"] is True
-    assert _api(quiet_plane, tokens[other], "GET", "/v1/domains/shop.test").json()["state"] == "pending_dns"
-    assert _api(quiet_plane, tokens["green"], "GET", "/v1/domains/shop.test").json()["state"] == "pending_dns"
-    assert _api(quiet_plane, tokens[other], "POST", "/v1/domains/shop.test/verify").json()["state"] == "live"
-    assert _api(quiet_plane, tokens["green"], "GET", "/v1/domains/shop.test").json()["state"] == "conflict"
+    assert _api(planes[owner], tokens[owner], "DELETE", "/v1/domains/shop.test").json()["freed"] is True
+    assert _api(planes[other], tokens[other], "GET", "/v1/domains/shop.test").json()["state"] == "pending_dns"
+    assert _api(red, tokens["green"], "GET", "/v1/domains/shop.test").json()["state"] == "pending_dns"
+    assert _api(planes[other], tokens[other], "POST", "/v1/domains/shop.test/verify").json()["state"] == "live"
+    assert _api(red, tokens["green"], "GET", "/v1/domains/shop.test").json()["state"] == "conflict"
+
+
+def test_first_organization_to_prove_ownership_takes_the_name(quiet_plane: Server, zone: Zone) -> None:  # noqa: F811
+    """Spec 2 States: claiming does not lock the name (two organizations both hold `pending_dns`
+    claims); when both verify at once exactly one takes it and the other moves to `conflict`; a later
+    claim of an owned name starts in `conflict`; `rm` by the owner frees the name, the others return to
+    `pending_dns` and the next to verify takes it."""
+    _race(quiet_plane, quiet_plane, zone)
+
+
+def test_ownership_race_across_two_servers_on_postgresql(server_factory: Callable[..., Server],  # noqa: F811
+                                                         zone: Zone, tmp_path: Path, pg_url: str) -> None:  # noqa: F811
+    """Spec 2 States ("first to prove ownership takes the name") where it is hardest: two control-plane
+    processes on one PostgreSQL, each organization verifying through a different one at the same
+    moment: exactly one owner (the primary key of the ownership row decides), the other `conflict`."""
+    args = ("--dns-resolver", zone.address)
+    data = tmp_path / "shared-data"
+    one = server_factory(data_dir=data, extra_env={"DATABASE_URL": pg_url, "PLATFORM_DOMAIN_POLL_S": "3600"},
+                         args=args)
+    two = start_server(data, one.env, one.token, *args)
+    try:
+        _race(one, two, zone)
+    finally:
+        two.stop()
 
 
 def test_domain_endpoints_check_who_asks_and_what(domain_plane: Server, zone: Zone) -> None:  # noqa: F811
