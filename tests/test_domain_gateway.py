@@ -107,3 +107,10 @@ def test_verified_domain_serves_its_bound_workload(gateway_plane: Server, zone: 
     assert code == 0 and doc["result"]["state"] == "live"
     gone = _get(ports["http"], "shop.test")
     assert gone.status_code == 404 and "<h1>No site here</h1>" in gone.text
+    code, doc = run_json(demo, env, "domain", "rm", "shop.test", "--env", "cloud")
+    assert code == 0 and doc["result"]["freed"] is True
+    try:
+        _https_get(ports["https"], "shop.test", str(ca))  # removed: its certificate is no longer presented
+        raise AssertionError("TLS to a removed domain verified")
+    except ssl.SSLCertVerificationError:
+        pass

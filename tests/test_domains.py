@@ -186,3 +186,19 @@ def test_hosted_spec_carrying_domains_is_refused_at_render(demo: Demo) -> None: 
     code, doc = run_json(demo, demo.env, "env", "render", "cloud")
     assert code == 1 and "domains are not declared in KCL" in doc["error"]["message"], doc
     assert "framework domain add" in doc["error"]["message"]
+
+
+def test_server_refuses_a_bad_dns_resolver(tmp_path: Path) -> None:
+    """Bad input (house rule): `platform server --dns-resolver` that is not host:port is refused with a
+    clear message and exit 1 before the server starts, never a traceback."""
+    import subprocess
+    import sys
+
+    from tests.webhooks_fixtures import ROOT, isolated_env
+
+    done = subprocess.run([sys.executable, "-m", "app.main", "platform", "server", "--port", "0", "--data-dir",
+                           str(tmp_path / "data"), "--dns-resolver", "127.0.0.1:notaport"], cwd=ROOT,
+                          env=isolated_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert "is not host:port" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "data").exists()

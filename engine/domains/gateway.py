@@ -129,8 +129,11 @@ class Gateway:
         return sock
 
     def _context_for(self, hostname: str) -> ssl.SSLContext | None:
+        """The name's certificate while it is live (asked at every handshake: `rm` stops it at once)."""
+        if not service.is_live(self.engine, hostname):
+            return None
         found = self.contexts.get(hostname)
-        if found is None and service.is_live(self.engine, hostname):
+        if found is None:
             cert, key = self.issuer.issue(hostname)
             found = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             found.load_cert_chain(cert, key)
