@@ -47,6 +47,21 @@ FRAMEWORK = Program(
             examples=("framework cloud status cloud",
                       "framework cloud token create --env cloud --name ci --scopes deploy:read,deploy:write"),
         ),
+        "domain": Group(
+            help="Hostnames your organization claims on a control plane: DNS verification and bindings.",
+            commands={
+                "add": "Claim a hostname and print the DNS records to publish (apex and www are separate).",
+                "ls": "List every domain of your organization: state, binding, serving.",
+                "show": "Show one domain: state, binding, DNS to publish, last verification.",
+                "verify": "Check the domain's DNS now (not yet verified is not a failure).",
+                "bind": "Bind a domain to --env's --target workload or frontend, or --redirect-to a hostname (308).",
+                "unbind": "Remove a domain's binding; the domain and its verification stay.",
+                "rm": "Remove a domain: its binding goes and the hostname is freed for others.",
+            },
+            examples=("framework domain add example.com --env cloud",
+                      "framework domain bind example.com --env cloud --target api",
+                      "framework domain bind www.example.com --env cloud --redirect-to example.com"),
+        ),
         "env": Group(
             help="Environments declared in deploy/kcl/<env>/main.k.",
             commands={
@@ -56,6 +71,7 @@ FRAMEWORK = Program(
                 "shape": "Print an environment's declared shape: objects and hashes, no secret values.",
                 "diff": "Compare rendered object hashes against the last recorded bundle (read-only).",
                 "config": "Show each workload's resolved environment variables (secret values never shown).",
+                "smoke": "Probe every ingress route (through the gateway, or on its ports): PASS, WARN, FAIL.",
                 "new": "Create deploy/kcl/<name>/main.k (--from, --bind), or --check one for placeholders.",
                 "build": "Build an environment's workloads; --push stores artifacts; --release cuts a release.",
                 "deploy": "Promote a release to an environment, apply it and wait for health.",

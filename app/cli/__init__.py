@@ -45,6 +45,8 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "build": "app.cli.generate:build_app",
     "scaffold": "app.cli.scaffold",
     "api": "app.cli.api",
+    # Domains (issue 20).
+    "domain": "app.cli.domain",
 }
 PLATFORM_GROUP_MODULES: dict[str, str] = {
     "server": "app.cli.server",

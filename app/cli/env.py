@@ -7,7 +7,7 @@ from typing import Any
 import typer
 
 # the deploy and dev-stack commands live beside this module; importing them registers them on `app`
-from app.cli import env_deploy, env_hosted, env_secrets, env_stacks  # noqa: F401
+from app.cli import env_deploy, env_hosted, env_secrets, env_smoke, env_stacks  # noqa: F401
 from app.cli.env_group import DEFINE_OPTION, HELP, app, current_project
 from app.cli.options import JSON_OPTION
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -49,12 +50,28 @@ def server(
         max=64,
         help="Run workers in this process (0: ingest only; runs wait in the queue).",
     ),
+    dns_resolver: str | None = typer.Option(
+        None, "--dns-resolver", help="host:port of the DNS resolver domain verification asks "
+        "(default $PLATFORM_DNS_RESOLVER, else the system's)."),
+    gateway_http_port: int | None = typer.Option(
+        None, "--gateway-http-port", help="Serve live domains over HTTP on this port (0: the system picks)."),
+    gateway_https_port: int | None = typer.Option(
+        None, "--gateway-https-port", help="Serve live domains over TLS on this port (certificates of the "
+        "control plane's CA)."),
 ) -> None:
     if ctx.invoked_subcommand:  # `platform server user ...` / `org ...`: account administration
         return
     from app.output import run_command
 
     def action() -> tuple[None, int]:
+        if dns_resolver is not None:
+            from engine.domains.dnscheck import RESOLVER_ENV, parse_resolver
+
+            parse_resolver(dns_resolver)  # a bad value is refused before the server starts
+            os.environ[RESOLVER_ENV] = dns_resolver
+        for name, value in (("HTTP", gateway_http_port), ("HTTPS", gateway_https_port)):
+            if value is not None:
+                os.environ[f"PLATFORM_GATEWAY_{name}_PORT"] = str(value)
         from engine.server.main import ServerConfig, default_data_dir, serve
 
         return None, serve(

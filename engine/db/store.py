@@ -144,6 +144,17 @@ def open_engine(
     )
 
 
+def insert_ignore(conn: Connection, table: Any) -> Any:
+    """INSERT ... ON CONFLICT DO NOTHING on either store (the primary key decides a race)."""
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(table).on_conflict_do_nothing()
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(table).on_conflict_do_nothing()
+
+
 def is_postgres(engine: Engine) -> bool:
     return engine.dialect.name == "postgresql"
 

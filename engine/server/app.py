@@ -22,6 +22,7 @@ from engine.auth.oauth import AuthorizationServer
 from engine.auth.routes import auth_routes, insufficient_scope, principal_of, unauthorized
 from engine.auth.tokens import Verifier
 from engine.controlplane.serve import ControlPlane, controlplane_routes
+from engine.domains.serve import Domains, domain_routes
 from engine.errors import EngineError
 from engine.hooks import automations as svc
 from engine.hooks.models import TriggerDefinition
@@ -146,6 +147,7 @@ async def health(request: Request) -> Response:
 
 def build_app(state: ServerState) -> Any:
     controlplane = ControlPlane.create(state.engine, state.data_dir)
+    domains = Domains.create(state.engine, state.data_dir)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -155,9 +157,11 @@ def build_app(state: ServerState) -> Any:
         state.workers.start()
         supervisor = asyncio.ensure_future(state.workers.supervise())
         controlplane.converger.start()
+        await domains.start()
         try:
             yield
         finally:
+            await domains.stop()
             controlplane.converger.stop()
             supervisor.cancel()
             if state.gateway is not None:
@@ -182,6 +186,7 @@ def build_app(state: ServerState) -> Any:
         *auth_routes(),
         *daemon_routes(),
         *controlplane_routes(),
+        *domain_routes(),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.server = state
@@ -189,6 +194,7 @@ def build_app(state: ServerState) -> Any:
     app.state.verifier = Verifier(state.engine)
     app.state.authorization_server = AuthorizationServer(state.engine)
     controlplane.mount(app)
+    domains.mount(app)
     return HookFrontDoor(app, state.committer)
 
 

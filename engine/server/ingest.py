@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from engine.db import store
 from engine.db.store import deliveries, run_queue
 from engine.hooks.models import TriggerDefinition, delivery_id
 from engine.hooks.payload import build_payload, dedupe_key
@@ -234,13 +235,7 @@ _QUEUE_COLUMNS = tuple(c.name for c in run_queue.columns)
 
 
 def _insert_ignore(conn: Connection, table: Any) -> Any:
-    if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        return pg_insert(table).on_conflict_do_nothing()
-    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-    return sqlite_insert(table).on_conflict_do_nothing()
+    return store.insert_ignore(conn, table)
 
 
 _COMPACT = json.JSONEncoder(separators=(",", ":"))  # json.dumps builds an encoder per call for these

@@ -35,6 +35,18 @@ class DetailLoaded(Message):
     status: Any = None
     error: Any = None
     database: Any = None  # engine.database.devstack.DatabaseState, None without a declared database
+    smoke: Any = None  # the last `framework env smoke` run (engine.deploy.smoke.last_smoke), None without one
+
+
+def smoke_text(env: str, run: dict[str, Any]) -> str:
+    """The last smoke run, one line per route (same as `framework env smoke <env>`)."""
+    c = run.get("counts") or {}
+    tag = f" [{run['tag']}]" if run.get("tag") else ""
+    lines = [f"Smoke{tag}: PASS {c.get('PASS', 0)}  WARN {c.get('WARN', 0)}  FAIL {c.get('FAIL', 0)}  "
+             f"through {run.get('via')}  (again: framework env smoke {env})"]
+    lines += [f"  {r['klass']:<4} {r['host']}{r['path']}  {r.get('status') or '-'}  {r['reason']}"
+              for r in run.get("routes") or []]
+    return "\n".join(lines)
 
 
 class EnvironmentDetailScreen(Screen[None]):
@@ -43,6 +55,7 @@ class EnvironmentDetailScreen(Screen[None]):
         Binding("n", "older", "Older promotions", id="environment_detail.older"),
         Binding("p", "newer", "Newer promotions", id="environment_detail.newer"),
         Binding("r", "reload", "Reload", id="environment_detail.reload"),
+        Binding("d", "domains", "Domains", id="environment_detail.domains"),
     ]
 
     def __init__(self, name: str) -> None:
@@ -71,6 +84,9 @@ class EnvironmentDetailScreen(Screen[None]):
             database = Static("", id="database", markup=False)
             database.display = False  # shown when the environment declares a database
             yield database
+            smoke = Static("", id="smoke", markup=False)
+            smoke.display = False  # shown once `framework env smoke` has run here
+            yield smoke
             yield Static("Promotion history", classes="section", id="history-title")
             yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
             yield Static("", id="history-hint", markup=False)
@@ -99,13 +115,15 @@ class EnvironmentDetailScreen(Screen[None]):
         except EngineError as exc:
             return DetailLoaded(error=exc)
         from engine.database.devstack import database_state
+        from engine.deploy.smoke import last_smoke
 
         database = database_state(project, doc)  # migration state and seed counts (issue 17)
+        smoke = last_smoke(project, self.env_name)  # issue 20
         try:
             result, _ = env_status(project, self.env_name, history=True, limit=self.page_size, before=self.before)
         except EngineError as exc:
-            return DetailLoaded(document=doc, error=exc, database=database)
-        return DetailLoaded(document=doc, status=result.environments[0], database=database)
+            return DetailLoaded(document=doc, error=exc, database=database, smoke=smoke)
+        return DetailLoaded(document=doc, status=result.environments[0], database=database, smoke=smoke)
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
         self.loads += 1
@@ -114,6 +132,10 @@ class EnvironmentDetailScreen(Screen[None]):
         database.display = message.database is not None
         if message.database is not None:
             database.update(message.database.summary())
+        smoke = self.query_one("#smoke", Static)
+        smoke.display = message.smoke is not None
+        if message.smoke is not None:
+            smoke.update(smoke_text(self.env_name, message.smoke))
         detail = self.query_one("#detail", Static)
         if message.status is None:
             detail.update(f"error: {message.error.message}" if message.error else "no status")
@@ -193,3 +215,9 @@ class EnvironmentDetailScreen(Screen[None]):
 
     def action_reload(self) -> None:
         self.evaluate()
+
+    def action_domains(self) -> None:
+        """The domains of this environment's control plane (issue 20)."""
+        from screens.environments.domains import DomainsScreen
+
+        self.app.push_screen(DomainsScreen(self.env_name))

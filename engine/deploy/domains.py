@@ -1,0 +1,73 @@
+"""`framework domain add|ls|show|verify|bind|unbind|rm` (spec 2, framework domain): requests to the
+control plane `--env` picks (the environment's declared framework.ControlPlane; no `--env`: the
+default hosted service, as `framework login` uses), with the credential precedence of
+engine.ledger.hosted.ControlPlaneClient. The domain is the organization's, not the environment's;
+`bind --target` binds it to that environment's workload or frontend."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from urllib.parse import quote
+
+from pydantic import BaseModel
+
+from engine.errors import InvalidInput
+from engine.project import Project
+
+Verb = Literal["add", "ls", "show", "verify", "bind", "unbind", "rm"]
+
+
+class DomainResult(BaseModel):
+    verb: str
+    endpoint: str
+    env: str | None = None
+    result: dict[str, Any]
+
+
+def _client(env: str | None, token: str | None, project: Project | None) -> Any:
+    from engine.ledger.hosted import ControlPlaneClient
+
+    if env is None:
+        from engine.auth.credentials import CONTROL_PLANE_TOKEN_ENV, DEFAULT_CONTROL_PLANE
+
+        return ControlPlaneClient(DEFAULT_CONTROL_PLANE, CONTROL_PLANE_TOKEN_ENV, token)
+    from engine.environments.evaluate import evaluate_environment
+    from engine.project import find_project
+
+    spec = evaluate_environment(project or find_project(), env)
+    if not spec.on_control_plane:
+        raise InvalidInput(f"environment {env!r} declares no framework.ControlPlane; domains are hosted",
+                           hint="pick a hosted environment with --env")
+    return ControlPlaneClient.for_spec(env, spec, token)
+
+
+def domain(verb: Verb, hostname: str | None = None, *, env: str | None = None, token: str | None = None,
+           target: str | None = None, redirect_to: str | None = None,
+           project: Project | None = None) -> tuple[DomainResult, int]:
+    """One domain command; `project` is the checkout whose `--env` to read (default: the current one)."""
+    if verb == "bind":
+        if bool(target) == bool(redirect_to):
+            raise InvalidInput("bind takes one of --target <workload or frontend> or --redirect-to <hostname>")
+        if target and not env:
+            raise InvalidInput("--target binds a workload of an environment: name it with --env <env>")
+    client = _client(env, token, project)
+    try:
+        path = f"/v1/domains/{quote(hostname or '', safe='')}"
+        if verb == "ls":
+            result = client.request("GET", "/v1/domains")
+        elif verb == "add":
+            result = client.request("POST", "/v1/domains", json={"hostname": hostname})
+        elif verb == "show":
+            result = client.request("GET", path)
+        elif verb == "verify":
+            result = client.request("POST", path + "/verify", json={})
+        elif verb == "bind":
+            result = client.request("POST", path + "/binding",
+                                    json={"env": env, "target": target, "redirect_to": redirect_to})
+        elif verb == "unbind":
+            result = client.request("DELETE", path + "/binding")
+        else:
+            result = client.request("DELETE", path)
+    finally:
+        client.close()
+    return DomainResult(verb=verb, endpoint=client.endpoint, env=env, result=result), 0

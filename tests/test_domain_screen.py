@@ -1,0 +1,70 @@
+"""The dashboard's Domains view (issue 20 item 5; spec 2 Domain states): opened from an environment's
+detail, against a real control plane verifying against a real authoritative DNS server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from app.dashboard import Dashboard
+from app.settings import deterministic_settings
+from screens.environments.detail import EnvironmentDetailScreen
+from screens.environments.domains import DomainsScreen
+from tests.deploy_fixtures import Demo
+from tests.domain_fixtures import Zone, domain_org, publish_claim, quiet_plane, zone  # noqa: F401
+from tests.hosted_fixtures import demo, hosted_env, run_json, with_token  # noqa: F401
+from tests.screen_fixtures import SIZE, until
+from tests.webhooks_fixtures import Server, server_factory  # noqa: F401
+
+
+def test_domains_view_shows_state_binding_dns_and_runs_actions(quiet_plane: Server, zone: Zone,  # noqa: F811
+                                                                demo: Demo) -> None:  # noqa: F811
+    """Issue 20 item 5: the Domains view lists each domain's state, binding, DNS to publish and last
+    verification with the command lines of add/verify/bind/unbind/rm; `v` verifies the selected
+    domain (pending_dns -> live once the zone carries its records), `u` unbinds it (still live),
+    `x` removes it."""
+    env = with_token(demo, domain_org(quiet_plane, "acme"))
+    hosted_env(demo, quiet_plane.url)
+    code, doc = run_json(demo, env, "domain", "add", "shop.test", "--env", "cloud")
+    assert code == 0
+    run_json(demo, env, "domain", "bind", "shop.test", "--env", "cloud", "--target", "api")
+
+    async def scenario() -> None:
+        saved = dict(os.environ)
+        os.environ.update(env)
+        try:
+            app = Dashboard(project_dir=demo.root, settings=deterministic_settings())
+            async with app.run_test(size=SIZE) as pilot:
+                detail = EnvironmentDetailScreen("cloud")
+                await app.push_screen(detail)
+                await pilot.press("d")
+                await until(pilot, lambda: isinstance(app.screen, DomainsScreen) and app.screen.loads >= 1)
+                screen = app.screen
+                table = screen.query_one("#domains-table")
+                row = table.get_row("shop.test")
+                assert row[1:4] == ["pending_dns", "no", "cloud/api"]
+                assert "TXT _platform-challenge.shop.test platform-verify=" in row[4]
+                commands = str(screen.query_one("#domains-commands").render())
+                for line in ("framework domain add <hostname> --env cloud",
+                             "framework domain verify shop.test --env cloud",
+                             "framework domain bind shop.test --env cloud --target <workload>",
+                             "framework domain unbind shop.test --env cloud",
+                             "framework domain rm shop.test --env cloud"):
+                    assert line in commands
+                await pilot.press("v")
+                await until(pilot, lambda: "verify shop.test" in screen.last_action)
+                await until(pilot, lambda: "NXDOMAIN" in table.get_row("shop.test")[5])
+                publish_claim(zone, doc["result"])
+                await pilot.press("v")
+                await until(pilot, lambda: table.get_row("shop.test")[1] == "live")
+                assert table.get_row("shop.test")[2] == "yes"
+                await pilot.press("u")
+                await until(pilot, lambda: table.get_row("shop.test")[3] == "-")
+                assert table.get_row("shop.test")[1:3] == ["live", "no"]
+                await pilot.press("x")
+                await until(pilot, lambda: table.row_count == 0)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+    asyncio.run(scenario())
