@@ -24,6 +24,20 @@ def tools_bin() -> Path:
     return _ROOT / ".tools" / "bin"
 
 
+def pinned_tool(name: str, override_env: str | None = None) -> str | None:
+    """A pinned tool the project drives (dlv, buf, govulncheck, ...), or None when absent: the path in
+    `$<override_env>`, then `$FRAMEWORK_TOOLS_BIN`, then the checkout's `.tools/bin`, then PATH."""
+    import shutil
+
+    dirs = [os.environ.get("FRAMEWORK_TOOLS_BIN"), str(tools_bin())]
+    candidates = [os.environ.get(override_env) if override_env else None]
+    candidates += [str(Path(d) / name) for d in dirs if d] + [shutil.which(name)]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
 def cache_dir() -> Path:
     """Per-user cache (`$XDG_CACHE_HOME/framework`, default `~/.cache/framework`)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")

@@ -12,8 +12,8 @@ import subprocess
 from pathlib import Path
 
 from engine.errors import EngineError
+from engine.paths import pinned_tool
 
-_REPO = Path(__file__).resolve().parents[2]
 # Pinned with the Makefile (go-tools); the generated go.mod requires the matching runtimes.
 BUF_VERSION = "v1.75.0"
 PROTOC_GEN_GO_VERSION = "v1.36.11"
@@ -29,17 +29,8 @@ class ToolFailed(EngineError):
     code = "tool_failed"
 
 
-def _dirs() -> list[str]:
-    dirs = [os.environ.get("FRAMEWORK_TOOLS_BIN") or "", str(_REPO / ".tools" / "bin")]
-    return [d for d in dirs if d]
-
-
 def find(name: str) -> str:
-    for d in _dirs():
-        candidate = Path(d) / name
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    found = shutil.which(name)
+    found = pinned_tool(name)
     if not found:
         raise ToolMissing(f"{name} is not installed", hint=INSTALL_HINT)
     return found

@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from engine.errors import ConfigError, EngineError
-from engine.paths import tools_bin
+from engine.paths import pinned_tool
 from engine.project import Project
 
 SCANNERS = ("pip-audit", "govulncheck", "npm-audit")
@@ -92,8 +92,7 @@ def _program(name: str) -> str:
                       shutil.which("pip-audit")]
         hint = "pip install pip-audit (make test installs the pinned one into .venv)"
     elif name == "govulncheck":
-        candidates = [os.environ.get("FRAMEWORK_GOVULNCHECK"), str(tools_bin() / "govulncheck"),
-                      shutil.which("govulncheck")]
+        candidates = [pinned_tool("govulncheck", "FRAMEWORK_GOVULNCHECK")]
         hint = "make go-tools (installs the pinned govulncheck into .tools/bin)"
     else:
         candidates, hint = [shutil.which("npm")], "install Node.js and npm"

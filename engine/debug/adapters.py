@@ -23,17 +23,16 @@ from engine.debug.attach import AdapterMissing
 from engine.debug.procs import MARKER
 from engine.debug.target import Target
 from engine.errors import EngineError
-
-_REPO = Path(__file__).resolve().parents[2]
+from engine.paths import pinned_tool
 
 
 def dlv_path() -> str:
-    """delve: $FRAMEWORK_DLV, the project-local tools dir (`make tools`), or PATH."""
-    for candidate in (os.environ.get("FRAMEWORK_DLV"), str(_REPO / ".tools" / "bin" / "dlv"), shutil.which("dlv")):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
+    """delve: $FRAMEWORK_DLV, the pinned tools dirs (`make go-tools`), or PATH."""
+    found = pinned_tool("dlv", "FRAMEWORK_DLV")
+    if found:
+        return found
     raise AdapterMissing("delve (dlv) is not installed: Go targets need it",
-                         hint="make tools   (installs the pinned delve into .tools/bin)")
+                         hint="make go-tools   (installs the pinned delve into .tools/bin)")
 
 
 class AdapterProcess:
