@@ -7,8 +7,9 @@ the hosts listed in FRAMEWORK_INSECURE_REGISTRIES (comma-separated).
 
 from __future__ import annotations
 
+import base64
 import os
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 DOCKER_HUB = "docker.io"
 DOCKER_HUB_CONFIG_KEY = "https://index.docker.io/v1/"  # the key docker's config.json uses for Docker Hub
@@ -80,3 +81,21 @@ def bearer_challenge(header: str) -> dict[str, str] | None:
         if sep:
             params[key] = value.strip('"')
     return params if "realm" in params else None
+
+
+def answer_challenge(client: Any, header: str, auth: tuple[str, str] | None = None) -> str | None:
+    """The `Authorization` value answering a registry's 401 `WWW-Authenticate` challenge, as docker does:
+    a Bearer challenge -> a token from its realm (fetched with Basic `auth` when given, anonymously
+    otherwise); a Basic challenge -> Basic `auth`. None when there is nothing to answer with."""
+    params = bearer_challenge(header)
+    if params:
+        realm = params.pop("realm")
+        resp = client.get(realm, params=params, auth=auth)
+        if resp.status_code != 200:
+            return None
+        tok = resp.json()
+        token = tok.get("token") or tok.get("access_token")
+        return f"Bearer {token}" if token else None
+    if auth and header.lower().startswith("basic"):
+        return "Basic " + base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+    return None

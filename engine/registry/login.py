@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from engine.errors import EngineError, InvalidInput, UsageError
-from engine.images import bearer_challenge, config_key, is_local, parse_image, registry_url
+from engine.images import answer_challenge, config_key, is_local, parse_image, registry_url
 from engine.paths import atomic_write_bytes
 from engine.project import Project
 
@@ -56,6 +56,29 @@ def docker_config_path() -> Path:
     return (Path(base) if base else Path.home() / ".docker") / "config.json"
 
 
+def _read_config(path: Path) -> dict[str, Any]:
+    """docker's config.json as a dict ({} when absent); unreadable or not an object -> EngineError."""
+    try:
+        doc = json.loads(path.read_bytes()) if path.exists() else {}
+    except (OSError, ValueError) as exc:
+        raise EngineError(f"{path} is unreadable: {exc}", code="docker_config_unreadable",
+                          hint="fix or move the file; it was not changed") from exc
+    if not isinstance(doc, dict):
+        raise EngineError(f"{path} is not a JSON object; it was not changed", code="docker_config_unreadable")
+    return doc
+
+
+def stored_credential(host: str) -> tuple[str, str] | None:
+    """(user, password) stored for registry `host` in docker's config.json (`auths.<host>.auth`, as
+    `registry login` and `docker login` write it), or None. The secret is returned, never logged."""
+    entry = ((_read_config(docker_config_path()).get("auths") or {}).get(config_key(host))) or {}
+    try:
+        user, sep, password = base64.b64decode(entry.get("auth") or "", validate=True).decode().partition(":")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return (user, password) if sep and user else None
+
+
 def _check(host: str, user: str, password: str, timeout: float) -> None:
     """What `docker login` does before storing: the registry must accept the credential."""
     import httpx
@@ -64,10 +87,10 @@ def _check(host: str, user: str, password: str, timeout: float) -> None:
     try:
         with httpx.Client(timeout=timeout, follow_redirects=True) as client:
             resp = client.get(f"{registry_url(host)}/v2/", auth=auth)
-            challenge = bearer_challenge(resp.headers.get("www-authenticate", "")) if resp.status_code == 401 else None
-            if challenge:
-                realm = challenge.pop("realm")
-                resp = client.get(realm, params=challenge, auth=auth)
+            authorization = (answer_challenge(client, resp.headers.get("www-authenticate", ""), auth)
+                             if resp.status_code == 401 else None)
+            if authorization:
+                resp = client.get(f"{registry_url(host)}/v2/", headers={"Authorization": authorization})
     except httpx.HTTPError as exc:
         raise RegistryUnreachable(f"registry {host} unreachable: {exc or type(exc).__name__}",
                                   hint="nothing was stored; check the host and the network") from exc
@@ -96,13 +119,7 @@ def _password(password_stdin: bool, password_env: str | None, stdin: Any) -> str
 
 def _store(path: Path, entries: dict[str, str]) -> None:
     """Merge `auths` entries into docker's config.json (other keys kept), one atomic write, 0600."""
-    try:
-        doc = json.loads(path.read_bytes()) if path.exists() else {}
-    except (OSError, ValueError) as exc:
-        raise EngineError(f"{path} is unreadable: {exc}", code="docker_config_unreadable",
-                          hint="fix or move the file; it was not changed") from exc
-    if not isinstance(doc, dict):
-        raise EngineError(f"{path} is not a JSON object; it was not changed", code="docker_config_unreadable")
+    doc = _read_config(path)
     auths = doc.setdefault("auths", {})
     for key, auth in entries.items():
         auths[key] = {**(auths.get(key) or {}), "auth": auth}

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine.images import bearer_challenge, parse_image, registry_url
+from engine.images import answer_challenge, parse_image, registry_url
 from engine.project import Project
 from engine.releases.store import Artifact, load_release
 
@@ -42,21 +42,25 @@ class VerifyResult(BaseModel):
     checks: list[ArtifactCheck]
 
 
-def oci_manifest(client: Any, art: Artifact) -> tuple[str, str]:
+def oci_manifest(client: Any, art: Artifact, auth: tuple[str, str] | None = None) -> tuple[str, str]:
+    """The manifest `HEAD` at the digest. Anonymous unless `auth` (user, password) is given: `release
+    verify` reads anonymously (spec); only the deploy preflight passes the `registry login` credential."""
     image = parse_image(art.coordinate)
     url = f"{registry_url(image.host)}/v2/{image.repository}/manifests/{art.digest}"
     host, name = image.host, image.repository
     headers = {"Accept": MANIFEST_TYPES}
     resp = client.head(url, headers=headers)
-    params = bearer_challenge(resp.headers.get("www-authenticate", "")) if resp.status_code == 401 else None
-    if params:
-        tok = client.get(params.pop("realm"), params=params).json()  # anonymous pull token
-        headers["Authorization"] = f"Bearer {tok.get('token') or tok.get('access_token')}"
-        resp = client.head(url, headers=headers)
+    if resp.status_code == 401:
+        authorization = answer_challenge(client, resp.headers.get("www-authenticate", ""), auth)
+        if authorization:
+            resp = client.head(url, headers={**headers, "Authorization": authorization})
     if resp.status_code == 200:
         return "VERIFIED", f"manifest present at {art.digest}"
     if resp.status_code == 404:
         return "FAILED", f"no manifest at {art.digest} in {host}/{name}"
+    if resp.status_code in (401, 403):
+        who = "the stored `registry login` credential" if auth else "anonymous access"
+        return "UNREACHABLE", f"registry {host} refused {who} ({resp.status_code})"
     return "UNREACHABLE", f"registry answered {resp.status_code}"
 
 

@@ -3,8 +3,10 @@
 every image reference resolves in its registry. Findings name the object and the key or image.
 
 Secret values are never read into the report: only the key names of each Secret are compared.
-Images are read anonymously, as `release verify` reads them (registry HTTP API v2 manifest HEAD;
-`FRAMEWORK_INSECURE_REGISTRIES` names plain-HTTP hosts).
+Images are read as `release verify` reads them (registry HTTP API v2 manifest HEAD;
+`FRAMEWORK_INSECURE_REGISTRIES` names plain-HTTP hosts), anonymously first; a registry answering 401
+is answered with the credential `registry login` stored for its host in docker's config.json (Basic,
+or a Bearer token fetched from the challenge's realm with it), as docker pulls. Never printed.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ def images_of(objects: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 def _image_check(client: Any, image: str) -> tuple[str, str]:
+    from engine.images import parse_image
+    from engine.registry.login import stored_credential
     from engine.releases.store import Artifact
     from engine.releases.verify import oci_manifest
 
@@ -62,9 +66,12 @@ def _image_check(client: Any, image: str) -> tuple[str, str]:
         last = ref.rsplit("/", 1)[-1]
         ref, digest = (ref.rsplit(":", 1)[0], ref.rsplit(":", 1)[1]) if ":" in last else (ref, "latest")
     try:
-        return oci_manifest(client, Artifact(workload="", kind="oci", coordinate=ref, digest=digest))
+        auth = stored_credential(parse_image(ref).host)
+        outcome, detail = oci_manifest(client, Artifact(workload="", kind="oci", coordinate=ref, digest=digest),
+                                       auth=auth)
     except Exception as exc:  # noqa: BLE001 - any transport failure: the registry is unreachable
         return "UNREACHABLE", f"{type(exc).__name__}: {exc}"
+    return outcome, detail
 
 
 def run_preflight(project: Project, env: str, target: Target, images: dict[str, Any], *,
@@ -95,7 +102,9 @@ def run_preflight(project: Project, env: str, target: Target, images: dict[str, 
         for obj, image in refs_images:
             outcome, detail = _image_check(client, image)
             if outcome != "VERIFIED":
+                login = f"; store a credential with `framework registry login {env}`" \
+                    if "refused anonymous access" in detail else ""
                 findings.append({"object": obj, "kind": "image", "image": image,
-                                 "message": f"image {image} does not resolve ({outcome}): {detail}"})
+                                 "message": f"image {image} does not resolve ({outcome}): {detail}{login}"})
     return {"context": target.context, "checks": {"secret_keys": len(refs), "images": len(refs_images)},
             "findings": findings}
