@@ -142,3 +142,80 @@ def go_module_proxy(tmp: Path, module: str, versions: list[str]) -> Path:
             z.writestr(f"{module}@{version}/lib.go", "package lib\n\nfunc Parse(s string) int { return len(s) }\n")
     (at / "list").write_text("\n".join(versions) + "\n")
     return tmp / "goproxy"
+
+
+@contextmanager
+def run_token_registry(tmp: Path, addr: str, users: dict[str, str]) -> Iterator[str]:
+    """docker-registry serving `addr` with token auth (`WWW-Authenticate: Bearer realm=...`), its storage
+    `tmp/store` (push with an open `run_registry` on the same `tmp` first). The token service is a FAKE
+    (the real ones, docker_auth or Harbor's, cannot run here): on 127.0.0.1, it checks Basic auth against
+    `users` (anonymous gets 401) and signs an RS256 JWT with a self-signed certificate the registry trusts.
+    Yields the realm URL."""
+    import base64
+    import datetime
+    import threading
+    import uuid
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import parse_qs, urlparse
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import padding, rsa
+    from cryptography.x509.oid import NameOID
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "fake token issuer")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1)).sign(key, hashes.SHA256()))
+    (tmp / "token-ca.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    def token(user: str, scope: str) -> str:
+        header = {"typ": "JWT", "alg": "RS256", "x5c": [base64.b64encode(cert.public_bytes(
+            serialization.Encoding.DER)).decode()]}
+        access = []
+        if scope.startswith("repository:"):
+            _, repo, actions = scope.split(":", 2)
+            access.append({"type": "repository", "name": repo, "actions": actions.split(",")})
+        t = int(time.time())
+        claims = {"iss": "fake-issuer", "sub": user, "aud": "test-registry", "exp": t + 300, "nbf": t - 10,
+                  "iat": t, "jti": uuid.uuid4().hex, "access": access}
+        signing = f"{b64(json.dumps(header).encode())}.{b64(json.dumps(claims).encode())}"
+        return f"{signing}.{b64(key.sign(signing.encode(), padding.PKCS1v15(), hashes.SHA256()))}"
+
+    class Issuer(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            user, _, password = base64.b64decode(
+                (self.headers.get("Authorization") or "Basic ").removeprefix("Basic ")).decode().partition(":")
+            if not user or users.get(user) != password:
+                self.send_response(401)
+                self.end_headers()
+                return
+            scope = (parse_qs(urlparse(self.path).query).get("scope") or [""])[0]
+            body = json.dumps({"token": token(user, scope)}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Issuer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    realm = f"http://127.0.0.1:{server.server_address[1]}/token"
+    cfg = tmp / f"registry-token-{addr.replace(':', '-')}.yml"
+    cfg.write_text(f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {tmp / 'store'}\n"
+                   f"http:\n  addr: {addr}\nauth:\n  token:\n    realm: {realm}\n    service: test-registry\n"
+                   f"    issuer: fake-issuer\n    rootcertbundle: {tmp / 'token-ca.pem'}\n")
+    assert REGISTRY_BIN is not None, "docker-registry is not installed (apt-get install docker-registry)"
+    try:
+        with serving([REGISTRY_BIN, "serve", str(cfg)], f"http://{addr}/v2/", (401,)):
+            yield realm
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -11,7 +11,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import free_port  # noqa: E402
 from k8s_fixtures import digest, k8s_fixture, kdemo_fixture  # noqa: E402,F401
-from registry_fixtures import run_registry  # noqa: E402
+from registry_fixtures import run_registry, run_token_registry  # noqa: E402
 from test_registry_login_ref import lan_address  # noqa: E402
 from test_release_verify import (
     push_image,  # noqa: E402
@@ -106,3 +106,32 @@ def test_preflight_reads_a_password_protected_registry_with_the_registry_login_c
         deployed = kd.get("deployment/api")
         assert deployed["spec"]["template"]["spec"]["containers"][0]["image"] == f"{host}/demo/api@{api}"
         assert not any("s3cret" in o or "wrong-pass" in o for o in outputs)
+
+
+def test_preflight_answers_a_bearer_challenge_with_a_token_fetched_with_the_stored_credential(kdemo, tmp_path):
+    """Rule 8 with spec 2 `registry login`, token-auth registries (as Docker Hub and most hosted ones):
+    a real docker-registry answering `Bearer realm=...` (its token service a named fake that checks
+    Basic auth and signs the JWT the registry verifies). Anonymously the realm refuses a token: the
+    images are findings (refused anonymous access); after `framework registry login` (which itself
+    follows the challenge) the preflight fetches the token from the realm with the stored credential
+    and finds nothing."""
+    kd = kdemo
+    host = f"{lan_address()}:{free_port()}"
+    kd.demo.env["FRAMEWORK_INSECURE_REGISTRIES"] = host
+    with run_registry(tmp_path, host):  # same storage: the images are there before token auth is on
+        api, web = push_image(host, "demo/api"), push_image(host, "demo/web")
+    kd.edit_kcl('image = "registry.example.test/demo/api"', f'image = "{host}/demo/api"')
+    kd.edit_kcl('image = "registry.example.test/demo/web"', f'image = "{host}/demo/web"')
+    kd.edit_kcl('context = "k3d-demo"', 'context = "remote-demo"')
+    kd.release("v1", {"api": (f"{host}/demo/api", api), "web": (f"{host}/demo/web", web)})
+    with run_token_registry(tmp_path, host, {"ci": "s3cret"}):
+        code, doc = kd.json("env", "deploy", "cluster", "v1", "--dry-run")
+        assert code == 1 and doc["error"]["code"] == "preflight_failed", doc
+        assert sorted(f["object"] for f in doc["preflight"]["findings"]) == ["Deployment/api", "Deployment/web"]
+        assert all(f"registry {host} refused anonymous access (401)" in f["message"]
+                   for f in doc["preflight"]["findings"])
+        proc = kd.run("registry", "login", "cluster", "--username", "ci", "--password-stdin", input="s3cret\n")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        code, doc = kd.json("env", "deploy", "cluster", "v1", "--dry-run")
+        assert code == 0 and doc["preflight"]["findings"] == [] and doc["preflight"]["checks"]["images"] == 2, doc
+        assert "s3cret" not in json.dumps(doc) + proc.stdout + proc.stderr
