@@ -33,7 +33,8 @@ HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", 
 
 
 def upstream_port(engine: Engine, org: str, env: str, target: str) -> int | None:
-    """The host port of `target` in the bound environment's current promotion, or None."""
+    """The host port of `target` (a workload, or a frontend the control plane runs) in the bound
+    environment's current promotion, or None."""
     from engine.controlplane import ledger
 
     with store.read(engine) as conn:
@@ -85,7 +86,7 @@ class GatewayApp:
                                            binding["target"])
         if upstream is None:
             return _page(502, "Not running", f"{host} is bound to {binding['env']}/{binding['target']}, which "
-                         "does not run a workload with a port.")
+                         "does not run a workload or frontend with a port.")
         return await self._proxy(request, upstream, raw_host)
 
     async def _proxy(self, request: Request, port: int, raw_host: str) -> Response:
