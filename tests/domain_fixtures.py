@@ -112,7 +112,7 @@ def domain_org(srv: Server, org: str, scopes: tuple[str, ...] = DOMAIN_SCOPES) -
     return mint(srv, org, scopes)
 
 
-def gateway_ports(srv: Server, timeout: float = 10.0) -> dict[str, int]:
+def gateway_ports(srv: Server, timeout: float = 30.0) -> dict[str, int]:
     """The gateway's listeners, as `platform server` printed them."""
     import re
     import time

@@ -47,7 +47,7 @@ def test_domains_view_shows_state_binding_dns_and_runs_actions(quiet_plane: Serv
                 commands = str(screen.query_one("#domains-commands").render())
                 for line in ("framework domain add <hostname> --env cloud",
                              "framework domain verify shop.test --env cloud",
-                             "framework domain bind shop.test --env cloud --target <workload>",
+                             "framework domain bind shop.test --env cloud --target <workload or frontend>",
                              "framework domain unbind shop.test --env cloud",
                              "framework domain rm shop.test --env cloud"):
                     assert line in commands
@@ -68,3 +68,62 @@ def test_domains_view_shows_state_binding_dns_and_runs_actions(quiet_plane: Serv
             os.environ.update(saved)
 
     asyncio.run(scenario())
+
+
+def test_domains_view_adds_and_binds_through_its_input(quiet_plane: Server, zone: Zone,  # noqa: F811
+                                                       demo: Demo) -> None:  # noqa: F811
+    """Issue 20 item 5 (the Domains view runs add and bind) and spec 2 framework domain add / bind
+    (`--target <workload or frontend>` or `--redirect-to <hostname>`, replacing any binding): `a` opens an
+    input showing the equivalent `framework domain add` line as the hostname is typed and claims it on
+    the control plane (pending_dns); `b` binds the selected domain to a target, `t` replaces that with a
+    308 redirect; escape closes the input without running anything."""
+    env = with_token(demo, domain_org(quiet_plane, "acme"))
+    hosted_env(demo, quiet_plane.url)
+
+    async def scenario() -> None:
+        saved = dict(os.environ)
+        os.environ.update(env)
+        try:
+            app = Dashboard(project_dir=demo.root, settings=deterministic_settings())
+            async with app.run_test(size=SIZE) as pilot:
+                screen = DomainsScreen("cloud")
+                await app.push_screen(screen)
+                await until(pilot, lambda: screen.loads >= 1)
+                table = screen.query_one("#domains-table")
+                preview = screen.query_one("#domains-preview")
+                assert table.row_count == 0 and not preview.display
+                await pilot.press("a")
+                await pilot.press(*"shop.test")
+                assert "runs: framework domain add shop.test --env cloud" in str(preview.render())
+                await pilot.press("enter")
+                await until(pilot, lambda: table.row_count == 1)
+                assert table.get_row("shop.test")[1:4] == ["pending_dns", "no", "-"]
+                assert not preview.display
+
+                await pilot.press("b")
+                await pilot.press(*"api")
+                assert "runs: framework domain bind shop.test --env cloud --target api" in str(preview.render())
+                await pilot.press("enter")
+                await until(pilot, lambda: table.get_row("shop.test")[3] == "cloud/api")
+
+                await pilot.press("t")
+                await pilot.press(*"www.shop.test")
+                assert ("runs: framework domain bind shop.test --env cloud --redirect-to www.shop.test"
+                        in str(preview.render()))
+                await pilot.press("enter")
+                await until(pilot, lambda: table.get_row("shop.test")[3] == "308 -> www.shop.test")
+
+                await pilot.press("a")
+                await pilot.press(*"nope.test")
+                await pilot.press("escape")  # cancels: nothing claimed, the view stays
+                assert app.screen is screen and not preview.display
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+    code, doc = run_json(demo, env, "domain", "ls", "--env", "cloud")
+    assert [d["hostname"] for d in doc["result"]["domains"]] == []
+    asyncio.run(scenario())
+    code, doc = run_json(demo, env, "domain", "ls", "--env", "cloud")  # the control plane, not the view
+    assert code == 0 and [(d["hostname"], d["binding"]) for d in doc["result"]["domains"]] == [
+        ("shop.test", {"redirect_to": "www.shop.test"})]
