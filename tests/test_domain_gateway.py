@@ -154,3 +154,58 @@ def test_domain_bound_to_a_frontend_is_served_over_tls(gateway_plane: Server, zo
 
     subject, answer = until(served, timeout=30)
     assert subject == "web.test" and "Directory listing" in answer  # the frontend's dev server answered
+
+
+def _leaf_serial(port: int, host: str, cafile: str) -> int:
+    """The serial of the certificate the gateway presents for `host`, verified against the CA."""
+    from cryptography import x509
+
+    ctx = ssl.create_default_context(cafile=cafile)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, \
+            ctx.wrap_socket(raw, server_hostname=host) as tls:
+        der = tls.getpeercert(binary_form=True)
+    assert der is not None
+    return int(x509.load_der_x509_certificate(der).serial_number)
+
+
+def test_live_domain_is_reverified_and_its_certificate_renewed(server_factory: Any, zone: Zone,  # noqa: F811
+                                                               demo: Demo, tmp_path: Any) -> None:  # noqa: F811
+    """Spec 2 States (domain: DNS verifies -> serving, certificate issued; a live domain leaves only by
+    `domain rm`): the server's poller re-verifies live domains; a withdrawn ownership record is reported
+    as the last verification while the domain stays live and keeps serving. Certificates are renewed
+    before they expire: with a 3 s lifetime the leaf is issued again once less than a third remains,
+    and the gateway presents the new one (still verified against the exported CA)."""
+    from tests.hosted_fixtures import stop_hosted
+
+    srv = server_factory(extra_env={"PLATFORM_DOMAIN_POLL_S": "0.3", "PLATFORM_DOMAIN_RECHECK_S": "0.3",
+                                    "PLATFORM_CERT_LIFETIME_S": "3"},
+                         args=("--dns-resolver", zone.address, "--gateway-http-port", "0",
+                               "--gateway-https-port", "0"))
+    try:
+        port = gateway_ports(srv)["https"]
+        seed_org(srv, "acme")
+        admin(srv, "org", "grant", "acme", *DOMAIN_SCOPES)
+        env = with_token(demo, mint(srv, "acme", DOMAIN_SCOPES))
+        hosted_env(demo, srv.url)
+        code, doc = run_json(demo, env, "domain", "add", "shop.test", "--env", "cloud")
+        run_json(demo, env, "domain", "bind", "shop.test", "--env", "cloud", "--redirect-to", "www.shop.test")
+        publish_claim(zone, doc["result"])
+        until(lambda: run_json(demo, env, "domain", "show", "shop.test", "--env", "cloud")[1]["result"]["state"]
+              == "live")
+        ca = tmp_path / "ca.pem"
+        ca.write_bytes(httpx.get(srv.url + "/gateway/ca.pem", timeout=10).content)
+        first = _leaf_serial(port, "shop.test", str(ca))
+        renewed = until(lambda: (s := _leaf_serial(port, "shop.test", str(ca))) != first and s)
+        assert renewed != first  # a new leaf, issued before the old one expired, verifying against the CA
+
+        zone.withdraw("_platform-challenge.shop.test", "TXT")
+        shown = until(lambda: "no longer published" in str(
+            (d := run_json(demo, env, "domain", "show", "shop.test", "--env", "cloud")[1]["result"])["last_check"])
+            and d)
+        assert shown["state"] == "live" and shown["serving"] is True
+        assert "NXDOMAIN" in shown["last_check"]["result"]
+        assert httpx.get(f"http://127.0.0.1:{gateway_ports(srv)['http']}/", headers={"Host": "shop.test"},
+                         timeout=10).status_code == 308  # still serving
+    finally:
+        srv.stop()
+        stop_hosted(srv)
