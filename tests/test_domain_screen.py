@@ -4,7 +4,6 @@ detail, against a real control plane verifying against a real authoritative DNS 
 from __future__ import annotations
 
 import asyncio
-import os
 
 from app.dashboard import Dashboard
 from app.settings import deterministic_settings
@@ -13,7 +12,7 @@ from screens.environments.domains import DomainsScreen
 from tests.deploy_fixtures import Demo
 from tests.domain_fixtures import Zone, domain_org, publish_claim, quiet_plane, zone  # noqa: F401
 from tests.hosted_fixtures import demo, hosted_env, run_json, with_token  # noqa: F401
-from tests.screen_fixtures import SIZE, until
+from tests.screen_fixtures import SIZE, environ, until
 from tests.webhooks_fixtures import Server, server_factory  # noqa: F401
 
 
@@ -30,9 +29,7 @@ def test_domains_view_shows_state_binding_dns_and_runs_actions(quiet_plane: Serv
     run_json(demo, env, "domain", "bind", "shop.test", "--env", "cloud", "--target", "api")
 
     async def scenario() -> None:
-        saved = dict(os.environ)
-        os.environ.update(env)
-        try:
+        with environ(env):
             app = Dashboard(project_dir=demo.root, settings=deterministic_settings())
             async with app.run_test(size=SIZE) as pilot:
                 detail = EnvironmentDetailScreen("cloud")
@@ -63,9 +60,6 @@ def test_domains_view_shows_state_binding_dns_and_runs_actions(quiet_plane: Serv
                 assert table.get_row("shop.test")[1:3] == ["live", "no"]
                 await pilot.press("x")
                 await until(pilot, lambda: table.row_count == 0)
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
 
     asyncio.run(scenario())
 
@@ -81,9 +75,7 @@ def test_domains_view_adds_and_binds_through_its_input(quiet_plane: Server, zone
     hosted_env(demo, quiet_plane.url)
 
     async def scenario() -> None:
-        saved = dict(os.environ)
-        os.environ.update(env)
-        try:
+        with environ(env):
             app = Dashboard(project_dir=demo.root, settings=deterministic_settings())
             async with app.run_test(size=SIZE) as pilot:
                 screen = DomainsScreen("cloud")
@@ -117,9 +109,6 @@ def test_domains_view_adds_and_binds_through_its_input(quiet_plane: Server, zone
                 await pilot.press(*"nope.test")
                 await pilot.press("escape")  # cancels: nothing claimed, the view stays
                 assert app.screen is screen and not preview.display
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
 
     code, doc = run_json(demo, env, "domain", "ls", "--env", "cloud")
     assert [d["hostname"] for d in doc["result"]["domains"]] == []
