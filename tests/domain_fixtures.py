@@ -26,9 +26,16 @@ class Zone:
         quiet = DNSLogger(log="-request,-reply,-truncated,-error", prefix=False)
         self.records: dict[tuple[str, str], list[str]] = {}
         self.lock = threading.Lock()
-        self.servers = [DNSServer(self, address="127.0.0.1", port=0, logger=quiet)]
-        self.port = self.servers[0].server.server_address[1]
-        self.servers.append(DNSServer(self, address="127.0.0.1", port=self.port, tcp=True, logger=quiet))
+        for attempt in range(20):  # the UDP port the system picked may be taken on TCP: pick again
+            self.servers = [DNSServer(self, address="127.0.0.1", port=0, logger=quiet)]
+            self.port = self.servers[0].server.server_address[1]
+            try:
+                self.servers.append(DNSServer(self, address="127.0.0.1", port=self.port, tcp=True, logger=quiet))
+                break
+            except OSError:
+                self.servers[0].server.server_close()
+                if attempt == 19:
+                    raise
         for s in self.servers:
             s.start_thread()
 
@@ -112,7 +119,7 @@ def domain_org(srv: Server, org: str, scopes: tuple[str, ...] = DOMAIN_SCOPES) -
     return mint(srv, org, scopes)
 
 
-def gateway_ports(srv: Server, timeout: float = 10.0) -> dict[str, int]:
+def gateway_ports(srv: Server, timeout: float = 30.0) -> dict[str, int]:
     """The gateway's listeners, as `platform server` printed them."""
     import re
     import time

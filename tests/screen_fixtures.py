@@ -8,8 +8,11 @@ polling with a deadline (never sleeps as synchronisation).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,3 +61,15 @@ def plain_demo(tmp_path: Path, env: dict[str, str]) -> Path:
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "demo"]):
         subprocess.run(["git", *args], cwd=root, check=True, env=pinned, capture_output=True)
     return root
+
+
+@contextlib.contextmanager
+def environ(overlay: dict[str, str]) -> Iterator[None]:
+    """The process environment with `overlay` applied (a dashboard reads credentials from it), restored after."""
+    saved = dict(os.environ)
+    os.environ.update(overlay)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)

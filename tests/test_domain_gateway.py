@@ -114,3 +114,98 @@ def test_verified_domain_serves_its_bound_workload(gateway_plane: Server, zone: 
         raise AssertionError("TLS to a removed domain verified")
     except ssl.SSLCertVerificationError:
         pass
+
+
+def test_domain_bound_to_a_frontend_is_served_over_tls(gateway_plane: Server, zone: Zone, demo: Demo,  # noqa: F811
+                                                       tmp_path: Any) -> None:
+    """Spec 2 Records (domain binding = one environment + one target, "workload or frontend name"):
+    `domain bind --target <frontend>` on a hosted environment; the control plane runs the frontend's
+    declared `dev` command on its `port` and the gateway serves the live domain from it over TLS, with a
+    certificate the client verifies against the exported CA."""
+    from tests.hosted_fixtures import commit, free_port
+
+    seed_org(gateway_plane, "acme")
+    admin(gateway_plane, "org", "grant", "acme", *DOMAIN_SCOPES)
+    env = with_token(demo, mint(gateway_plane, "acme", DOMAIN_SCOPES))
+    hosted_env(demo, gateway_plane.url)
+    web = free_port()
+    path = demo.root / "deploy" / "kcl" / "cloud" / "main.k"
+    path.write_text(path.read_text().rstrip().removesuffix("}").rstrip() + (
+        f'\n    frontends = [framework.Frontend {{name = "web", dir = "web", port = {web}, '
+        f'dev = ["python3", "-m", "http.server", "{web}", "--bind", "127.0.0.1"]}}]\n}}\n'))
+    commit(demo, "a frontend")
+    code, doc = run_json(demo, env, "env", "deploy", "cloud", "--yes", "--timeout", "60")
+    assert code == 0, (doc["error"], str(doc)[:3000])
+    code, doc = run_json(demo, env, "domain", "add", "web.test", "--env", "cloud")
+    claim = doc["result"]
+    code, doc = run_json(demo, env, "domain", "bind", "web.test", "--env", "cloud", "--target", "web")
+    assert code == 0 and doc["result"]["binding"] == {"env": "cloud", "target": "web"}
+    publish_claim(zone, claim)
+    ca = tmp_path / "ca.pem"
+    ca.write_bytes(httpx.get(gateway_plane.url + "/gateway/ca.pem", timeout=10).content)
+    port = gateway_ports(gateway_plane)["https"]
+
+    def served() -> tuple[str, str] | None:
+        try:  # before the poller verifies the name the gateway presents no certificate for it
+            found = _https_get(port, "web.test", str(ca))
+        except ssl.SSLCertVerificationError:
+            return None
+        return found if found[1].startswith("HTTP/1.1 200") else None
+
+    subject, answer = until(served, timeout=30)
+    assert subject == "web.test" and "Directory listing" in answer  # the frontend's dev server answered
+
+
+def _leaf_serial(port: int, host: str, cafile: str) -> int:
+    """The serial of the certificate the gateway presents for `host`, verified against the CA."""
+    from cryptography import x509
+
+    ctx = ssl.create_default_context(cafile=cafile)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, \
+            ctx.wrap_socket(raw, server_hostname=host) as tls:
+        der = tls.getpeercert(binary_form=True)
+    assert der is not None
+    return int(x509.load_der_x509_certificate(der).serial_number)
+
+
+def test_live_domain_is_reverified_and_its_certificate_renewed(server_factory: Any, zone: Zone,  # noqa: F811
+                                                               demo: Demo, tmp_path: Any) -> None:  # noqa: F811
+    """Spec 2 States (domain: DNS verifies -> serving, certificate issued; a live domain leaves only by
+    `domain rm`): the server's poller re-verifies live domains; a withdrawn ownership record is reported
+    as the last verification while the domain stays live and keeps serving. Certificates are renewed
+    before they expire: with a 3 s lifetime the leaf is issued again once less than a third remains,
+    and the gateway presents the new one (still verified against the exported CA)."""
+    from tests.hosted_fixtures import stop_hosted
+
+    srv = server_factory(extra_env={"PLATFORM_DOMAIN_POLL_S": "0.3", "PLATFORM_DOMAIN_RECHECK_S": "0.3",
+                                    "PLATFORM_CERT_LIFETIME_S": "3"},
+                         args=("--dns-resolver", zone.address, "--gateway-http-port", "0",
+                               "--gateway-https-port", "0"))
+    try:
+        port = gateway_ports(srv)["https"]
+        seed_org(srv, "acme")
+        admin(srv, "org", "grant", "acme", *DOMAIN_SCOPES)
+        env = with_token(demo, mint(srv, "acme", DOMAIN_SCOPES))
+        hosted_env(demo, srv.url)
+        code, doc = run_json(demo, env, "domain", "add", "shop.test", "--env", "cloud")
+        run_json(demo, env, "domain", "bind", "shop.test", "--env", "cloud", "--redirect-to", "www.shop.test")
+        publish_claim(zone, doc["result"])
+        until(lambda: run_json(demo, env, "domain", "show", "shop.test", "--env", "cloud")[1]["result"]["state"]
+              == "live")
+        ca = tmp_path / "ca.pem"
+        ca.write_bytes(httpx.get(srv.url + "/gateway/ca.pem", timeout=10).content)
+        first = _leaf_serial(port, "shop.test", str(ca))
+        renewed = until(lambda: (s := _leaf_serial(port, "shop.test", str(ca))) != first and s)
+        assert renewed != first  # a new leaf, issued before the old one expired, verifying against the CA
+
+        zone.withdraw("_platform-challenge.shop.test", "TXT")
+        shown = until(lambda: "no longer published" in str(
+            (d := run_json(demo, env, "domain", "show", "shop.test", "--env", "cloud")[1]["result"])["last_check"])
+            and d)
+        assert shown["state"] == "live" and shown["serving"] is True
+        assert "NXDOMAIN" in shown["last_check"]["result"]
+        assert httpx.get(f"http://127.0.0.1:{gateway_ports(srv)['http']}/", headers={"Host": "shop.test"},
+                         timeout=10).status_code == 308  # still serving
+    finally:
+        srv.stop()
+        stop_hosted(srv)

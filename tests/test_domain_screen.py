@@ -4,7 +4,6 @@ detail, against a real control plane verifying against a real authoritative DNS 
 from __future__ import annotations
 
 import asyncio
-import os
 
 from app.dashboard import Dashboard
 from app.settings import deterministic_settings
@@ -13,7 +12,7 @@ from screens.environments.domains import DomainsScreen
 from tests.deploy_fixtures import Demo
 from tests.domain_fixtures import Zone, domain_org, publish_claim, quiet_plane, zone  # noqa: F401
 from tests.hosted_fixtures import demo, hosted_env, run_json, with_token  # noqa: F401
-from tests.screen_fixtures import SIZE, until
+from tests.screen_fixtures import SIZE, environ, until
 from tests.webhooks_fixtures import Server, server_factory  # noqa: F401
 
 
@@ -30,9 +29,7 @@ def test_domains_view_shows_state_binding_dns_and_runs_actions(quiet_plane: Serv
     run_json(demo, env, "domain", "bind", "shop.test", "--env", "cloud", "--target", "api")
 
     async def scenario() -> None:
-        saved = dict(os.environ)
-        os.environ.update(env)
-        try:
+        with environ(env):
             app = Dashboard(project_dir=demo.root, settings=deterministic_settings())
             async with app.run_test(size=SIZE) as pilot:
                 detail = EnvironmentDetailScreen("cloud")
@@ -47,7 +44,7 @@ def test_domains_view_shows_state_binding_dns_and_runs_actions(quiet_plane: Serv
                 commands = str(screen.query_one("#domains-commands").render())
                 for line in ("framework domain add <hostname> --env cloud",
                              "framework domain verify shop.test --env cloud",
-                             "framework domain bind shop.test --env cloud --target <workload>",
+                             "framework domain bind shop.test --env cloud --target <workload or frontend>",
                              "framework domain unbind shop.test --env cloud",
                              "framework domain rm shop.test --env cloud"):
                     assert line in commands
@@ -63,8 +60,59 @@ def test_domains_view_shows_state_binding_dns_and_runs_actions(quiet_plane: Serv
                 assert table.get_row("shop.test")[1:3] == ["live", "no"]
                 await pilot.press("x")
                 await until(pilot, lambda: table.row_count == 0)
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
 
     asyncio.run(scenario())
+
+
+def test_domains_view_adds_and_binds_through_its_input(quiet_plane: Server, zone: Zone,  # noqa: F811
+                                                       demo: Demo) -> None:  # noqa: F811
+    """Issue 20 item 5 (the Domains view runs add and bind) and spec 2 framework domain add / bind
+    (`--target <workload or frontend>` or `--redirect-to <hostname>`, replacing any binding): `a` opens an
+    input showing the equivalent `framework domain add` line as the hostname is typed and claims it on
+    the control plane (pending_dns); `b` binds the selected domain to a target, `t` replaces that with a
+    308 redirect; escape closes the input without running anything."""
+    env = with_token(demo, domain_org(quiet_plane, "acme"))
+    hosted_env(demo, quiet_plane.url)
+
+    async def scenario() -> None:
+        with environ(env):
+            app = Dashboard(project_dir=demo.root, settings=deterministic_settings())
+            async with app.run_test(size=SIZE) as pilot:
+                screen = DomainsScreen("cloud")
+                await app.push_screen(screen)
+                await until(pilot, lambda: screen.loads >= 1)
+                table = screen.query_one("#domains-table")
+                preview = screen.query_one("#domains-preview")
+                assert table.row_count == 0 and not preview.display
+                await pilot.press("a")
+                await pilot.press(*"shop.test")
+                assert "runs: framework domain add shop.test --env cloud" in str(preview.render())
+                await pilot.press("enter")
+                await until(pilot, lambda: table.row_count == 1)
+                assert table.get_row("shop.test")[1:4] == ["pending_dns", "no", "-"]
+                assert not preview.display
+
+                await pilot.press("b")
+                await pilot.press(*"api")
+                assert "runs: framework domain bind shop.test --env cloud --target api" in str(preview.render())
+                await pilot.press("enter")
+                await until(pilot, lambda: table.get_row("shop.test")[3] == "cloud/api")
+
+                await pilot.press("t")
+                await pilot.press(*"www.shop.test")
+                assert ("runs: framework domain bind shop.test --env cloud --redirect-to www.shop.test"
+                        in str(preview.render()))
+                await pilot.press("enter")
+                await until(pilot, lambda: table.get_row("shop.test")[3] == "308 -> www.shop.test")
+
+                await pilot.press("a")
+                await pilot.press(*"nope.test")
+                await pilot.press("escape")  # cancels: nothing claimed, the view stays
+                assert app.screen is screen and not preview.display
+
+    code, doc = run_json(demo, env, "domain", "ls", "--env", "cloud")
+    assert [d["hostname"] for d in doc["result"]["domains"]] == []
+    asyncio.run(scenario())
+    code, doc = run_json(demo, env, "domain", "ls", "--env", "cloud")  # the control plane, not the view
+    assert code == 0 and [(d["hostname"], d["binding"]) for d in doc["result"]["domains"]] == [
+        ("shop.test", {"redirect_to": "www.shop.test"})]

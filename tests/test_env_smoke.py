@@ -119,20 +119,17 @@ def test_environment_detail_shows_the_last_smoke_per_route(edge: tuple[Demo, int
     """Issue 20 item 5 (spec 2 smoke route class in the dashboard): the environment detail shows the
     last `env smoke` run, one line per route with its class, and the command that runs it again."""
     import asyncio
-    import os
 
     from app.dashboard import Dashboard
     from app.settings import deterministic_settings
     from screens.environments.detail import EnvironmentDetailScreen
-    from tests.screen_fixtures import SIZE, until
+    from tests.screen_fixtures import SIZE, environ, until
 
     demo, _ = edge  # noqa: F811
     run_json(demo, demo.env, "env", "smoke", "edge", "--tag", "v1")
 
     async def scenario() -> str:
-        saved = dict(os.environ)
-        os.environ.update(demo.env)
-        try:
+        with environ(demo.env):
             app = Dashboard(project_dir=demo.root, settings=deterministic_settings())
             async with app.run_test(size=SIZE) as pilot:
                 screen = EnvironmentDetailScreen("edge")
@@ -141,9 +138,6 @@ def test_environment_detail_shows_the_last_smoke_per_route(edge: tuple[Demo, int
                 smoke = screen.query_one("#smoke")
                 assert smoke.display
                 return str(smoke.render())
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
 
     text = asyncio.run(scenario())
     assert "Smoke [v1]: PASS 2  WARN 1  FAIL 1" in text and "framework env smoke edge" in text

@@ -6,6 +6,10 @@ host on the claimed name. A deployment with that reach would plug one in as anot
 
 Files under `<data dir>/gateway/`: `ca.pem` (the CA certificate: export it to clients; also served
 at GET /gateway/ca.pem), `ca.key` (0600), and `certs/<hostname>.pem` / `.key` (0600) per domain.
+
+Renewal: a leaf is issued again once less than a third of its lifetime remains (`issue` checks; the
+server's poller calls it for every live domain each round, and the gateway at handshakes). The
+lifetime is 90 days, or `PLATFORM_CERT_LIFETIME_S` seconds.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Protocol
 
@@ -36,8 +41,10 @@ def _write_private(path: Path, data: bytes, mode: int = 0o600) -> None:
 class LocalCA:
     """A certificate authority of this control plane (ECDSA P-256; leaves valid 90 days)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, lifetime_s: float = 90 * 86400) -> None:
         self.root = root
+        self.lifetime_s = lifetime_s
+        self.renew_at: dict[str, float] = {}  # hostname -> when its leaf is issued again (epoch seconds)
         self.lock = threading.Lock()
         (root / "certs").mkdir(parents=True, exist_ok=True)
         os.chmod(root / "certs", 0o700)
@@ -78,7 +85,7 @@ class LocalCA:
 
         cert_path, key_path = self.root / "certs" / f"{hostname}.pem", self.root / "certs" / f"{hostname}.key"
         with self.lock:
-            if cert_path.exists() and key_path.exists():
+            if cert_path.exists() and key_path.exists() and time.time() < self._renew_at(hostname, cert_path):
                 return cert_path, key_path
             ca_key = serialization.load_pem_private_key((self.root / "ca.key").read_bytes(), None)
             ca = x509.load_pem_x509_certificate(self.ca_pem())
@@ -88,7 +95,7 @@ class LocalCA:
                     .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostname)]))
                     .issuer_name(ca.subject).public_key(key.public_key())
                     .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
-                    .not_valid_after(now + dt.timedelta(days=90))
+                    .not_valid_after(now + dt.timedelta(seconds=self.lifetime_s))
                     .add_extension(x509.SubjectAlternativeName([x509.DNSName(hostname)]), critical=False)
                     .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
                     .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
@@ -97,7 +104,17 @@ class LocalCA:
                                                        serialization.NoEncryption()))
             chain = cert.public_bytes(serialization.Encoding.PEM) + self.ca_pem()
             _write_private(cert_path, chain, 0o644)
+            self.renew_at[hostname] = time.time() + self.lifetime_s * 2 / 3
         return cert_path, key_path
+
+    def _renew_at(self, hostname: str, cert_path: Path) -> float:
+        """When the leaf on file is due: a third of the lifetime before it expires (read once per leaf)."""
+        if hostname not in self.renew_at:
+            from cryptography import x509
+
+            leaf = x509.load_pem_x509_certificate(cert_path.read_bytes())
+            self.renew_at[hostname] = leaf.not_valid_after_utc.timestamp() - self.lifetime_s / 3
+        return self.renew_at[hostname]
 
     def forget(self, hostname: str) -> None:
         for suffix in (".pem", ".key"):

@@ -33,7 +33,8 @@ HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", 
 
 
 def upstream_port(engine: Engine, org: str, env: str, target: str) -> int | None:
-    """The host port of `target` in the bound environment's current promotion, or None."""
+    """The host port of `target` (a workload, or a frontend the control plane runs) in the bound
+    environment's current promotion, or None."""
     from engine.controlplane import ledger
 
     with store.read(engine) as conn:
@@ -85,7 +86,7 @@ class GatewayApp:
                                            binding["target"])
         if upstream is None:
             return _page(502, "Not running", f"{host} is bound to {binding['env']}/{binding['target']}, which "
-                         "does not run a workload with a port.")
+                         "does not run a workload or frontend with a port.")
         return await self._proxy(request, upstream, raw_host)
 
     async def _proxy(self, request: Request, port: int, raw_host: str) -> Response:
@@ -112,7 +113,7 @@ class Gateway:
         self.ports = {"http": http_port, "https": https_port}
         self.servers: list[Any] = []
         self.tasks: list[asyncio.Task[Any]] = []
-        self.contexts: dict[str, ssl.SSLContext] = {}
+        self.contexts: dict[str, tuple[int, ssl.SSLContext]] = {}  # hostname -> (leaf file mtime, context)
         self.bound: dict[str, int] = {}
 
     def _listen(self, port: int) -> socket.socket:
@@ -129,16 +130,18 @@ class Gateway:
         return sock
 
     def _context_for(self, hostname: str) -> ssl.SSLContext | None:
-        """The name's certificate while it is live (asked at every handshake: `rm` stops it at once)."""
+        """The name's certificate while it is live (asked at every handshake: `rm` stops it at once); a
+        renewed leaf (the issuer renews when due) is loaded at the next handshake."""
         if not service.is_live(self.engine, hostname):
             return None
+        cert, key = self.issuer.issue(hostname)
+        stamp = cert.stat().st_mtime_ns
         found = self.contexts.get(hostname)
-        if found is None:
-            cert, key = self.issuer.issue(hostname)
-            found = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-            found.load_cert_chain(cert, key)
-            self.contexts[hostname] = found
-        return found
+        if found is None or found[0] != stamp:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(cert, key)
+            found = self.contexts[hostname] = (stamp, context)
+        return found[1]
 
     def _sni(self, sslobj: ssl.SSLObject, server_name: str | None, _ctx: ssl.SSLContext) -> None:
         try:

@@ -108,6 +108,9 @@ def record_check(engine: Engine, org: str, name: str, found: dnscheck.Check) -> 
     with store.write(engine) as conn:
         row = _row(conn, org, name)
         values: dict[str, Any] = {"checked_at": now, "check_result": found.result}
+        if row.state == LIVE and not found.verified:  # the spec moves a live domain out only by `rm`
+            values["check_result"] = (f"{found.result}: the ownership record is no longer published; "
+                                      "the domain stays live and keeps serving (only domain rm frees it)")
         if row.state != LIVE and found.verified:
             conn.execute(store.insert_ignore(conn, t.owners).values(hostname=name, org_id=org, domain_id=row.id,
                                                                      since=now))
@@ -169,6 +172,14 @@ def pending(engine: Engine) -> list[tuple[str, str, str]]:
     with store.read(engine) as conn:
         rows = conn.execute(select(t.domains.c.org_id, t.domains.c.hostname, t.domains.c.token)
                             .where(t.domains.c.state == PENDING))
+        return [(r.org_id, r.hostname, r.token) for r in rows]
+
+
+def live(engine: Engine) -> list[tuple[str, str, str]]:
+    """(org, hostname, token) of every live domain: what the poller re-verifies and renews."""
+    with store.read(engine) as conn:
+        rows = conn.execute(select(t.domains.c.org_id, t.domains.c.hostname, t.domains.c.token)
+                            .where(t.domains.c.state == LIVE))
         return [(r.org_id, r.hostname, r.token) for r in rows]
 
 

@@ -248,9 +248,15 @@ class HostedLedger:
 
 
 def bundle_of(spec: EnvironmentSpec) -> list[dict[str, Any]]:
-    """What the control plane runs per workload (the release brings the files)."""
-    return [{"name": w.name, "run": list(w.run or []), "env": dict(w.env), "ports": [p.port for p in w.ports],
-             "replicas": w.replicas, "health": w.health_spec()} for w in spec.workloads]
+    """What the control plane runs per workload (the release brings the files), and per frontend that
+    declares a `dev` command and a `port`: that command, supervised like a workload (a domain bound to
+    the frontend is served through the gateway from that port). Release artifacts hold workload files
+    only, so a hosted frontend's command runs in a directory without the frontend's sources."""
+    workloads = [{"name": w.name, "run": list(w.run or []), "env": dict(w.env), "ports": [p.port for p in w.ports],
+                  "replicas": w.replicas, "health": w.health_spec()} for w in spec.workloads]
+    frontends = [{"name": f.name, "kind": "frontend", "run": list(f.dev), "env": {}, "ports": [f.port],
+                  "replicas": 1, "health": {"type": "http", "path": "/"}} for f in spec.frontends if f.dev and f.port]
+    return workloads + frontends
 
 
 def open_ledger(project: Project, env: str, spec: EnvironmentSpec | None = None) -> Ledger | HostedLedger:

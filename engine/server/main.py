@@ -84,7 +84,9 @@ def serve(config: ServerConfig) -> int:
     committer = RecorderClient(url, data_dir, on_enqueued=workers.wake)
     from engine.server.gateway.service import Gateway
 
-    gateway_port = config.gateway_port if config.gateway_port is not None else (port + 1 if config.port else 0)
+    # as documented: --port 0 (the system picks) gives a system-picked gateway port too, never the
+    # picked port + 1 (another process may hold it: the start would fail)
+    gateway_port = config.gateway_port if config.gateway_port is not None else (config.port + 1 if config.port else 0)
     gateway = Gateway(engine, config.host, gateway_port, announce=True)
     gateway.node_url = os.environ.get("PLATFORM_NODE_URL") or f"http://{config.host}:{port}"
     app = build_app(

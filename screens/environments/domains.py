@@ -1,9 +1,11 @@
 """Domains of an environment's control plane (issue 20 item 5; spec 2: domain record and binding,
 Domain states): every domain of the organization with its state, binding, the DNS to publish and
-the last verification; verify, unbind and rm run from here, add and bind are shown as the command
-lines to run (they take a hostname or a target). Opened with `d` on an environment's detail.
+the last verification; add (`a`), bind to a workload or frontend (`b`), bind as a 308 redirect (`t`),
+verify, unbind and rm run from here. Add and bind ask for their argument in an input that shows the
+equivalent command line as it is typed (enter runs it, escape cancels). Opened with `d` on an
+environment's detail.
 
-Same engine calls as `framework domain ls|verify|unbind|rm --env <env> --json`.
+Same engine calls as `framework domain ls|add|verify|bind|unbind|rm --env <env> --json`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from screens.widgets.background import read_worker
 from screens.widgets.table_sync import sync_rows
@@ -42,7 +44,10 @@ def binding_text(d: dict[str, Any]) -> str:
 
 class DomainsScreen(Screen[None]):
     BINDINGS: ClassVar[list[Binding]] = [
-        Binding("escape", "app.pop_screen", "Back", id="domains.back"),
+        Binding("escape", "back", "Back", id="domains.back"),
+        Binding("a", "ask('add')", "Add", id="domains.add"),
+        Binding("b", "ask('bind')", "Bind", id="domains.bind"),
+        Binding("t", "ask('redirect')", "Redirect", id="domains.redirect"),
         Binding("v", "verify", "Verify", id="domains.verify"),
         Binding("u", "unbind", "Unbind", id="domains.unbind"),
         Binding("x", "remove", "Remove", id="domains.remove"),
@@ -55,6 +60,8 @@ class DomainsScreen(Screen[None]):
         self.domains: list[dict[str, Any]] = []
         self.loads = 0
         self.last_action = ""
+        self.asking: str | None = None  # "add", "bind" or "redirect" while the input is open
+        self.asked_for = ""  # the hostname a bind applies to
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=self.app.settings.show_clock)
@@ -62,6 +69,8 @@ class DomainsScreen(Screen[None]):
             yield Static(f"Domains on the control plane of {self.env_name}", classes="title", markup=False)
             yield Static("reading domains ...", id="domains-status", markup=False)
             yield DataTable(id="domains-table", cursor_type="row", zebra_stripes=True)
+            yield Input(id="domains-input")
+            yield Static("", id="domains-preview", markup=False)
             yield Static("", id="domains-commands", markup=False)
         yield Footer()
 
@@ -69,6 +78,8 @@ class DomainsScreen(Screen[None]):
         table = self.query_one("#domains-table", DataTable)
         for key, label in COLUMNS:
             table.add_column(label, key=key)
+        self.query_one("#domains-input", Input).cursor_blink = self.app.settings.cursor_blink
+        self._close_input()
         table.focus()
         self.load()
         self.set_interval(self.app.settings.refresh_seconds, self.load)
@@ -108,13 +119,72 @@ class DomainsScreen(Screen[None]):
         host = self.selected() or "<hostname>"
         e = f"--env {self.env_name}"
         self.query_one("#domains-commands", Static).update("\n".join((
-            "Commands (v, u, x run the selected one here):",
+            "Commands (a adds; b, t, v, u, x run on the selected one here):",
             f"  add:    framework domain add <hostname> {e}",
             f"  verify: framework domain verify {host} {e}",
-            f"  bind:   framework domain bind {host} {e} --target <workload>   (or --redirect-to <hostname>)",
+            f"  bind:   framework domain bind {host} {e} --target <workload or frontend>"
+            "   (or --redirect-to <hostname>)",
             f"  unbind: framework domain unbind {host} {e}",
             f"  rm:     framework domain rm {host} {e}",
         )))
+
+    PROMPTS: ClassVar[dict[str, str]] = {"add": "hostname to claim (e.g. www.example.com)",
+                                         "bind": "workload or frontend of this environment to serve",
+                                         "redirect": "hostname to redirect to (308)"}
+
+    def action_ask(self, what: str) -> None:
+        """Open the input for add (a hostname) or bind (a target, or a redirect's hostname)."""
+        if what != "add":
+            host = self.selected()
+            if host is None:
+                return
+            self.asked_for = host
+        self.asking = what
+        field = self.query_one("#domains-input", Input)
+        field.value, field.placeholder, field.display = "", self.PROMPTS[what], True
+        self.query_one("#domains-preview", Static).display = True
+        self._preview()
+        field.focus()
+
+    def command_line(self, value: str) -> str:
+        """The command the input runs, as typed so far."""
+        e = f"--env {self.env_name}"
+        arg = value.strip() or "<" + ("hostname" if self.asking != "bind" else "target") + ">"
+        if self.asking == "add":
+            return f"framework domain add {arg} {e}"
+        flag = "--target" if self.asking == "bind" else "--redirect-to"
+        return f"framework domain bind {self.asked_for} {e} {flag} {arg}"
+
+    def _preview(self) -> None:
+        value = self.query_one("#domains-input", Input).value
+        self.query_one("#domains-preview", Static).update(f"runs: {self.command_line(value)}   "
+                                                          "(enter runs it, escape cancels)")
+
+    def on_input_changed(self, _event: Input.Changed) -> None:
+        if self.asking:
+            self._preview()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        value, what, host = event.value.strip(), self.asking, self.asked_for
+        if not value or what is None:
+            return
+        self._close_input()
+        if what == "add":
+            self.run_action("add", value)
+        else:
+            self.run_action("bind", host, **({"target": value} if what == "bind" else {"redirect_to": value}))
+
+    def _close_input(self) -> None:
+        self.asking = None
+        self.query_one("#domains-input", Input).display = False
+        self.query_one("#domains-preview", Static).display = False
+        self.query_one("#domains-table", DataTable).focus()
+
+    def action_back(self) -> None:
+        if self.asking:
+            self._close_input()
+        else:
+            self.app.pop_screen()
 
     def _act(self, verb: str) -> None:
         host = self.selected()
@@ -134,13 +204,14 @@ class DomainsScreen(Screen[None]):
         self.load()
 
     @work(thread=True, group="domains-action")
-    def run_action(self, verb: str, host: str) -> None:
+    def run_action(self, verb: str, host: str, **binding: str) -> None:
         """One change on the control plane (a thread worker: it finishes), then the list again."""
         from engine.deploy.domains import domain
         from engine.errors import EngineError
 
         try:
-            result, _ = domain(verb, host, env=self.env_name, project=self._project())  # type: ignore[arg-type]
+            result, _ = domain(verb, host, env=self.env_name, project=self._project(),  # type: ignore[arg-type]
+                               **binding)
             self.last_action = f"{verb} {host}: {result.result.get('state', 'removed')}"
         except EngineError as exc:
             self.last_action = f"{verb} {host}: {exc.message}"
