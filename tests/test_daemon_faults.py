@@ -240,14 +240,18 @@ def test_pty_survives_a_stream_drop_and_is_reattached(tmp_path: Path) -> None:
         proc = stack.start()
         stack.connected()
         pty = stack.api("POST", "/dev/pty", json={"command": "/bin/sh"}).json()["pty_id"]
+
+        def text() -> str:
+            return str(stack.api("GET", f"/dev/pty/{pty}/output", params={"offset": 0}).json()["text"])
+
         stack.api("POST", f"/dev/pty/{pty}/input", json={"data": "sleep 2; echo during-the-$((2*2))-drop\n"})
+        # the terminal has echoed the command line: the shell has it before the daemon hangs (keystrokes
+        # still in flight when a stream drops are lost, as on any dropped connection)
+        until(lambda: "during-the-$((2*2))-drop" in text(), what="the shell to receive the command")
         os.kill(proc.pid, signal.SIGSTOP)  # the daemon hangs: the server drops the stream (heartbeats)
         until(lambda: stack.listed() == [], what="the server to drop the stream")
         detached = stack.api("POST", f"/dev/pty/{pty}/input", json={"data": "x"})
         assert detached.status_code == 409 and detached.json()["error"]["code"] == "detached"
-
-        def text() -> str:
-            return str(stack.api("GET", f"/dev/pty/{pty}/output", params={"offset": 0}).json()["text"])
 
         assert "during-the-4-drop" not in text()  # it is written while the stream is down
         os.kill(proc.pid, signal.SIGCONT)
