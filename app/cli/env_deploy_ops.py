@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-# option -> (parameter, type: bool for a flag, list for a repeatable value)
+# option -> (parameter, kind) as app.cli.fast_args reads it
 OPTIONS: dict[str, tuple[str, Any]] = {
     "--from": ("from_env", str), "--plan": ("plan", bool), "--plan-only": ("plan_only", bool),
     "--yes": ("yes", bool), "-y": ("yes", bool), "--approve": ("approve", str),
@@ -26,7 +26,7 @@ OPTIONS: dict[str, tuple[str, Any]] = {
     "--events": ("events", bool), "--json": ("json_output", bool),
 }
 DEFAULTS: dict[str, Any] = {
-    "version": None, "from_env": None, "plan": False, "plan_only": False, "yes": False, "approve": None,
+    "from_env": None, "plan": False, "plan_only": False, "yes": False, "approve": None,
     "acknowledge_destructive": "", "expect_current": None, "expect_unbound": False, "supersede": False,
     "gate": None, "no_wait": False, "wait": False, "timeout": 300.0, "stability_window": 2.0, "grace": 30.0,
     "dry_run": False, "explain": False, "tag": None, "namespace": None, "target": [], "skip_frontend": False,
@@ -80,35 +80,10 @@ def execute(env: str, version: str | None, *, from_env: str | None, plan: bool, 
 
 def fast(argv: list[str]) -> int | None:
     """`env deploy ...` (argv after `env deploy`) when well formed; None hands it to Typer."""
-    params = dict(DEFAULTS, target=[])
-    positional: list[str] = []
-    i = 0
-    while i < len(argv):
-        word = argv[i]
-        if word in OPTIONS:
-            dest, kind = OPTIONS[word]
-            if kind is bool:
-                params[dest] = True
-            else:
-                if i + 1 >= len(argv):
-                    return None
-                value = argv[i + 1]
-                if kind is list:
-                    params[dest].append(value)
-                elif kind is float:
-                    try:
-                        params[dest] = float(value)
-                    except ValueError:
-                        return None
-                else:
-                    params[dest] = value
-                i += 1
-        elif word.startswith("-") and word != "-":
-            return None  # --help, --opt=value, `--`, unknown options: Typer says it properly
-        else:
-            positional.append(word)
-        i += 1
-    if not 1 <= len(positional) <= 2:
+    from app.cli.fast_args import parse
+
+    parsed = parse(argv, OPTIONS, DEFAULTS)
+    if parsed is None or not 1 <= len(parsed[0]) <= 2:
         return None
-    params["version"] = positional[1] if len(positional) == 2 else None
-    return execute(positional[0], **params)
+    positional, params = parsed
+    return execute(positional[0], positional[1] if len(positional) == 2 else None, **params)
