@@ -50,6 +50,12 @@ def run(program: str, argv: list[str]) -> int:
         code = fast(argv[1:])
         if code is not None:
             return code
+    if program == "framework" and argv[:2] == ["env", "deploy"]:  # skips Typer when well formed (bench/k8s.py)
+        from app.cli.env_deploy_ops import fast as fast_deploy
+
+        code = fast_deploy(argv[2:])
+        if code is not None:
+            return code
     from app.cli import invoke
 
     return invoke(program, argv)

@@ -203,33 +203,14 @@ def fast(argv: list[str]) -> int | None:
     """`debug <command> ...` when it is well formed; None hands it to Typer (help, usage errors)."""
     if not argv or argv[0] not in FAST:
         return None
+    from app.cli.fast_args import parse
+
     positional_spec, options, defaults = FAST[argv[0]]
-    params = dict(defaults)
-    positional: list[str] = []
-    json_mode = False
-    rest = argv[1:]
-    i = 0
-    while i < len(rest):
-        word = rest[i]
-        if word == "--json":
-            json_mode = True
-        elif word in options:
-            dest, kind = options[word]
-            if kind is bool:
-                params[dest] = True
-            else:
-                if i + 1 >= len(rest):
-                    return None
-                try:
-                    params[dest] = kind(rest[i + 1])
-                except ValueError:
-                    return None
-                i += 1
-        elif word.startswith("-") and word != "-":
-            return None  # --help, --opt=value, unknown options: Typer says it properly
-        else:
-            positional.append(word)
-        i += 1
+    parsed = parse(argv[1:], {**options, "--json": ("--json", bool)}, {**defaults, "--json": False})
+    if parsed is None:
+        return None
+    positional, params = parsed
+    json_mode = params.pop("--json")
     if len(positional) != len(positional_spec):
         return None
     for (dest, kind), word in zip(positional_spec, positional, strict=True):

@@ -80,41 +80,15 @@ def env_deploy(
     events: bool = typer.Option(False, "--events", help="Stream one JSON line per rollout phase change."),
     json_output: bool = JSON_OPTION,
 ) -> None:
-    import json as _json
-    import sys
+    from app.cli.env_deploy_ops import execute
 
-    from app.cli.deploy_views import render_deploy
-    from app.output import run_command
-
-    def confirm(plan_obj: Any, release: str) -> bool:
-        from engine.deploy.plan import render_plan_markdown
-
-        sys.stderr.write(render_plan_markdown(plan_obj, env, None) + "\n")  # the plan is read before the answer
-        return typer.confirm(f"Deploy {release} to {env}?", default=False, err=True)
-
-    def emit(event: dict[str, Any]) -> None:
-        stream = sys.stderr if json_output else sys.stdout
-        stream.write(_json.dumps(event) + "\n")
-        stream.flush()
-
-    def action() -> tuple[Any, int]:
-        from engine.deploy.deploy import DeployOptions, deploy
-
-        opts = DeployOptions(
-            version=version, from_env=from_env, plan=plan, plan_only=plan_only, yes=yes, approve=approve,
-            acknowledge_destructive=[c.strip() for c in acknowledge_destructive.split(",") if c.strip()],
-            expect_current=expect_current, expect_unbound=expect_unbound, supersede=supersede, gate_file=gate,
-            wait=wait or not no_wait, timeout=timeout, stability_window=stability_window, grace=grace,
-            dry_run=dry_run, explain=explain, tag=tag, namespace=namespace, targets=target,
-            skip_frontend=skip_frontend, frontends_only=frontends_only, skip_preflight=skip_preflight)
-        terminal = sys.stdin.isatty() and not json_output
-        result = deploy(current_project(), env, opts, confirm=confirm if terminal else None,
-                        emit=emit if events else None, progress=progress)
-        if json_output:  # rule 10: one document on stdout; human output moves to stderr
-            render_deploy(result, sys.stderr)
-        return result, result.exit_code
-
-    raise typer.Exit(run_command(json_output, action, render_deploy, partial_error=lambda r: r.error))
+    raise typer.Exit(execute(
+        env, version, from_env=from_env, plan=plan, plan_only=plan_only, yes=yes, approve=approve,
+        acknowledge_destructive=acknowledge_destructive, expect_current=expect_current, expect_unbound=expect_unbound,
+        supersede=supersede, gate=gate, no_wait=no_wait, wait=wait, timeout=timeout,
+        stability_window=stability_window, grace=grace, dry_run=dry_run, explain=explain, tag=tag,
+        namespace=namespace, target=target, skip_frontend=skip_frontend, frontends_only=frontends_only,
+        skip_preflight=skip_preflight, events=events, json_output=json_output))
 
 
 @app.command("status", help=HELP["status"], epilog=(

@@ -19,6 +19,8 @@ from engine.ledger.store import Ledger
 from engine.project import Project
 from engine.releases.store import Release
 
+PHASE_WRITE_INTERVAL = 0.05  # seconds: phase changes closer together than this share one ledger write
+
 if TYPE_CHECKING:
     from engine.runtime.process import Phase, Resource, RolloutEnd, RolloutOptions, WorkloadSpec
 
@@ -120,15 +122,30 @@ def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> Deploy
         n: {"name": n, "phase": "pending", "wait_budget": opts.timeout} for n in runtime.names
     }
 
+    # Phase records are coalesced: a burst of changes (50 workloads found ready by the apply's own
+    # answer) is one ledger write, not one each; whatever is pending is written before the runtime's
+    # next look at the ledger (superseded) and before the apply is closed.
+    pending: list[Phase] = []
+    last_write = [0.0]
+
+    def flush() -> None:
+        if pending:
+            ledger.update_apply(apply_seq, phase=pending[-1], resources=list(live.values()))
+            pending.clear()
+            last_write[0] = time.monotonic()
+
     def on_phase(workload: str, phase: Phase) -> None:
         live.setdefault(workload, {"name": workload, "wait_budget": opts.timeout})["phase"] = phase
-        ledger.update_apply(apply_seq, phase=phase, resources=list(live.values()))
+        pending.append(phase)
+        if time.monotonic() - last_write[0] >= PHASE_WRITE_INTERVAL:
+            flush()
         d.say(f"{workload}: {phase}")
         if d.emit:
             d.emit({"event": "rollout_phase", "env": d.env, "workload": workload, "phase": phase,
                     "promotion_id": promotion_id, "at": time.time()})
 
     def superseded() -> bool:  # a newer promotion landed, or an explicit --supersede replaced this rollout
+        flush()
         return ledger.current_id(d.env) != promotion_id or ledger.apply_superseded(apply_seq)
 
     options = RolloutOptions(
@@ -137,9 +154,13 @@ def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> Deploy
     try:
         phase, resources = runtime.rollout(options, on_phase=on_phase, superseded=superseded)
     except EngineError as exc:  # the apply itself failed (kubectl refused, cluster unreachable: exit 2)
+        flush()
         ledger.update_apply(apply_seq, phase="DEGRADED", outcome="failed", finished=True)
         return d.refuse(exc.code, exc.message, exc.exit_code, hint=exc.hint)
-    result.applied = True
+    except BaseException:
+        flush()
+        raise
+    result.applied = True  # pending phase records: _record writes every resource's final state
     result.rollout = {"phase": phase, "resources": [{**r.model_dump(exclude_none=True), "wait_budget": opts.timeout}
                                                     for r in resources]}
     return _record(d, apply_seq, phase, resources)

@@ -1,0 +1,58 @@
+"""The kubeconfig's contexts as kubectl lists them (Deploy rule 9: applies target exactly the declared
+context; a missing one is a clear error): engine.runtime.k8s reads the kubeconfig files itself and
+must agree with `kubectl config get-contexts -o name` (the real kubectl of tests/k8s_cluster.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine.runtime import k8s
+from tests.k8s_cluster import BIN
+
+CONFIGS = {
+    "a.yaml": "apiVersion: v1\nkind: Config\ncontexts:\n- name: zeta\n  context: {cluster: a, user: b}\n"
+              "- name: k3d-demo\n  context: {cluster: a, user: b}\n",
+    "b.yaml": "contexts:\n- name: mid\n  context: {cluster: c}\n- name: zeta\n  context: {cluster: d}\n",
+    "empty.yaml": "",
+    "none.yaml": "apiVersion: v1\nkind: Config\ncontexts: []\n",
+}
+
+
+def _kubectl(env: dict[str, str]) -> list[str]:
+    out = subprocess.run([str(BIN / "kubectl"), "config", "get-contexts", "-o", "name"], env=env,
+                         capture_output=True, text=True, timeout=60, check=False)
+    return out.stdout.split()
+
+
+@pytest.mark.parametrize("listed", ["a.yaml", "a.yaml:b.yaml", "b.yaml:missing.yaml:a.yaml", "empty.yaml",
+                                    "none.yaml:b.yaml", "missing.yaml", "", "HOME"])
+def test_contexts_from_files_agree_with_kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listed: str) -> None:
+    """Rule 9: the contexts read from KUBECONFIG's files (or ~/.kube/config) are kubectl's, sorted and unique."""
+    for name, text in CONFIGS.items():
+        (tmp_path / name).write_text(text)
+    home = tmp_path / "home"
+    (home / ".kube").mkdir(parents=True)
+    if listed == "HOME":
+        (home / ".kube" / "config").write_text(CONFIGS["b.yaml"])
+    kubeconfig = os.pathsep.join(str(tmp_path / p) for p in listed.split(":")) if listed not in ("", "HOME") else ""
+    env = {**os.environ, "HOME": str(home), "KUBECONFIG": kubeconfig}
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("KUBECONFIG", kubeconfig)
+    expected = _kubectl(env)
+    assert k8s._contexts_from_files() == expected
+    if listed not in ("", "missing.yaml", "empty.yaml"):
+        assert expected  # the comparison is not between two empty lists only
+
+
+def test_unreadable_kubeconfig_is_left_to_kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule 9: a kubeconfig that is not the expected shape is not guessed at: kubectl itself answers."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("contexts: {not: a list}\n")
+    monkeypatch.setenv("KUBECONFIG", str(bad))
+    assert k8s._contexts_from_files() is None
+    bad.write_text("contexts: [\n")
+    assert k8s._contexts_from_files() is None
