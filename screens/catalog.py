@@ -22,6 +22,7 @@ SCREENS: tuple[ScreenInfo, ...] = (
     ScreenInfo("webhooks", "Webhooks", "6", "screens.webhooks.listing", "WebhooksScreen"),
     ScreenInfo("runs", "Runs", "7", "screens.runs", "RunsScreen"),
     ScreenInfo("debug", "Debug", "8", "screens.debug.screen", "DebugScreen"),
+    ScreenInfo("domains", "Domains", "9", "screens.environments.domains", "DomainsScreen"),
 )
 
 BY_NAME = {s.name: s for s in SCREENS}

@@ -116,46 +116,6 @@ def test_verified_domain_serves_its_bound_workload(gateway_plane: Server, zone: 
         pass
 
 
-def test_domain_bound_to_a_frontend_is_served_over_tls(gateway_plane: Server, zone: Zone, demo: Demo,  # noqa: F811
-                                                       tmp_path: Any) -> None:
-    """Spec 2 Records (domain binding = one environment + one target, "workload or frontend name"):
-    `domain bind --target <frontend>` on a hosted environment; the control plane runs the frontend's
-    declared `dev` command on its `port` and the gateway serves the live domain from it over TLS, with a
-    certificate the client verifies against the exported CA."""
-    from tests.hosted_fixtures import commit, free_port
-
-    seed_org(gateway_plane, "acme")
-    admin(gateway_plane, "org", "grant", "acme", *DOMAIN_SCOPES)
-    env = with_token(demo, mint(gateway_plane, "acme", DOMAIN_SCOPES))
-    hosted_env(demo, gateway_plane.url)
-    web = free_port()
-    path = demo.root / "deploy" / "kcl" / "cloud" / "main.k"
-    path.write_text(path.read_text().rstrip().removesuffix("}").rstrip() + (
-        f'\n    frontends = [framework.Frontend {{name = "web", dir = "web", port = {web}, '
-        f'dev = ["python3", "-m", "http.server", "{web}", "--bind", "127.0.0.1"]}}]\n}}\n'))
-    commit(demo, "a frontend")
-    code, doc = run_json(demo, env, "env", "deploy", "cloud", "--yes", "--timeout", "60")
-    assert code == 0, (doc["error"], str(doc)[:3000])
-    code, doc = run_json(demo, env, "domain", "add", "web.test", "--env", "cloud")
-    claim = doc["result"]
-    code, doc = run_json(demo, env, "domain", "bind", "web.test", "--env", "cloud", "--target", "web")
-    assert code == 0 and doc["result"]["binding"] == {"env": "cloud", "target": "web"}
-    publish_claim(zone, claim)
-    ca = tmp_path / "ca.pem"
-    ca.write_bytes(httpx.get(gateway_plane.url + "/gateway/ca.pem", timeout=10).content)
-    port = gateway_ports(gateway_plane)["https"]
-
-    def served() -> tuple[str, str] | None:
-        try:  # before the poller verifies the name the gateway presents no certificate for it
-            found = _https_get(port, "web.test", str(ca))
-        except ssl.SSLCertVerificationError:
-            return None
-        return found if found[1].startswith("HTTP/1.1 200") else None
-
-    subject, answer = until(served, timeout=30)
-    assert subject == "web.test" and "Directory listing" in answer  # the frontend's dev server answered
-
-
 def _leaf_serial(port: int, host: str, cafile: str) -> int:
     """The serial of the certificate the gateway presents for `host`, verified against the CA."""
     from cryptography import x509

@@ -116,3 +116,37 @@ def test_domains_view_adds_and_binds_through_its_input(quiet_plane: Server, zone
     code, doc = run_json(demo, env, "domain", "ls", "--env", "cloud")  # the control plane, not the view
     assert code == 0 and [(d["hostname"], d["binding"]) for d in doc["result"]["domains"]] == [
         ("shop.test", {"redirect_to": "www.shop.test"})]
+
+
+def test_domains_view_is_in_the_screen_catalog_and_chooses_an_environment(quiet_plane: Server,  # noqa: F811
+                                                                          zone: Zone, demo: Demo) -> None:  # noqa: F811
+    """Issue 20 item 5 (a Domains view) and the dashboard's catalog (every view by its number key): `9`
+    opens Domains without an environment's detail; it reads the control plane of the first environment
+    that has one (local and self-managed environments without a control plane are not offered) and `e`
+    moves to the next, its command lines following."""
+    env = with_token(demo, domain_org(quiet_plane, "acme"))
+    hosted_env(demo, quiet_plane.url)
+    hosted_env(demo, quiet_plane.url, name="edge")
+    code, _ = run_json(demo, env, "domain", "add", "shop.test", "--env", "cloud")
+    assert code == 0
+
+    async def scenario() -> None:
+        with environ(env):
+            app = Dashboard(project_dir=demo.root, settings=deterministic_settings())
+            async with app.run_test(size=SIZE) as pilot:
+                await pilot.press("9")
+                await until(pilot, lambda: isinstance(app.screen, DomainsScreen) and app.screen.loads >= 1)
+                screen = app.screen
+                assert app.current_mode == "domains" and screen.env_name == "cloud"
+                assert screen.choices == ("cloud", "edge")  # the demo's local environments are not offered
+                table = screen.query_one("#domains-table")
+                assert table.get_row("shop.test")[1] == "pending_dns"
+                assert "e: next environment; also edge" in str(screen.query_one("#domains-env").render())
+                await pilot.press("e")
+                await until(pilot, lambda: screen.env_name == "edge" and screen.loads >= 2)
+                commands = str(screen.query_one("#domains-commands").render())
+                assert "framework domain verify shop.test --env edge" in commands
+                await pilot.press("escape")  # the catalog's screen stays (nothing to go back to)
+                assert app.screen is screen
+
+    asyncio.run(scenario())

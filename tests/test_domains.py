@@ -4,6 +4,7 @@ whose zone each test edits, driven through `framework domain` and the /v1 API.""
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from tests.deploy_fixtures import Demo
+from tests.deploy_fixtures import FRAMEWORK_BIN, Demo
 from tests.domain_fixtures import (  # noqa: F401
     Zone,
     domain_org,
@@ -87,6 +88,42 @@ def test_domain_commands_walk_the_state_machine(domain_plane: Server, zone: Zone
     assert code == 0 and doc["result"] == {"hostname": "example.test", "removed": True, "freed": True}
     code, doc = run_json(demo, env, "domain", "show", "example.test", "--env", "cloud")
     assert code == 1 and doc["error"]["code"] == "not_found"
+
+
+def test_verify_checks_dns_now_in_every_state(quiet_plane: Server, zone: Zone, demo: Demo) -> None:  # noqa: F811
+    """Spec 2 framework domain ("verify checks DNS now") and States (a live domain leaves only by
+    `domain rm`): with the poller idle, `verify` asks the DNS server at each call, also once the domain
+    is live: a withdrawn ownership record is reported as this verification's result (exit 0; the state
+    stays `live`, serving, and the ownership record to publish is listed again), and publishing it
+    again is reported at the next `verify`."""
+    token = domain_org(quiet_plane, "acme")
+    hosted_env(demo, quiet_plane.url)
+    env = with_token(demo, token)
+    code, doc = run_json(demo, env, "domain", "add", "shop.test", "--env", "cloud")
+    claim = doc["result"]
+    run_json(demo, env, "domain", "bind", "shop.test", "--env", "cloud", "--redirect-to", "www.shop.test")
+    publish_claim(zone, claim)
+    code, doc = run_json(demo, env, "domain", "verify", "shop.test", "--env", "cloud")
+    assert code == 0 and doc["result"]["state"] == "live", doc
+    first = doc["result"]["last_check"]
+    assert "carries this organization's token" in first["result"]
+
+    zone.withdraw("_platform-challenge.shop.test", "TXT")
+    code, doc = run_json(demo, env, "domain", "verify", "shop.test", "--env", "cloud")
+    withdrawn = doc["result"]
+    assert code == 0 and withdrawn["state"] == "live" and withdrawn["serving"], doc
+    assert withdrawn["last_check"]["at"] > first["at"]  # asked now, not the earlier answer
+    assert "NXDOMAIN" in withdrawn["last_check"]["result"]
+    assert "no longer published" in withdrawn["last_check"]["result"]
+    assert {r["purpose"] for r in withdrawn["dns"]} == {"ownership", "routing"}  # what to publish again
+    done = subprocess.run([FRAMEWORK_BIN, "domain", "verify", "shop.test", "--env", "cloud"], cwd=demo.root,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "no longer published" in done.stdout and "DNS to publish" in done.stdout
+
+    publish_claim(zone, claim)
+    code, doc = run_json(demo, env, "domain", "verify", "shop.test", "--env", "cloud")
+    assert "carries this organization's token" in doc["result"]["last_check"]["result"]
+    assert [r["purpose"] for r in doc["result"]["dns"]] == ["routing"]
 
 
 def _race(red: Server, blue: Server, zone: Zone) -> None:  # noqa: F811

@@ -18,8 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from engine.builds.frontends import build_frontend, carried, collect
+from engine.builds.steps import BuildFailed, WorkloadBuild, expand_artifact, run_step
 from engine.ci_environment import current_run_id
-from engine.environments.model import EnvironmentSpec, Workload
+from engine.environments.model import EnvironmentSpec, Frontend, Workload
 from engine.errors import EngineError, InvalidInput
 from engine.paths import atomic_write_bytes, ledger_home
 from engine.project import Project
@@ -38,23 +40,10 @@ from engine.releases.store import (
 )
 
 Progress = Callable[[str], None]
-SKIP_DIRS = {"__pycache__", ".git", "node_modules", ".venv"}
-
-
-class BuildFailed(EngineError):
-    code = "build_failed"
 
 
 class ToolMissing(EngineError):
     code = "tool_missing"
-
-
-class WorkloadBuild(BaseModel):
-    workload: str
-    type: str | None
-    status: str  # built | skipped | failed
-    seconds: float = 0.0
-    output: str = ""
 
 
 class BuildResult(BaseModel):
@@ -66,11 +55,12 @@ class BuildResult(BaseModel):
     plan: dict[str, Any] | None = None
 
 
-def _selected(spec: EnvironmentSpec, targets: list[str] | None) -> list[Workload]:
+def _selected(spec: EnvironmentSpec, targets: list[str] | None, also: tuple[str, ...] = ()) -> list[Workload]:
+    """The workloads `--target` names (none: all); `also` are other names it may give (frontends)."""
     workloads = list(spec.workloads)
     if targets:
         names = {w.name for w in workloads}
-        unknown = [t for t in targets if t not in names]
+        unknown = [t for t in targets if t not in names and t not in also]
         if unknown:
             raise InvalidInput(
                 f"unknown workload {unknown[0]!r} for --target",
@@ -78,18 +68,6 @@ def _selected(spec: EnvironmentSpec, targets: list[str] | None) -> list[Workload
             )
         workloads = [w for w in workloads if w.name in targets]
     return workloads
-
-
-def _run(argv: list[str] | str, cwd: Path, what: str, shell: bool = False) -> str:
-    try:
-        out = subprocess.run(argv, cwd=cwd, shell=shell, capture_output=True, text=True, timeout=1800)
-    except OSError as exc:
-        raise BuildFailed(f"{what}: cannot run: {exc.strerror}") from exc
-    text = (out.stdout + out.stderr).strip()
-    if out.returncode != 0:
-        tail = "\n".join(text.splitlines()[-10:])
-        raise BuildFailed(f"{what}: exited {out.returncode}" + (f"\n{tail}" if tail else ""))
-    return text
 
 
 def _docker_ready(what: str) -> None:
@@ -124,7 +102,7 @@ def build_workload(
     if kind == "shell":
         if not build.command:
             raise BuildFailed(f"{what}: declares no command")
-        output = _run(build.command, cwd, what, shell=True)
+        output = run_step(build.command, cwd, what, shell=True)
     elif kind == "go":
         if not shutil.which("go"):
             raise ToolMissing(
@@ -133,7 +111,7 @@ def build_workload(
             )
         out = (build.artifacts or [f"bin/{name}"])[0]
         # `main` names the main package (e.g. ./cmd/api in a generated project; spec 3, build).
-        output = _run(
+        output = run_step(
             build.command or ["go", "build", "-o", str(project.root / out), build.main or "."],
             cwd,
             what,
@@ -144,7 +122,7 @@ def build_workload(
         image = workload.image
         if not image:
             raise BuildFailed(f"{what}: a docker build needs the workload's `image` reference")
-        output = _run(["docker", "build", "-t", f"{image}:{tag or 'latest'}", "."], cwd, what)
+        output = run_step(["docker", "build", "-t", f"{image}:{tag or 'latest'}", "."], cwd, what)
     elif kind == "remote":
         raise ToolMissing(
             f"{what}: remote builds run on a control plane, and this environment declares none reachable",
@@ -161,24 +139,11 @@ def build_workload(
     )
 
 
-def _expand(project: Project, rel: str) -> list[Path]:
-    path = (project.root / rel).resolve()
-    if project.root.resolve() not in (path, *path.parents):
-        raise InvalidInput(f"artifact {rel!r} lies outside the project")
-    if path.is_file():
-        return [path]
-    if path.is_dir():
-        return sorted(
-            p for p in path.rglob("*") if p.is_file() and not SKIP_DIRS & set(p.relative_to(path).parts)
-        )
-    return []
-
-
 def workload_files(project: Project, workload: Workload) -> tuple[list[str], list[str]]:
     """(declared artifact paths, missing ones). Undeclared: the directory of the program `run` names."""
     declared = list(workload.build.artifacts) if workload.build else []
     if declared:
-        return declared, [a for a in declared if not _expand(project, a)]
+        return declared, [a for a in declared if not expand_artifact(project, a)]
     for arg in workload.run or []:
         candidate = project.root / arg
         if "/" in arg and candidate.is_file():
@@ -187,9 +152,10 @@ def workload_files(project: Project, workload: Workload) -> tuple[list[str], lis
 
 
 def collect_artifacts(
-    project: Project, workloads: list[Workload]
+    project: Project, workloads: list[Workload], frontends: list[Frontend] | None = None
 ) -> tuple[list[Artifact], dict[str, dict[str, str]], list[str], dict[str, Path]]:
-    """Artifacts, per-image digests, missing declared artifacts, and file sources (digest -> path)."""
+    """Artifacts, per-image digests, missing declared artifacts, and file sources (digest -> path),
+    of `workloads` and of the `frontends` the release carries (engine.builds.frontends)."""
     artifacts: list[Artifact] = []
     images: dict[str, dict[str, str]] = {}
     missing: list[str] = []
@@ -199,7 +165,7 @@ def collect_artifacts(
         missing += [f"{w.name}: {g}" for g in gone]
         entries: list[tuple[str, str]] = []
         for rel in paths:
-            for file in _expand(project, rel):
+            for file in expand_artifact(project, rel):
                 digest = sha256_file(file)
                 coord = str(file.relative_to(project.root.resolve()))
                 sources[digest] = file
@@ -215,6 +181,12 @@ def collect_artifacts(
             images[w.name] = {"kind": "oci", "coordinate": w.image, "digest": ""}
         elif w.run:  # a program with no files of its own (e.g. a system binary) is still tracked
             images[w.name] = {"kind": "file", "coordinate": f"files:{w.name}", "digest": files_digest([])}
+    if frontends:
+        more, fimages, fmissing, fsources = collect(project, frontends)
+        artifacts += more
+        images.update(fimages)
+        missing += fmissing
+        sources.update(fsources)
     return artifacts, images, missing, sources
 
 
@@ -253,11 +225,12 @@ def prepare_release(
     *,
     artifacts: list[Artifact] | None = None,
     images: dict[str, dict[str, str]] | None = None,
+    frontends: list[Frontend] | None = None,
 ) -> tuple[Release, dict[str, Path]]:
     """The release a cut would record (nothing written). Auto name reused when the tree matches."""
     sources: dict[str, Path] = {}
     if artifacts is None or images is None:
-        artifacts, images, missing, sources = collect_artifacts(project, workloads)
+        artifacts, images, missing, sources = collect_artifacts(project, workloads, frontends)
         if missing:
             raise EngineError(
                 f"cut refused: declared artifact missing: {'; '.join(missing)}",
@@ -342,14 +315,17 @@ def env_build(
         raise InvalidInput(
             "--no-build only makes sense with --release (it harvests digests of an earlier push)"
         )
-    workloads = _selected(spec if spec is not None else evaluate_environment(project, env), targets)
+    spec = spec if spec is not None else evaluate_environment(project, env)
+    frontends = carried(spec, targets)  # the control plane serves them from the release
+    workloads = _selected(spec, targets, tuple(f.name for f in frontends))
     result = BuildResult(env=env, builds=[])
     if plan:
-        artifacts, images, missing, _ = collect_artifacts(project, workloads)
+        artifacts, images, missing, _ = collect_artifacts(project, workloads, frontends)
         existing = find_release(project, release) if release else None
         result.plan = {
             "version": release,
             "workloads": [w.name for w in workloads],
+            "frontends": [f.name for f in frontends],
             "builds": [
                 {"workload": w.name, "type": w.build.type if w.build else None} for w in workloads
             ],
@@ -368,8 +344,11 @@ def env_build(
         for w in workloads:
             say(f"building {w.name} ({w.build.type if w.build else 'no build'})")
             result.builds.append(build_workload(project, env, w, tag or release))
+        for f in frontends:
+            say(f"building frontend {f.name}" + ("" if f.build else " (no build)"))
+            result.builds.append(build_frontend(project, f))
     if push and not no_build:
-        artifacts, images, missing, sources = collect_artifacts(project, workloads)
+        artifacts, images, missing, sources = collect_artifacts(project, workloads, frontends)
         if missing:
             raise EngineError(
                 f"push refused: declared artifact missing: {'; '.join(missing)}", code="artifact_missing"
@@ -381,9 +360,10 @@ def env_build(
         result.pushed = True
     if release is not None:
         if no_build:
-            artifacts, images = harvest_push(project, env, [w.name for w in workloads])
+            artifacts, images = harvest_push(project, env, [w.name for w in workloads] + [f.name for f in frontends])
             rel, sources = prepare_release(project, workloads, release, artifacts=artifacts, images=images)
             declared = {w.name for w in workloads if workload_files(project, w)[0] or w.image}
+            declared |= {f.name for f in frontends}
             absent = sorted(declared - set(images))
             if absent:
                 raise EngineError(
@@ -392,7 +372,7 @@ def env_build(
                     hint=f"run `framework env build {env} --push`",
                 )
         else:
-            rel, sources = prepare_release(project, workloads, release)
+            rel, sources = prepare_release(project, workloads, release, frontends=frontends)
         stored, created = cut_release(project, rel, sources)
         say(("cut release " if created else "release already cut with these artifacts: ") + stored.version)
         result.release = stored.model_dump(mode="json")

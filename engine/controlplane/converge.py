@@ -30,7 +30,6 @@ from engine.controlplane import ledger, releases
 from engine.controlplane import tables as t
 from engine.controlplane.state import runtime_root
 from engine.db import store
-from engine.errors import EngineError
 
 log = logging.getLogger("platform.controlplane")
 TICK_S = 0.25
@@ -123,7 +122,7 @@ class Converger:
             bundle = ledger.bundle_of(conn, row.promotion_id)
         stopped = set(json.loads(row.stopped_targets or "[]"))
         alive = [i for i in observe(row.org_id, row.id, self.root) if i["alive"]]
-        return all(sum(1 for i in alive if i.get("workload") == w["name"]) >= int(w.get("replicas") or 1)
+        return all(sum(1 for i in alive if i.get("workload") == w["name"]) >= releases.replicas_of(w)
                    for w in bundle if w["name"] not in stopped)
 
     def _lease(self, env_id: str) -> bool:
@@ -143,36 +142,15 @@ class Converger:
         for w in bundle:
             if w["name"] in stopped:
                 continue
-            workdir = self.root / "releases" / org_id / release["version"] / w["name"]
-            self._materialize(org_id, release, w["name"], workdir)
+            files = releases.materialize(self.engine, self.root, org_id, release, w["name"])
+            if w.get("output") == "static":
+                continue  # the gateway serves its files; nothing runs
+            workdir = files / w["root"] if w.get("root") else files  # a frontend: in its built output
             specs.append(WorkloadSpec(name=w["name"], run=list(w.get("run") or []), env=dict(w.get("env") or {}),
                                       ports=list(w.get("ports") or []), replicas=int(w.get("replicas") or 1),
                                       health=w.get("health"), digest=(images.get(w["name"]) or {}).get("digest", ""),
                                       workdir=str(workdir), base_env=hosted_base_env(workdir)))
         return specs
-
-    def _materialize(self, org_id: str, release: dict[str, Any], workload: str, dest: Path) -> None:
-        """The workload's file artifacts, byte for byte from the store (temp dir, then rename)."""
-        import shutil
-
-        if (dest / ".complete").exists():
-            return
-        tmp = dest.with_name(f".{dest.name}.{uuid.uuid4().hex[:8]}.tmp")
-        tmp.mkdir(parents=True)
-        for art in release.get("artifacts") or []:
-            if art.get("workload") != workload or art.get("kind") != "file":
-                continue
-            data = releases.blob(self.engine, org_id, art["digest"])
-            if data is None:
-                raise EngineError(f"artifact {art['coordinate']} ({art['digest']}) is missing on the control plane")
-            target = tmp / art["coordinate"]
-            if not target.resolve().is_relative_to(tmp.resolve()):
-                raise EngineError(f"artifact coordinate {art['coordinate']!r} leaves the workload directory")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-        (tmp / ".complete").write_text(release["version"])
-        shutil.rmtree(dest, ignore_errors=True)
-        os.replace(tmp, dest)
 
     def _open_apply(self, row: Any, release: str) -> int:
         """The apply row of this promotion: resumed when a killed server left it open, else a new one;

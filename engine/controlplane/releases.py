@@ -12,6 +12,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
+import shutil
+import uuid
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import insert, select
@@ -123,3 +127,46 @@ def list_releases(engine: Engine, org_id: str) -> list[dict[str, Any]]:
                     "commit": prov.get("commit"), "branch": prov.get("branch"), "dirty": bool(prov.get("dirty")),
                     "workloads": sorted(doc.get("images") or {})})
     return out
+
+
+def replicas_of(entry: dict[str, Any]) -> int:
+    """The instances a bundle entry runs: a static frontend none (the gateway serves its files)."""
+    found = entry.get("replicas")
+    return 1 if found is None else int(found)
+
+
+def release_files(root: Path, org_id: str, version: str, name: str) -> Path:
+    """Where a workload's (or frontend's) file artifacts of a release are laid out on this host."""
+    return root / "releases" / org_id / version / name
+
+
+def materialize(engine: Engine, root: Path, org_id: str, release: dict[str, Any], name: str) -> Path:
+    """The file artifacts of `name` in `release`, byte for byte from the store, under
+    release_files(...) (temp dir, then rename: a reader sees all of them or none); done once."""
+    dest = release_files(root, org_id, release["version"], name)
+    if (dest / ".complete").exists():
+        return dest
+    tmp = dest.with_name(f".{dest.name}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp.mkdir(parents=True)
+    try:
+        for art in release.get("artifacts") or []:
+            if art.get("workload") != name or art.get("kind") != "file":
+                continue
+            data = blob(engine, org_id, art["digest"])
+            if data is None:
+                raise EngineError(f"artifact {art['coordinate']} ({art['digest']}) is missing on the control plane")
+            target = tmp / art["coordinate"]
+            if not target.resolve().is_relative_to(tmp.resolve()):
+                raise EngineError(f"artifact coordinate {art['coordinate']!r} leaves the workload directory")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        (tmp / ".complete").write_text(release["version"])
+        if (dest / ".complete").exists():  # laid out meanwhile (the gateway and the converger)
+            shutil.rmtree(tmp, ignore_errors=True)
+            return dest
+        shutil.rmtree(dest, ignore_errors=True)
+        os.replace(tmp, dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest

@@ -15,6 +15,7 @@ from sqlalchemy.engine import Connection, Engine
 from engine.auth import tables as auth_t
 from engine.controlplane import ledger
 from engine.controlplane import tables as t
+from engine.controlplane.releases import replicas_of
 from engine.db import store
 from engine.errors import EngineError
 
@@ -86,11 +87,17 @@ def env_status(conn: Connection, org_id: str, name: str, base: str, root: Path) 
         mine = [i for i in alive if i.get("workload") == w["name"]]
         resources: list[dict[str, Any]] = (last or {}).get("resources") or []
         resource = next((r for r in resources if r.get("name") == w["name"]), {})
-        workloads.append({"name": w["name"], "replicas": int(w.get("replicas") or 1), "running": len(mine),
+        expected = ((current.images if current else {}).get(w["name"]) or {}).get("digest")
+        if w.get("output") == "static":  # no process: served by the gateway once the rollout laid it out
+            served = current is not None and env["converged_id"] == current.id
+            workloads.append({"name": w["name"], "kind": "frontend", "replicas": 0, "running": 0,
+                              "phase": "ready" if served else "pending", "digests": [expected] if served else [],
+                              "expected_digest": expected, "stopped": w["name"] in env["stopped_targets"]})
+            continue
+        workloads.append({"name": w["name"], "replicas": replicas_of(w), "running": len(mine),
                           "phase": resource.get("phase") or ("ready" if mine else "pending"),
                           "digests": sorted({i.get("running_digest") or "" for i in mine}),
-                          "expected_digest": ((current.images if current else {}).get(w["name"]) or {}).get("digest"),
-                          "stopped": w["name"] in env["stopped_targets"]})
+                          "expected_digest": expected, "stopped": w["name"] in env["stopped_targets"]})
     doc["workloads"] = workloads
     if current is None:
         doc["convergence"] = "unbound"

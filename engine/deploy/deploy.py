@@ -165,6 +165,7 @@ def _stages(d: Deployment) -> DeployResult:
 def _resolve(d: Deployment) -> DeployResult | None:
     """Which release, and exactly which images: a version's, another environment's, or a new cut's."""
     from engine.builds.dispatch import env_build, prepare_release
+    from engine.builds.frontends import carried
     from engine.releases.store import find_release
 
     opts = d.opts
@@ -187,7 +188,7 @@ def _resolve(d: Deployment) -> DeployResult | None:
         if d.result.mode == "apply":
             d.say(f"building {d.env}")
             env_build(d.project, d.env, tag=opts.tag, progress=d.say, spec=d.spec)
-        d.release, d.sources = prepare_release(d.project, d.workloads, None)
+        d.release, d.sources = prepare_release(d.project, d.workloads, None, frontends=carried(d.spec))
         d.needs_cut = find_release(d.project, d.release.version) is None
         d.images = d.release.images
     d.result.target = {"env": d.env, "release": d.release.version, "images": d.images}

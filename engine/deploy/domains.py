@@ -71,3 +71,20 @@ def domain(verb: Verb, hostname: str | None = None, *, env: str | None = None, t
     finally:
         client.close()
     return DomainResult(verb=verb, endpoint=client.endpoint, env=env, result=result), 0
+
+
+def control_plane_envs(project: Project) -> list[str]:
+    """The environments whose control plane holds domains (hosted, or declaring framework.ControlPlane),
+    in name order; one that does not evaluate is left out (`env list` names its error)."""
+    from engine.environments.evaluate import evaluate_environment
+    from engine.environments.files import declared_names
+    from engine.errors import EngineError
+
+    names = []
+    for name in sorted(declared_names(project)):
+        try:
+            if evaluate_environment(project, name).on_control_plane:
+                names.append(name)
+        except EngineError:
+            continue
+    return names

@@ -16,6 +16,7 @@ import socket
 import ssl
 import sys
 from html import escape
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -24,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from engine.db import store
-from engine.domains import service
+from engine.domains import service, static
 from engine.domains.certs import Issuer
 
 log = logging.getLogger(__name__)
@@ -32,18 +33,20 @@ HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", 
        "transfer-encoding", "upgrade", "host", "content-length", "content-encoding"}
 
 
-def upstream_port(engine: Engine, org: str, env: str, target: str) -> int | None:
-    """The host port of `target` (a workload, or a frontend the control plane runs) in the bound
-    environment's current promotion, or None."""
-    from engine.controlplane import ledger
+def upstream(engine: Engine, org: str, env: str, target: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The bundle entry of `target` (a workload or frontend) in the bound environment's current
+    promotion, with that promotion's release document; None when it runs no such target."""
+    from engine.controlplane import ledger, releases
 
     with store.read(engine) as conn:
         found = ledger.find_env(conn, org, env)
         current = ledger.current_of(conn, found) if found else None
         bundle = ledger.bundle_of(conn, current.id) if current else []
-    workload = next((w for w in bundle if w.get("name") == target), None)
-    ports = list(workload.get("ports") or []) if workload else []
-    return int(ports[0]) if ports else None
+    entry = next((w for w in bundle if w.get("name") == target), None)
+    if entry is None or current is None:
+        return None
+    release = releases.get_release(engine, org, current.release)
+    return (entry, release) if release is not None else None
 
 
 def _page(status: int, title: str, text: str) -> HTMLResponse:
@@ -56,11 +59,12 @@ def _page(status: int, title: str, text: str) -> HTMLResponse:
 class GatewayApp:
     """The ASGI application both listeners serve."""
 
-    def __init__(self, engine: Engine, scheme: str) -> None:
+    def __init__(self, engine: Engine, scheme: str, runtime_root: Path) -> None:
         import httpx
 
         self.engine = engine
         self.scheme = scheme
+        self.root = runtime_root
         self.client = httpx.AsyncClient(timeout=30, follow_redirects=False)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -82,12 +86,35 @@ class GatewayApp:
         if binding["redirect_to"]:
             where = binding["redirect_to"] + (f":{port}" if port else "")
             return RedirectResponse(f"{self.scheme}://{where}{request.url.path}{query}", status_code=308)
-        upstream = await run_in_threadpool(upstream_port, self.engine, binding["org_id"], binding["env"],
-                                           binding["target"])
-        if upstream is None:
-            return _page(502, "Not running", f"{host} is bound to {binding['env']}/{binding['target']}, which "
-                         "does not run a workload or frontend with a port.")
-        return await self._proxy(request, upstream, raw_host)
+        found = await run_in_threadpool(upstream, self.engine, binding["org_id"], binding["env"], binding["target"])
+        where = f"{binding['env']}/{binding['target']}"
+        if found is None:
+            return _page(502, "Not running", f"{host} is bound to {where}, which does not run a workload or "
+                         "frontend of that name.")
+        entry, release = found
+        if entry.get("output") == "static":
+            return await run_in_threadpool(self._static, binding["org_id"], entry, release, request, host)
+        ports = list(entry.get("ports") or [])
+        if not ports:
+            return _page(502, "Not running", f"{host} is bound to {where}, which declares no port.")
+        return await self._proxy(request, int(ports[0]), raw_host)
+
+    def _static(self, org: str, entry: dict[str, Any], release: dict[str, Any], request: Request,
+                host: str) -> Response:
+        """A static frontend: its release's built output, laid out on this host on first use."""
+        from engine.controlplane.releases import materialize
+        from engine.errors import EngineError
+
+        try:
+            files = materialize(self.engine, self.root, org, release, entry["name"])
+        except EngineError as exc:
+            return _page(502, "Not available", f"{host}: the files of release {release['version']} cannot be "
+                         f"laid out ({exc.message}).")
+        answer = static.serve(files / str(entry.get("root") or ""), request.method, request.url.path)
+        if answer is None:
+            return _page(404, "Not found", f"{host} has no page at {request.url.path} (release "
+                         f"{release['version']}).")
+        return answer
 
     async def _proxy(self, request: Request, port: int, raw_host: str) -> Response:
         import httpx
@@ -108,8 +135,8 @@ class Gateway:
     """The two listeners, started and stopped with the server's lifespan."""
 
     def __init__(self, engine: Engine, issuer: Issuer, host: str, http_port: int | None,
-                 https_port: int | None) -> None:
-        self.engine, self.issuer, self.host = engine, issuer, host
+                 https_port: int | None, runtime_root: Path) -> None:
+        self.engine, self.issuer, self.host, self.runtime_root = engine, issuer, host, runtime_root
         self.ports = {"http": http_port, "https": https_port}
         self.servers: list[Any] = []
         self.tasks: list[asyncio.Task[Any]] = []
@@ -164,8 +191,8 @@ class Gateway:
             if scheme == "https":
                 cert, key = self.issuer.issue("localhost")  # the default certificate: no SNI match
                 extra = {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
-            config = uvicorn.Config(GatewayApp(self.engine, scheme), lifespan="off", access_log=False,
-                                    log_level="warning", proxy_headers=False, **extra)
+            config = uvicorn.Config(GatewayApp(self.engine, scheme, self.runtime_root), lifespan="off",
+                                    access_log=False, log_level="warning", proxy_headers=False, **extra)
             config.load()
             if config.ssl is not None:
                 config.ssl.sni_callback = self._sni  # type: ignore[assignment]

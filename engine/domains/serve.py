@@ -22,6 +22,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
+from engine.controlplane.state import runtime_root
 from engine.domains import dnscheck, service
 from engine.domains.certs import Issuer, LocalCA
 from engine.domains.gateway import Gateway
@@ -57,8 +58,9 @@ class Domains:
         ports = [os.environ.get(f"PLATFORM_GATEWAY_{s}_PORT") for s in ("HTTP", "HTTPS")]
         gateway = None
         if any(ports):
-            gateway = Gateway(engine, issuer, os.environ.get("PLATFORM_GATEWAY_HOST") or "127.0.0.1",
-                              *(int(p) if p else None for p in ports))
+            http, https = (int(p) if p else None for p in ports)
+            gateway = Gateway(engine, issuer, os.environ.get("PLATFORM_GATEWAY_HOST") or "127.0.0.1", http, https,
+                              runtime_root(data_dir))
         return cls(engine, dnscheck.parse_resolver(None), issuer, gateway, interval,
                    _seconds("PLATFORM_DOMAIN_RECHECK_S", 3600.0))
 

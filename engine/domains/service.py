@@ -29,6 +29,7 @@ from engine.domains import tables as t
 from engine.errors import EngineError, InvalidInput
 
 PENDING, CONFLICT, LIVE = "pending_dns", "conflict", "live"
+WITHDRAWN = "the ownership record is no longer published"
 
 
 class NotFound(EngineError):
@@ -46,8 +47,10 @@ def _doc(row: Any) -> dict[str, Any]:
         "state": row.state,
         "serving": row.state == LIVE and binding is not None,
         "binding": binding,
-        "dns": records.required(row.hostname, row.token) if row.state != LIVE else [
-            r for r in records.required(row.hostname, row.token) if r["purpose"] == "routing"],
+        # live: only routing is left to keep, unless the last check found the ownership record withdrawn
+        "dns": records.required(row.hostname, row.token) if row.state != LIVE or WITHDRAWN in (
+            row.check_result or "") else [r for r in records.required(row.hostname, row.token)
+                                          if r["purpose"] == "routing"],
         "created_at": row.created_at,
         "verified_at": row.verified_at,
         "last_check": {"at": row.checked_at, "result": row.check_result} if row.checked_at else None,
@@ -93,12 +96,12 @@ def list_domains(engine: Engine, org: str) -> list[dict[str, Any]]:
 
 
 def verify(engine: Engine, org: str, hostname: str, resolver: tuple[str, int] | None) -> dict[str, Any]:
-    """Check DNS now and record the outcome; not yet verified is an answer (the claim stays pending)."""
+    """Check DNS now, in every state, and record the outcome: not yet verified is an answer (the claim
+    stays pending); on a live domain a withdrawn record is reported as its last verification (the
+    state stays: spec 2 moves a live domain out only by `rm`)."""
     name = records.normalize(hostname)
     with store.read(engine) as conn:
         row = _row(conn, org, name)
-    if row.state == LIVE:
-        return _doc(row)
     found = dnscheck.check(name, row.token, resolver)  # outside any transaction: the network is slow
     return record_check(engine, org, name, found)
 
@@ -109,7 +112,7 @@ def record_check(engine: Engine, org: str, name: str, found: dnscheck.Check) -> 
         row = _row(conn, org, name)
         values: dict[str, Any] = {"checked_at": now, "check_result": found.result}
         if row.state == LIVE and not found.verified:  # the spec moves a live domain out only by `rm`
-            values["check_result"] = (f"{found.result}: the ownership record is no longer published; "
+            values["check_result"] = (f"{found.result}: {WITHDRAWN}; "
                                       "the domain stays live and keeps serving (only domain rm frees it)")
         if row.state != LIVE and found.verified:
             conn.execute(store.insert_ignore(conn, t.owners).values(hostname=name, org_id=org, domain_id=row.id,

@@ -100,9 +100,17 @@ class Frontend(_Model):
     dir: str
     build: str | None = None
     dev: list[str] | None = None
-    output: str = "dist"
+    output: str = "dist"  # the built directory, relative to `dir`
+    output_kind: Literal["static", "standalone", "server"] = "static"  # spec 3: web `output`
     port: int | None = None
     routes: list[Route] = []
+
+    @property
+    def output_path(self) -> str:
+        """The built directory relative to the project root."""
+        import posixpath
+
+        return posixpath.normpath(posixpath.join(self.dir, self.output))
 
 
 class Chart(_Model):

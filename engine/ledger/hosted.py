@@ -248,14 +248,20 @@ class HostedLedger:
 
 
 def bundle_of(spec: EnvironmentSpec) -> list[dict[str, Any]]:
-    """What the control plane runs per workload (the release brings the files), and per frontend that
-    declares a `dev` command and a `port`: that command, supervised like a workload (a domain bound to
-    the frontend is served through the gateway from that port). Release artifacts hold workload files
-    only, so a hosted frontend's command runs in a directory without the frontend's sources."""
+    """What the control plane runs per workload (the release brings the files), and per frontend
+    (the release brings its built `output`, under `root`): a `static` one is served by the gateway
+    from those files; a `standalone` / `server` one runs its `dev` command on its `port` in a
+    directory holding them, supervised like a workload."""
     workloads = [{"name": w.name, "run": list(w.run or []), "env": dict(w.env), "ports": [p.port for p in w.ports],
                   "replicas": w.replicas, "health": w.health_spec()} for w in spec.workloads]
-    frontends = [{"name": f.name, "kind": "frontend", "run": list(f.dev), "env": {}, "ports": [f.port],
-                  "replicas": 1, "health": {"type": "http", "path": "/"}} for f in spec.frontends if f.dev and f.port]
+    frontends: list[dict[str, Any]] = []
+    for f in spec.frontends:
+        entry: dict[str, Any] = {"name": f.name, "kind": "frontend", "output": f.output_kind, "root": f.output_path,
+                                 "run": [], "env": {}, "ports": [], "replicas": 0, "health": None}
+        if f.output_kind != "static":
+            entry.update(run=list(f.dev or []), ports=[f.port], replicas=1,  # the runtime sets PORT
+                         health={"type": "http", "path": "/"})
+        frontends.append(entry)
     return workloads + frontends
 
 

@@ -3,7 +3,8 @@ Domain states): every domain of the organization with its state, binding, the DN
 the last verification; add (`a`), bind to a workload or frontend (`b`), bind as a 308 redirect (`t`),
 verify, unbind and rm run from here. Add and bind ask for their argument in an input that shows the
 equivalent command line as it is typed (enter runs it, escape cancels). Opened with `d` on an
-environment's detail.
+environment's detail (that environment's control plane), or from the screen catalog (number key 9):
+then the first environment with a control plane, `e` choosing the next one.
 
 Same engine calls as `framework domain ls|add|verify|bind|unbind|rm --env <env> --json`.
 """
@@ -18,9 +19,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Input, Static
 
+from screens.base import DashboardScreen
 from screens.widgets.background import read_worker
 from screens.widgets.table_sync import sync_rows
 
@@ -33,6 +34,8 @@ class DomainsLoaded(Message):
     domains: Any = None
     endpoint: str = ""
     error: Any = None
+    env: str | None = None  # the environment whose control plane was read
+    choices: tuple[str, ...] = ()  # the environments with a control plane (catalog entry)
 
 
 def binding_text(d: dict[str, Any]) -> str:
@@ -42,7 +45,8 @@ def binding_text(d: dict[str, Any]) -> str:
     return f"{b['env']}/{b['target']}" if b.get("target") else "-"
 
 
-class DomainsScreen(Screen[None]):
+class DomainsScreen(DashboardScreen):
+    NAME = "domains"
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("escape", "back", "Back", id="domains.back"),
         Binding("a", "ask('add')", "Add", id="domains.add"),
@@ -52,27 +56,35 @@ class DomainsScreen(Screen[None]):
         Binding("u", "unbind", "Unbind", id="domains.unbind"),
         Binding("x", "remove", "Remove", id="domains.remove"),
         Binding("r", "reload", "Reload", id="domains.reload"),
+        Binding("e", "next_env", "Environment", id="domains.next_env"),
     ]
 
-    def __init__(self, env: str) -> None:
+    def __init__(self, env: str | None = None) -> None:
         super().__init__()
-        self.env_name = env
+        self.env_name = env  # None (the catalog entry): the first environment with a control plane
+        self.pinned = env is not None  # opened from an environment's detail: that one only
+        self.choices: tuple[str, ...] = ()
         self.domains: list[dict[str, Any]] = []
         self.loads = 0
         self.last_action = ""
         self.asking: str | None = None  # "add", "bind" or "redirect" while the input is open
         self.asked_for = ""  # the hostname a bind applies to
 
-    def compose(self) -> ComposeResult:
-        yield Header(show_clock=self.app.settings.show_clock)
-        with VerticalScroll(id="body"):
-            yield Static(f"Domains on the control plane of {self.env_name}", classes="title", markup=False)
+    def compose_body(self) -> ComposeResult:
+        with VerticalScroll(id="domains-body"):
+            yield Static(self._where(), id="domains-env", markup=False)
             yield Static("reading domains ...", id="domains-status", markup=False)
             yield DataTable(id="domains-table", cursor_type="row", zebra_stripes=True)
             yield Input(id="domains-input")
             yield Static("", id="domains-preview", markup=False)
             yield Static("", id="domains-commands", markup=False)
-        yield Footer()
+
+    def _where(self) -> str:
+        if self.env_name is None:
+            return "Domains on the control plane of: (looking for an environment with a control plane)"
+        others = [c for c in self.choices if c != self.env_name]
+        more = f"   (e: next environment; also {', '.join(others)})" if others and not self.pinned else ""
+        return f"Domains on the control plane of {self.env_name}{more}"
 
     def on_mount(self) -> None:
         table = self.query_one("#domains-table", DataTable)
@@ -90,7 +102,14 @@ class DomainsScreen(Screen[None]):
 
     def on_domains_loaded(self, message: DomainsLoaded) -> None:
         self.loads += 1
+        if not self.pinned:
+            self.env_name, self.choices = message.env, message.choices
+        self.query_one("#domains-env", Static).update(self._where())
         status = self.query_one("#domains-status", Static)
+        if message.error is None and message.env is None:
+            status.update("No environment declares a control plane (kind hosted, or framework.ControlPlane): "
+                          "domains are claimed on a control plane.")
+            return
         if message.error is not None:
             status.update(f"error: {message.error.message}")
             return
@@ -117,7 +136,7 @@ class DomainsScreen(Screen[None]):
 
     def _commands(self) -> None:
         host = self.selected() or "<hostname>"
-        e = f"--env {self.env_name}"
+        e = f"--env {self.env_name or '<env>'}"
         self.query_one("#domains-commands", Static).update("\n".join((
             "Commands (a adds; b, t, v, u, x run on the selected one here):",
             f"  add:    framework domain add <hostname> {e}",
@@ -134,6 +153,8 @@ class DomainsScreen(Screen[None]):
 
     def action_ask(self, what: str) -> None:
         """Open the input for add (a hostname) or bind (a target, or a redirect's hostname)."""
+        if self.env_name is None:
+            return  # no environment with a control plane: nowhere to claim
         if what != "add":
             host = self.selected()
             if host is None:
@@ -183,12 +204,21 @@ class DomainsScreen(Screen[None]):
     def action_back(self) -> None:
         if self.asking:
             self._close_input()
-        else:
+        elif len(self.app.screen_stack) > 1:  # opened from a detail; as the catalog's screen it stays
             self.app.pop_screen()
+
+    def action_next_env(self) -> None:
+        """The catalog entry: the next environment with a control plane (wrapping around)."""
+        if self.pinned or len(self.choices) < 2 or self.env_name not in self.choices:
+            return
+        self.env_name = self.choices[(self.choices.index(self.env_name) + 1) % len(self.choices)]
+        self.query_one("#domains-env", Static).update(self._where())
+        self.query_one("#domains-table", DataTable).clear()
+        self.load()
 
     def _act(self, verb: str) -> None:
         host = self.selected()
-        if host is not None:
+        if host is not None and self.env_name is not None:
             self.run_action(verb, host)
 
     def action_verify(self) -> None:
@@ -223,11 +253,19 @@ class DomainsScreen(Screen[None]):
         return find_project(self.app.project_dir)
 
     def load_now(self) -> DomainsLoaded:
-        from engine.deploy.domains import domain
+        from engine.deploy.domains import control_plane_envs, domain
         from engine.errors import EngineError
 
+        env, choices = self.env_name, self.choices
         try:
-            result, _ = domain("ls", env=self.env_name, project=self._project())
+            project = self._project()
+            if not self.pinned:
+                choices = tuple(control_plane_envs(project))
+                env = env if env in choices else (choices[0] if choices else None)
+                if env is None:
+                    return DomainsLoaded(domains=[], choices=choices)
+            result, _ = domain("ls", env=env, project=project)
         except EngineError as exc:
-            return DomainsLoaded(error=exc)
-        return DomainsLoaded(domains=result.result.get("domains") or [], endpoint=result.endpoint)
+            return DomainsLoaded(error=exc, env=env, choices=choices)
+        return DomainsLoaded(domains=result.result.get("domains") or [], endpoint=result.endpoint, env=env,
+                             choices=choices)
