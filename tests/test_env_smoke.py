@@ -142,3 +142,38 @@ def test_environment_detail_shows_the_last_smoke_per_route(edge: tuple[Demo, int
     text = asyncio.run(scenario())
     assert "Smoke [v1]: PASS 2  WARN 1  FAIL 1" in text and "framework env smoke edge" in text
     assert "FAIL edge.test/api/nocors" in text and "WARN edge.test/missing" in text
+
+
+def test_environment_detail_runs_smoke_and_shows_each_route(edge: tuple[Demo, int]) -> None:
+    """Issue 20 item 5 (smoke results per route on the environment detail; spec 2 `env smoke`): before
+    any run the detail says none is recorded and how to run one; `s` probes every route (the same
+    engine call as `framework env smoke <env>`, recorded for the command line too) and the detail then
+    shows each route's class, status and reason."""
+    import asyncio
+
+    from app.dashboard import Dashboard
+    from app.settings import deterministic_settings
+    from screens.environments.detail import EnvironmentDetailScreen
+    from tests.screen_fixtures import SIZE, environ, until
+
+    demo, _ = edge  # noqa: F811
+
+    async def scenario() -> tuple[str, str]:
+        with environ(demo.env):
+            app = Dashboard(project_dir=demo.root, settings=deterministic_settings())
+            async with app.run_test(size=SIZE) as pilot:
+                screen = EnvironmentDetailScreen("edge")
+                await app.push_screen(screen)
+                await until(pilot, lambda: screen.loads >= 1)
+                smoke = screen.query_one("#smoke")
+                before = str(smoke.render())
+                await pilot.press("s")
+                await until(pilot, lambda: "FAIL edge.test/api/nocors" in str(smoke.render()))
+                return before, str(smoke.render())
+
+    before, after = asyncio.run(scenario())
+    assert "no run recorded yet; s probes every route now (framework env smoke edge)" in before
+    assert "Smoke: PASS 2  WARN 1  FAIL 1" in after and "PASS edge.test/api/ok  200" in after
+    assert "WARN edge.test/missing  404" in after
+    recorded = json.loads((demo.root / ".framework" / "smoke" / "edge.json").read_text())
+    assert recorded["counts"] == {"PASS": 2, "WARN": 1, "FAIL": 1}

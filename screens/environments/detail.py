@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -38,12 +39,14 @@ class DetailLoaded(Message):
     smoke: Any = None  # the last `framework env smoke` run (engine.deploy.smoke.last_smoke), None without one
 
 
-def smoke_text(env: str, run: dict[str, Any]) -> str:
+def smoke_text(env: str, run: dict[str, Any], clocks: bool = True) -> str:
     """The last smoke run, one line per route (same as `framework env smoke <env>`)."""
+    from screens.widgets.status_text import age
+
     c = run.get("counts") or {}
     tag = f" [{run['tag']}]" if run.get("tag") else ""
     lines = [f"Smoke{tag}: PASS {c.get('PASS', 0)}  WARN {c.get('WARN', 0)}  FAIL {c.get('FAIL', 0)}  "
-             f"through {run.get('via')}  (again: framework env smoke {env})"]
+             f"through {run.get('via')}, {age(run.get('at'), clocks)}  (s runs it again: framework env smoke {env})"]
     lines += [f"  {r['klass']:<4} {r['host']}{r['path']}  {r.get('status') or '-'}  {r['reason']}"
               for r in run.get("routes") or []]
     return "\n".join(lines)
@@ -56,6 +59,7 @@ class EnvironmentDetailScreen(Screen[None]):
         Binding("p", "newer", "Newer promotions", id="environment_detail.newer"),
         Binding("r", "reload", "Reload", id="environment_detail.reload"),
         Binding("d", "domains", "Domains", id="environment_detail.domains"),
+        Binding("s", "smoke", "Smoke", id="environment_detail.smoke"),
     ]
 
     def __init__(self, name: str) -> None:
@@ -66,6 +70,8 @@ class EnvironmentDetailScreen(Screen[None]):
         self.page_size = PAGE
         self.cursors: list[str | None] = [None]  # page stack: the `--before` of each page shown so far
         self.loads = 0
+        self.smoking = False  # an `s` run is probing the routes
+        self.smoke_error = ""  # why the last `s` run could not probe
 
     @property
     def before(self) -> str | None:
@@ -85,7 +91,7 @@ class EnvironmentDetailScreen(Screen[None]):
             database.display = False  # shown when the environment declares a database
             yield database
             smoke = Static("", id="smoke", markup=False)
-            smoke.display = False  # shown once `framework env smoke` has run here
+            smoke.display = False  # shown when the environment declares routes, or a run is recorded
             yield smoke
             yield Static("Promotion history", classes="section", id="history-title")
             yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
@@ -132,10 +138,7 @@ class EnvironmentDetailScreen(Screen[None]):
         database.display = message.database is not None
         if message.database is not None:
             database.update(message.database.summary())
-        smoke = self.query_one("#smoke", Static)
-        smoke.display = message.smoke is not None
-        if message.smoke is not None:
-            smoke.update(smoke_text(self.env_name, message.smoke))
+        self._smoke(message)
         detail = self.query_one("#detail", Static)
         if message.status is None:
             detail.update(f"error: {message.error.message}" if message.error else "no status")
@@ -143,6 +146,20 @@ class EnvironmentDetailScreen(Screen[None]):
         self.status = st = message.status
         self._summary(st)
         self._tables(st)
+
+    def _smoke(self, message: DetailLoaded) -> None:
+        """The last `env smoke` run per route; before any, how to run one (when there are routes)."""
+        smoke = self.query_one("#smoke", Static)
+        doc = message.document
+        routes = doc is not None and any(r for x in (*doc.workloads, *doc.frontends) for r in x.routes)
+        smoke.display = message.smoke is not None or routes or self.smoking
+        if self.smoking:
+            text = f"Smoke: probing every route now (framework env smoke {self.env_name}) ..."
+        elif message.smoke is not None:
+            text = smoke_text(self.env_name, message.smoke, self.app.settings.show_volatile)
+        else:
+            text = f"Smoke: no run recorded yet; s probes every route now (framework env smoke {self.env_name})"
+        smoke.update(text + (f"\n  last s: {self.smoke_error}" if self.smoke_error else ""))
 
     def _summary(self, st: Any) -> None:
         from screens.widgets.status_text import age
@@ -215,6 +232,30 @@ class EnvironmentDetailScreen(Screen[None]):
 
     def action_reload(self) -> None:
         self.evaluate()
+
+    def action_smoke(self) -> None:
+        if not self.smoking:
+            self.smoking = True
+            self.smoke_error = ""
+            self.query_one("#smoke", Static).update(
+                f"Smoke: probing every route now (framework env smoke {self.env_name}) ...")
+            self.query_one("#smoke", Static).display = True
+            self.run_smoke()
+
+    @work(thread=True, group="environment-smoke")
+    def run_smoke(self) -> None:
+        """`framework env smoke <env>` (a thread worker: it records the run), then the detail again."""
+        from engine.deploy.smoke import smoke
+        from engine.errors import EngineError
+        from engine.project import find_project
+
+        try:
+            smoke(find_project(self.app.project_dir), self.env_name)
+        except EngineError as exc:
+            self.smoke_error = exc.message
+        finally:
+            self.smoking = False
+        self.app.call_from_thread(self.evaluate)
 
     def action_domains(self) -> None:
         """The domains of this environment's control plane (issue 20)."""
