@@ -115,48 +115,14 @@ def test_smoke_exits_zero_when_nothing_fails_and_fails_when_the_service_is_down(
     assert code == 1 and all(r["klass"] == "FAIL" and "transport" in r["reason"] for r in doc["routes"])
 
 
-def test_environment_detail_shows_the_last_smoke_per_route(edge: tuple[Demo, int]) -> None:
-    """Issue 20 item 5 (spec 2 smoke route class in the dashboard): the environment detail shows the
-    last `env smoke` run, one line per route with its class, and the command that runs it again."""
+def _detail_smoke(demo: Demo, press_s: bool = False) -> tuple[str, str]:  # noqa: F811
+    """The environment detail's smoke panel as it opens, and after `s` when asked (else the same)."""
     import asyncio
 
     from app.dashboard import Dashboard
     from app.settings import deterministic_settings
     from screens.environments.detail import EnvironmentDetailScreen
     from tests.screen_fixtures import SIZE, environ, until
-
-    demo, _ = edge  # noqa: F811
-    run_json(demo, demo.env, "env", "smoke", "edge", "--tag", "v1")
-
-    async def scenario() -> str:
-        with environ(demo.env):
-            app = Dashboard(project_dir=demo.root, settings=deterministic_settings())
-            async with app.run_test(size=SIZE) as pilot:
-                screen = EnvironmentDetailScreen("edge")
-                await app.push_screen(screen)
-                await until(pilot, lambda: screen.loads >= 1)
-                smoke = screen.query_one("#smoke")
-                assert smoke.display
-                return str(smoke.render())
-
-    text = asyncio.run(scenario())
-    assert "Smoke [v1]: PASS 2  WARN 1  FAIL 1" in text and "framework env smoke edge" in text
-    assert "FAIL edge.test/api/nocors" in text and "WARN edge.test/missing" in text
-
-
-def test_environment_detail_runs_smoke_and_shows_each_route(edge: tuple[Demo, int]) -> None:
-    """Issue 20 item 5 (smoke results per route on the environment detail; spec 2 `env smoke`): before
-    any run the detail says none is recorded and how to run one; `s` probes every route (the same
-    engine call as `framework env smoke <env>`, recorded for the command line too) and the detail then
-    shows each route's class, status and reason."""
-    import asyncio
-
-    from app.dashboard import Dashboard
-    from app.settings import deterministic_settings
-    from screens.environments.detail import EnvironmentDetailScreen
-    from tests.screen_fixtures import SIZE, environ, until
-
-    demo, _ = edge  # noqa: F811
 
     async def scenario() -> tuple[str, str]:
         with environ(demo.env):
@@ -166,12 +132,33 @@ def test_environment_detail_runs_smoke_and_shows_each_route(edge: tuple[Demo, in
                 await app.push_screen(screen)
                 await until(pilot, lambda: screen.loads >= 1)
                 smoke = screen.query_one("#smoke")
+                assert smoke.display
                 before = str(smoke.render())
-                await pilot.press("s")
-                await until(pilot, lambda: "FAIL edge.test/api/nocors" in str(smoke.render()))
+                if press_s:
+                    await pilot.press("s")
+                    await until(pilot, lambda: "FAIL edge.test/api/nocors" in str(smoke.render()))
                 return before, str(smoke.render())
 
-    before, after = asyncio.run(scenario())
+    return asyncio.run(scenario())
+
+
+def test_environment_detail_shows_the_last_smoke_per_route(edge: tuple[Demo, int]) -> None:
+    """Issue 20 item 5 (spec 2 smoke route class in the dashboard): the environment detail shows the
+    last `env smoke` run, one line per route with its class, and the command that runs it again."""
+    demo, _ = edge  # noqa: F811
+    run_json(demo, demo.env, "env", "smoke", "edge", "--tag", "v1")
+    text, _ = _detail_smoke(demo)
+    assert "Smoke [v1]: PASS 2  WARN 1  FAIL 1" in text and "framework env smoke edge" in text
+    assert "FAIL edge.test/api/nocors" in text and "WARN edge.test/missing" in text
+
+
+def test_environment_detail_runs_smoke_and_shows_each_route(edge: tuple[Demo, int]) -> None:
+    """Issue 20 item 5 (smoke results per route on the environment detail; spec 2 `env smoke`): before
+    any run the detail says none is recorded and how to run one; `s` probes every route (the same
+    engine call as `framework env smoke <env>`, recorded for the command line too) and the detail then
+    shows each route's class, status and reason."""
+    demo, _ = edge  # noqa: F811
+    before, after = _detail_smoke(demo, press_s=True)
     assert "no run recorded yet; s probes every route now (framework env smoke edge)" in before
     assert "Smoke: PASS 2  WARN 1  FAIL 1" in after and "PASS edge.test/api/ok  200" in after
     assert "WARN edge.test/missing  404" in after
