@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
+import shutil
 import socket
 import ssl
 from pathlib import Path
@@ -92,8 +93,9 @@ def test_static_frontend_is_served_from_its_release_over_tls(gateway_plane: Serv
     uploads them; a live domain bound to the frontend is served by the gateway from those files over
     TLS (certificate verified against the exported CA): pages and assets with their content types, a
     directory's index.html, a client-side route falling back to index.html (a single-page app), a
-    missing asset 404, no path escaping the output directory, only GET and HEAD; `env smoke` PASSes
-    its route."""
+    missing asset 404, no path escaping the output directory, only GET and HEAD; laid out again on
+    first use where the files are absent; a new release's files served once it is promoted (the old
+    release's unchanged); `env smoke` PASSes its route."""
     seed_org(gateway_plane, "acme")
     admin(gateway_plane, "org", "grant", "acme", *DOMAIN_SCOPES)
     env = with_token(demo, mint(gateway_plane, "acme", DOMAIN_SCOPES))
@@ -132,6 +134,17 @@ def test_static_frontend_is_served_from_its_release_over_tls(gateway_plane: Serv
     assert status == 200 and body == b"" and int(headers["content-length"]) == len(INDEX)
     status, headers, _ = _tls(port, "web.test", ca, "/", method="POST")
     assert status == 405 and headers["allow"] == "GET, HEAD"
+
+    laid_out = next(gateway_plane.data_dir.glob(f"hosted/releases/*/{version}/web"))
+    shutil.rmtree(laid_out)  # as on a server that did not converge it: the gateway lays it out on first use
+    assert _tls(port, "web.test", ca)[2].decode() == INDEX and (laid_out / ".complete").exists()
+
+    (demo.root / "web" / "src" / "index.html").write_text(INDEX.replace("shop front", "new front"))
+    commit(demo, "a new front page")
+    code, doc = run_json(demo, env, "env", "deploy", "cloud", "--yes", "--timeout", "60")
+    assert code == 0 and doc["target"]["release"] != version, doc
+    until(lambda: b"new front" in _tls(port, "web.test", ca)[2])  # the new promotion's files
+    assert (laid_out / "web" / "dist" / "index.html").read_text() == INDEX  # the old release's: untouched
 
     code, doc = run_json(demo, env, "env", "smoke", "cloud")
     routes = {r["host"]: r for r in doc["routes"]}

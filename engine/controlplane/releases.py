@@ -131,8 +131,7 @@ def list_releases(engine: Engine, org_id: str) -> list[dict[str, Any]]:
 
 def replicas_of(entry: dict[str, Any]) -> int:
     """The instances a bundle entry runs: a static frontend none (the gateway serves its files)."""
-    found = entry.get("replicas")
-    return 1 if found is None else int(found)
+    return 0 if entry.get("output") == "static" else int(entry.get("replicas") or 1)
 
 
 def release_files(root: Path, org_id: str, version: str, name: str) -> Path:

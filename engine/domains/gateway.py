@@ -33,20 +33,17 @@ HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", 
        "transfer-encoding", "upgrade", "host", "content-length", "content-encoding"}
 
 
-def upstream(engine: Engine, org: str, env: str, target: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def upstream(engine: Engine, org: str, env: str, target: str) -> tuple[dict[str, Any], str] | None:
     """The bundle entry of `target` (a workload or frontend) in the bound environment's current
-    promotion, with that promotion's release document; None when it runs no such target."""
-    from engine.controlplane import ledger, releases
+    promotion, with that promotion's release version; None when it runs no such target."""
+    from engine.controlplane import ledger
 
     with store.read(engine) as conn:
         found = ledger.find_env(conn, org, env)
         current = ledger.current_of(conn, found) if found else None
         bundle = ledger.bundle_of(conn, current.id) if current else []
     entry = next((w for w in bundle if w.get("name") == target), None)
-    if entry is None or current is None:
-        return None
-    release = releases.get_release(engine, org, current.release)
-    return (entry, release) if release is not None else None
+    return (entry, current.release) if entry is not None and current is not None else None
 
 
 def _page(status: int, title: str, text: str) -> HTMLResponse:
@@ -91,29 +88,33 @@ class GatewayApp:
         if found is None:
             return _page(502, "Not running", f"{host} is bound to {where}, which does not run a workload or "
                          "frontend of that name.")
-        entry, release = found
+        entry, version = found
         if entry.get("output") == "static":
-            return await run_in_threadpool(self._static, binding["org_id"], entry, release, request, host)
+            return await run_in_threadpool(self._static, binding["org_id"], entry, version, request, host)
         ports = list(entry.get("ports") or [])
         if not ports:
             return _page(502, "Not running", f"{host} is bound to {where}, which declares no port.")
         return await self._proxy(request, int(ports[0]), raw_host)
 
-    def _static(self, org: str, entry: dict[str, Any], release: dict[str, Any], request: Request,
-                host: str) -> Response:
-        """A static frontend: its release's built output, laid out on this host on first use."""
-        from engine.controlplane.releases import materialize
+    def _static(self, org: str, entry: dict[str, Any], version: str, request: Request, host: str) -> Response:
+        """A static frontend: its release's built output, laid out on this host on first use (the
+        converger of this server has done so already; another server's gateway does it here)."""
+        from engine.controlplane import releases
         from engine.errors import EngineError
 
-        try:
-            files = materialize(self.engine, self.root, org, release, entry["name"])
-        except EngineError as exc:
-            return _page(502, "Not available", f"{host}: the files of release {release['version']} cannot be "
-                         f"laid out ({exc.message}).")
+        files = releases.release_files(self.root, org, version, entry["name"])
+        if not (files / ".complete").exists():
+            release = releases.get_release(self.engine, org, version)
+            try:
+                if release is None:
+                    raise EngineError(f"release {version} is not on this control plane")
+                files = releases.materialize(self.engine, self.root, org, release, entry["name"])
+            except EngineError as exc:
+                return _page(502, "Not available", f"{host}: the files of release {version} cannot be laid "
+                             f"out ({exc.message}).")
         answer = static.serve(files / str(entry.get("root") or ""), request.method, request.url.path)
         if answer is None:
-            return _page(404, "Not found", f"{host} has no page at {request.url.path} (release "
-                         f"{release['version']}).")
+            return _page(404, "Not found", f"{host} has no page at {request.url.path} (release {version}).")
         return answer
 
     async def _proxy(self, request: Request, port: int, raw_host: str) -> Response:
