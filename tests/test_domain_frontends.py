@@ -64,7 +64,7 @@ def _web_sources(demo: Demo) -> None:  # noqa: F811
 
 
 def _live_domain(srv: Server, demo: Demo, env: dict[str, Any], zone: Zone, hostname: str,  # noqa: F811
-                 target: str, tmp_path: Path) -> tuple[int, str]:
+                 target: str, tmp_path: Path, path: str = "/") -> tuple[int, str]:
     """Claim, bind and publish `hostname`; once the poller made it live: (https port, CA file)."""
     code, doc = run_json(demo, env, "domain", "add", hostname, "--env", "cloud")
     claim = doc["result"]
@@ -77,7 +77,7 @@ def _live_domain(srv: Server, demo: Demo, env: dict[str, Any], zone: Zone, hostn
 
     def served() -> bool:
         try:  # before the poller verifies the name the gateway presents no certificate for it
-            return _tls(port, hostname, str(ca))[0] == 200
+            return _tls(port, hostname, str(ca), path)[0] == 200
         except ssl.SSLCertVerificationError:
             return False
 
@@ -93,7 +93,8 @@ def test_static_frontend_is_served_from_its_release_over_tls(gateway_plane: Serv
     uploads them; a live domain bound to the frontend is served by the gateway from those files over
     TLS (certificate verified against the exported CA): pages and assets with their content types, a
     directory's index.html, a client-side route falling back to index.html (a single-page app), a
-    missing asset 404, no path escaping the output directory, only GET and HEAD; laid out again on
+    missing asset 404, no path escaping the output directory, only GET and HEAD; a frontend built under
+    a base path served under it; laid out again on
     first use where the files are absent; a new release's files served once it is promoted (the old
     release's unchanged); `env smoke` PASSes its route."""
     seed_org(gateway_plane, "acme")
@@ -101,8 +102,11 @@ def test_static_frontend_is_served_from_its_release_over_tls(gateway_plane: Serv
     env = with_token(demo, mint(gateway_plane, "acme", DOMAIN_SCOPES))
     hosted_env(demo, gateway_plane.url)
     _web_sources(demo)
+    (demo.root / "admin" / "out").mkdir(parents=True)
+    (demo.root / "admin" / "out" / "index.html").write_text("<p>admin</p>")
     _add_frontend(demo, f'framework.Frontend {{name = "web", dir = "web", build = "{BUILD}", '
-                        'routes = [framework.Route {host = "web.test"}]}')
+                        'routes = [framework.Route {host = "web.test"}]}, '
+                        'framework.Frontend {name = "admin", dir = "admin", output = "out", base_path = "/admin"}')
     commit(demo, "a static frontend")
     code, doc = run_json(demo, env, "env", "deploy", "cloud", "--yes", "--timeout", "60")
     assert code == 0, (doc["error"], str(doc)[:3000])
@@ -145,6 +149,14 @@ def test_static_frontend_is_served_from_its_release_over_tls(gateway_plane: Serv
     assert code == 0 and doc["target"]["release"] != version, doc
     until(lambda: b"new front" in _tls(port, "web.test", ca)[2])  # the new promotion's files
     assert (laid_out / "web" / "dist" / "index.html").read_text() == INDEX  # the old release's: untouched
+
+    # spec 3 base path: a frontend built under /admin is served under it
+    admin_port, _ = _live_domain(gateway_plane, demo, env, zone, "admin.test", "admin", tmp_path, "/admin/")
+    assert _tls(admin_port, "admin.test", ca, "/admin/")[2] == b"<p>admin</p>"
+    assert _tls(admin_port, "admin.test", ca, "/admin")[2] == b"<p>admin</p>"
+    status, headers, _ = _tls(admin_port, "admin.test", ca, "/")
+    assert status == 308 and headers["location"] == "/admin/"
+    assert _tls(admin_port, "admin.test", ca, "/elsewhere")[0] == 404
 
     code, doc = run_json(demo, env, "env", "smoke", "cloud")
     routes = {r["host"]: r for r in doc["routes"]}
@@ -189,7 +201,8 @@ def test_cut_refuses_a_missing_output_and_a_file_over_the_cap(demo: Demo) -> Non
     """Spec 2 framework env build ("cut fails if any declared artifact is missing") and the control
     plane's 64 MiB artifact cap: a hosted environment's frontend whose output directory does not exist
     is refused at the cut, by name; so is an output holding a file over 64 MiB; nothing is cut; a
-    standalone / server frontend without a command and port is refused at evaluation."""
+    standalone / server frontend without a command and port, and a base path that is not a path
+    prefix, are refused at evaluation."""
     hosted_env(demo, "http://127.0.0.1:9")
     (demo.root / "web").mkdir()
     _add_frontend(demo, 'framework.Frontend {name = "web", dir = "web"}')
@@ -218,3 +231,6 @@ def test_cut_refuses_a_missing_output_and_a_file_over_the_cap(demo: Demo) -> Non
     path.write_text(path.read_text().replace('dir = "web"}', 'dir = "web", output_kind = "server"}'))
     code, doc = run_json(demo, demo.env, "env", "build", "cloud", "--release", "v1.0.1")
     assert code == 1 and "needs `dev`" in doc["error"]["message"], doc
+    path.write_text(path.read_text().replace('output_kind = "server"}', 'base_path = "shop/"}'))
+    code, doc = run_json(demo, demo.env, "env", "build", "cloud", "--release", "v1.0.1")
+    assert code == 1 and "base_path is a path prefix such as /shop" in doc["error"]["message"], doc

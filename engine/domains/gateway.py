@@ -112,7 +112,8 @@ class GatewayApp:
             except EngineError as exc:
                 return _page(502, "Not available", f"{host}: the files of release {version} cannot be laid "
                              f"out ({exc.message}).")
-        answer = static.serve(files / str(entry.get("root") or ""), request.method, request.url.path)
+        answer = static.serve(files / str(entry.get("root") or ""), request.method, request.url.path,
+                              str(entry.get("base_path") or ""))
         if answer is None:
             return _page(404, "Not found", f"{host} has no page at {request.url.path} (release {version}).")
         return answer

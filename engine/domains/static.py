@@ -8,6 +8,9 @@ HEAD of a path whose last segment has no extension), the site's `404.html` with 
 has one (a multi-page export), otherwise `index.html` with 200 (a single-page app routes on the
 client). Anything else is 404. Content types come from the file name (`mimetypes`), with
 `X-Content-Type-Options: nosniff`; only GET and HEAD are served (405 otherwise).
+
+A frontend built under a base path (spec 3, e.g. `/shop`) is served under it: `/shop/...` maps to the
+output root, `/` redirects (308) to `/shop/`, anything else outside it is 404.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import mimetypes
 import posixpath
 from pathlib import Path
 
-from starlette.responses import FileResponse, Response
+from starlette.responses import FileResponse, RedirectResponse, Response
 
 TEXT = {"text/html", "text/css", "text/plain", "application/javascript", "text/javascript", "application/json",
         "image/svg+xml"}
@@ -52,12 +55,18 @@ def find(root: Path, url_path: str) -> tuple[Path | None, int]:
     return None, 404
 
 
-def serve(root: Path, method: str, url_path: str) -> Response | None:
-    """The response for a request to the static site at `root`; None: nothing here (the caller
-    answers its own 404 page)."""
+def serve(root: Path, method: str, url_path: str, base_path: str = "") -> Response | None:
+    """The response for a request to the static site at `root` (built under `base_path`); None:
+    nothing here (the caller answers its own 404 page)."""
     if method not in ("GET", "HEAD"):
         return Response("only GET and HEAD are served from a static frontend\n", status_code=405,
                         headers={"Allow": "GET, HEAD"}, media_type="text/plain")
+    if base_path:
+        if url_path in ("", "/"):
+            return RedirectResponse(base_path + "/", status_code=308)
+        if url_path != base_path and not url_path.startswith(base_path + "/"):
+            return None
+        url_path = url_path[len(base_path):] or "/"
     found, status = find(root, url_path)
     if found is None:
         return None

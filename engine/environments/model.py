@@ -102,6 +102,7 @@ class Frontend(_Model):
     dev: list[str] | None = None
     output: str = "dist"  # the built directory, relative to `dir`
     output_kind: Literal["static", "standalone", "server"] = "static"  # spec 3: web `output`
+    base_path: str | None = None  # spec 3: the prefix the frontend's pages are built under
     port: int | None = None
     routes: list[Route] = []
 

@@ -257,7 +257,8 @@ def bundle_of(spec: EnvironmentSpec) -> list[dict[str, Any]]:
     frontends: list[dict[str, Any]] = []
     for f in spec.frontends:
         entry: dict[str, Any] = {"name": f.name, "kind": "frontend", "output": f.output_kind, "root": f.output_path,
-                                 "run": [], "env": {}, "ports": [], "replicas": 0, "health": None}
+                                 "base_path": f.base_path or "", "run": [], "env": {}, "ports": [], "replicas": 0,
+                                 "health": None}
         if f.output_kind != "static":
             entry.update(run=list(f.dev or []), ports=[f.port], replicas=1,  # the runtime sets PORT
                          health={"type": "http", "path": "/"})
