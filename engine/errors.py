@@ -32,6 +32,12 @@ class InvalidInput(EngineError):
     code = "invalid_input"
 
 
+class ArtifactTooLarge(EngineError):
+    """A file artifact over the control plane's cap (64 MiB): refused by name at the cut or upload."""
+
+    code = "artifact_too_large"
+
+
 class UsageError(EngineError):
     """Invalid input on the command line (exit 2, as argument parsers do)."""
 

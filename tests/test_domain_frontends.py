@@ -234,3 +234,27 @@ def test_cut_refuses_a_missing_output_and_a_file_over_the_cap(demo: Demo) -> Non
     path.write_text(path.read_text().replace('output_kind = "server"}', 'base_path = "shop/"}'))
     code, doc = run_json(demo, demo.env, "env", "build", "cloud", "--release", "v1.0.1")
     assert code == 1 and "base_path is a path prefix such as /shop" in doc["error"]["message"], doc
+
+
+def test_upload_refuses_a_file_over_the_control_planes_cap_by_name(server_factory: Any, demo: Demo) -> None:  # noqa: F811
+    """Spec 2 releases stored on the control plane, and its 64 MiB artifact cap: a hosted deploy whose
+    release holds a workload file over 64 MiB is refused before any byte is uploaded, naming the file
+    and its size (exit 1, never a traceback); the control plane holds no release afterwards."""
+    from tests.hosted_fixtures import cp_get
+
+    srv = server_factory()
+    try:
+        seed_org(srv, "acme")
+        token = mint(srv, "acme")
+        env = with_token(demo, token)
+        hosted_env(demo, srv.url)
+        with (demo.root / "services" / "api" / "model.bin").open("wb") as f:  # shipped with the program's directory
+            f.truncate(64 * 1024 * 1024 + 1)
+        commit(demo, "a large model file")
+        code, doc = run_json(demo, env, "env", "deploy", "cloud", "--yes", "--timeout", "60")
+        assert code == 1 and doc["error"]["code"] == "artifact_too_large", doc
+        assert "services/api/model.bin (api) is 67108865 bytes" in doc["error"]["message"]
+        assert "nothing was uploaded" in doc["error"]["message"]
+        assert cp_get(srv, token, "/v1/releases").json()["releases"] == []
+    finally:
+        srv.stop()

@@ -16,17 +16,9 @@ from pathlib import Path
 
 from engine.builds.steps import BuildFailed, WorkloadBuild, expand_artifact, run_step
 from engine.environments.model import EnvironmentSpec, Frontend
-from engine.errors import EngineError, InvalidInput
+from engine.errors import ArtifactTooLarge, InvalidInput
 from engine.project import Project
-from engine.releases.store import Artifact, files_digest, sha256_file
-
-# The control plane stores a file artifact of at most this many bytes (engine.controlplane.releases
-# MAX_BLOB, on the platform side of the import contracts): refused at the cut, before any upload.
-MAX_FILE_ARTIFACT = 64 * 1024 * 1024
-
-
-class ArtifactTooLarge(EngineError):
-    code = "artifact_too_large"
+from engine.releases.store import MAX_FILE_ARTIFACT, Artifact, files_digest, sha256_file
 
 
 def carried(spec: EnvironmentSpec, targets: list[str] | None = None) -> list[Frontend]:

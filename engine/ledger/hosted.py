@@ -225,9 +225,18 @@ class HostedLedger:
 
     def upload_release(self, release: Release) -> None:
         """The manifest after its file artifacts (only those the control plane lacks), content-addressed."""
-        from engine.releases.store import cas_path
+        from engine.errors import ArtifactTooLarge
+        from engine.releases.store import MAX_FILE_ARTIFACT, cas_path
 
         files = sorted({a.digest for a in release.artifacts if a.kind == "file"})
+        for art in release.artifacts:  # the control plane's cap, named here before any byte is sent
+            stored = cas_path(art.digest)
+            size = stored.stat().st_size if art.kind == "file" and stored.is_file() else 0
+            if size > MAX_FILE_ARTIFACT:
+                raise ArtifactTooLarge(
+                    f"release {release.version}: {art.coordinate} ({art.workload}) is {size} bytes; the control plane "
+                    f"stores a file artifact of at most 64 MiB ({MAX_FILE_ARTIFACT} bytes); nothing was uploaded",
+                    hint="split or compress it, or serve it from elsewhere")
         missing = self.client.request("POST", "/v1/blobs/missing", json={"digests": files})["missing"]
         for digest in missing:
             path = cas_path(digest)

@@ -26,6 +26,9 @@ from engine.releases.git import Provenance
 VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 RELEASES_DIR = Path(".framework") / "releases"
 ARTIFACT_KINDS = ("oci", "npm", "gomod", "file")
+# The largest `file` artifact a control plane stores (engine.controlplane.releases MAX_BLOB, on the
+# platform side of the import contracts): a hosted cut and an upload refuse a bigger one by name.
+MAX_FILE_ARTIFACT = 64 * 1024 * 1024
 
 
 class ReleaseNotFound(EngineError):
