@@ -1,6 +1,9 @@
 """Files on the daemon, every path inside the allowed roots (symlinks resolved first):
 
-- read: offset and limit; streamed in chunks (default 256 KiB, at most 4 MiB) with credit-based
+- read: offset and limit; a read of at least the offer's `min_bytes` that carries a `Bulk` offer
+  goes over the bulk side channel (engine.daemon.bulk: os.sendfile on a plain TCP connection the
+  daemon dials; `BulkOpened` on the stream, then `Exit`), else -- or when the channel cannot be
+  opened -- streamed in chunks (default 256 KiB, at most 4 MiB) with credit-based
   flow control: at most `window` chunks (default 16) are in flight until the server's Credit
   frames say it consumed them, so a 1 GiB read holds at most window x chunk bytes in memory on
   either side. The first answer is a FileInfo (size), then Output frames, then Exit(0).
@@ -14,13 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import secrets
 import stat as st
 from pathlib import Path
 from typing import Any
 
-from engine.daemon import proto
+from engine.daemon import bulk, proto
 from engine.daemon.requests import Active, Context
 from engine.errors import EngineError
 
@@ -28,6 +32,7 @@ DEFAULT_CHUNK = 256 * 1024
 MAX_CHUNK = 4 * 1024 * 1024
 DEFAULT_WINDOW = 16
 MAX_ENTRIES = 10_000
+log = logging.getLogger("platform.daemon")
 
 
 def info(path: Path, shown: str | None = None) -> Any:
@@ -54,10 +59,20 @@ async def read(active: Active, ask: Any, ctx: Context) -> None:
         size = os.fstat(fd).st_size
         if st.S_ISDIR(os.fstat(fd).st_mode):
             raise EngineError(f"{ask.path} is a directory", code="usage", exit_code=2)
-        await active.send(file_info=info(path, str(path)))
+        answer = info(path, str(path))
+        answer.size = size  # the size this read works with (the server announces what follows from it)
+        await active.send(file_info=answer)
         chunk = min(ask.chunk_bytes or DEFAULT_CHUNK, MAX_CHUNK)
         window = ask.window or DEFAULT_WINDOW
         offset, end = ask.offset, size if not ask.limit else min(size, ask.offset + ask.limit)
+        if ask.bulk.ticket and end - offset >= max(ask.bulk.min_bytes, 1):
+            sock = await bulk.open_channel(ask.bulk, ctx.gateway, active.request)
+            if sock is not None:
+                log.info("request %s: %d bytes on the bulk side channel", active.request, end - offset)
+                await active.send(bulk_opened=proto.pb().BulkOpened(bytes=end - offset))
+                if await bulk.send(sock, fd, offset, end - offset, active.inbox):
+                    await active.send(exit=proto.pb().Exit(code=0))
+                return
         in_flight = 0
         while offset < end:
             while in_flight >= window or not active.inbox.empty():  # credits, or a cancel, come first
