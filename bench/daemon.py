@@ -162,7 +162,7 @@ def httpx_read(url: str, token: str, size: int) -> float:
     return size / (time.perf_counter() - t) / (1 << 20)
 
 
-def throughput(url: str, token: str, work: Path) -> tuple[list[tuple[float, float]], float]:
+def throughput(url: str, token: str, work: Path) -> tuple[list[tuple[float, float]], float, float]:
     path = work / "blob.bin"
     with open(path, "wb") as fh:
         block = os.urandom(1 << 20)
@@ -172,8 +172,9 @@ def throughput(url: str, token: str, work: Path) -> tuple[list[tuple[float, floa
     http_read(url, token, size)  # warm: the page cache, the connection paths
     pairs = [(http_read(url, token, size), raw_copy(path, size)) for _ in range(REPEATS)]
     with_httpx = httpx_read(url, token, size)
+    relay = relay_ceiling(path, size)
     path.unlink()
-    return pairs, with_httpx
+    return pairs, with_httpx, relay
 
 
 def raw_copy(path: Path, size: int) -> float:
@@ -199,6 +200,40 @@ def raw_copy(path: Path, size: int) -> float:
     listener.close()
     assert got == size
     return raw
+
+
+def relay_ceiling(path: Path, size: int) -> float:
+    """MiB/s of the side channel's topology with no Python in the data path: a sender process
+    (os.sendfile) -> loopback -> a splice relay (engine.server.splice.pump) -> loopback -> a
+    recv_into reader. Two TCP hops instead of the raw copy's one: the bound of any relay here."""
+    from engine.server.splice import pump
+
+    into, out = socket.create_server(("127.0.0.1", 0)), socket.create_server(("127.0.0.1", 0))
+    code = ("import os, socket, sys\ns = socket.create_connection(('127.0.0.1', int(sys.argv[1])))\n"
+            "fd, sent = os.open(sys.argv[2], os.O_RDONLY), 0\n"
+            "while sent < int(sys.argv[3]):\n    sent += os.sendfile(s.fileno(), fd, sent, int(sys.argv[3]) - sent)\n")
+    sender = subprocess.Popen([sys.executable, "-c", code, str(into.getsockname()[1]), str(path), str(size)])
+    src, _ = into.accept()
+    reader = socket.create_connection(out.getsockname())
+    dst, _ = out.accept()
+    result: dict[str, float] = {}
+
+    def read() -> None:
+        buf, got = bytearray(1 << 20), 0
+        t = time.perf_counter()
+        while n := reader.recv_into(buf):
+            got += n
+        result["rate"] = got / (time.perf_counter() - t) / (1 << 20)
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    pump(src.fileno(), dst.fileno(), size, threading.Event())
+    dst.close()
+    thread.join()
+    sender.wait()
+    for sock in (src, reader, into, out):
+        sock.close()
+    return result["rate"]
 
 
 def grpc_ceiling() -> float:
@@ -281,7 +316,7 @@ def main() -> int:
             over = stream_ms - local_ms
             print(f"no-op shell round trip p50: stream {stream_ms:.2f} ms, local subprocess {local_ms:.2f} ms; "
                   f"overhead {over:.2f} ms (aim < 5 ms: {'met' if over < 5 else 'NOT met'})")
-            pairs, with_httpx = throughput(url, login, tmp / "work")
+            pairs, with_httpx, relay = throughput(url, login, tmp / "work")
             ratios = sorted(mbs / raw for mbs, raw in pairs)
             mbs, raw = sorted(pairs, key=lambda p: p[0] / p[1])[len(pairs) // 2]
             ratio = ratios[len(ratios) // 2]
@@ -291,6 +326,9 @@ def main() -> int:
                   + f"); aim >= 0.5x: {'met' if ratio >= 0.5 else 'NOT met'}")
             print(f"  the same read with an httpx client (iter_raw, 1 MiB): {with_httpx:.0f} MiB/s "
                   f"({with_httpx / raw:.2f}x): httpx's own 64 KiB reads cap it")
+            print(f"  a bare two-hop relay (sendfile -> splice -> recv_into, no Python in the data path): "
+                  f"{relay:.0f} MiB/s ({relay / raw:.2f}x): the bound of the side channel's topology;"
+                  f" the daemon path reaches {mbs / relay:.2f}x of it")
             ceiling = grpc_ceiling()
             print(f"  the bare grpc.aio stream alone (1 MiB frames, loopback, no daemon, no HTTP): {ceiling:.0f} MiB/s"
                   f" ({ceiling / raw:.2f}x): the in-stream path's ceiling")
