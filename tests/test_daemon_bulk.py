@@ -121,6 +121,33 @@ def test_a_large_read_goes_over_the_side_channel_small_ones_stay_on_the_stream(s
     assert "not opened" not in daemon_log(stack)
 
 
+def test_a_large_upload_goes_over_the_side_channel(stack: Stack, tmp_path: Path) -> None:
+    """A write of at least 1 MiB (or of unknown length: chunked) goes over the bulk side channel:
+    the file is whole, atomic (no temp file left) and has its mode; a write outside the roots is
+    refused before any byte moves."""
+    before = daemon_log(stack).count("received on the bulk side channel")
+    data = os.urandom((6 << 20) + 123)
+    r = stack.api("POST", "/dev/files/write", params={"path": "up.bin", "mode": "640"}, content=data)
+    assert r.status_code == 200, r.text
+    assert r.json()["size"] == len(data) and r.json()["mode"] == "0640"
+    assert (stack.work / "up.bin").read_bytes() == data
+
+    def pieces() -> Any:
+        for i in range(0, len(data), 100_000):
+            yield data[i:i + 100_000]
+
+    r = stack.api("POST", "/dev/files/write", params={"path": "up2.bin"}, content=pieces())  # chunked
+    assert r.status_code == 200 and (stack.work / "up2.bin").read_bytes() == data
+    until(lambda: daemon_log(stack).count("received on the bulk side channel") == before + 2,
+          what="two bulk uploads logged")
+    assert not [p for p in stack.work.iterdir() if p.name.endswith(".tmp")]
+    outside = tmp_path / "outside.bin"
+    r = stack.api("POST", "/dev/files/write", params={"path": str(outside)}, content=data)
+    assert r.status_code == 403 and r.json()["error"]["code"] == "outside_roots" and not outside.exists()
+    for name in ("up.bin", "up2.bin"):
+        (stack.work / name).unlink()
+
+
 def test_bad_replayed_and_stale_tickets_and_garbage_are_refused(stack: Stack) -> None:
     """Garbage on the bulk port, a wrong ticket, a replayed ticket and a ticket whose stream is gone
     are each refused (closed without the acceptance byte); none of it disturbs the transfer the
@@ -222,7 +249,8 @@ def test_a_stream_drop_fails_a_bulk_transfer_clearly(stack: Stack) -> None:
 
 def test_the_daemon_falls_back_to_the_stream_when_the_side_channel_cannot_open(tmp_path: Path) -> None:
     """The bulk address the server gives cannot be reached (PLATFORM_DAEMON_BULK_ADDRESS names a
-    closed port): the daemon logs it and sends the bytes in Output frames; the read is whole."""
+    closed port): the daemon logs it and the bytes go in frames on the stream; a read and a write
+    are whole."""
     s = make_stack(tmp_path, extra_env={"PLATFORM_DAEMON_BULK_ADDRESS": f"127.0.0.1:{free_port()}"})
     try:
         registered(s)
@@ -232,7 +260,9 @@ def test_the_daemon_falls_back_to_the_stream_when_the_side_channel_cannot_open(t
         (s.work / "f.bin").write_bytes(data)
         r = s.api("POST", "/dev/files/read", json={"path": "f.bin", "offset": 7})
         assert r.status_code == 200 and r.content == data[7:]
-        until(lambda: "sending the bytes on the stream" in daemon_log(s), what="the fallback to be logged")
+        r = s.api("POST", "/dev/files/write", params={"path": "g.bin"}, content=data)
+        assert r.status_code == 200 and (s.work / "g.bin").read_bytes() == data
+        until(lambda: daemon_log(s).count("sending the bytes on the stream") == 2, what="both fallbacks to be logged")
         assert "on the bulk side channel" not in daemon_log(s)
     finally:
         s.stop_all()

@@ -31,6 +31,7 @@ PREAMBLE = len(MAGIC) + 8 + TICKET_BYTES
 ACCEPTED = b"\x01"
 CONNECT_TIMEOUT_S = 5.0
 SEND_SLICE = 1 << 30  # one os.sendfile call at most
+RECEIVE_BYTES = 1 << 20
 T = TypeVar("T")
 
 log = logging.getLogger("platform.daemon")
@@ -111,30 +112,62 @@ def _sendfile(sock: socket.socket, fd: int, offset: int, count: int) -> int:
         sock.close()
 
 
+def _receive(sock: socket.socket, fd: int) -> int:
+    """Write everything the server sends until it half-closes; the byte count."""
+    buf = bytearray(RECEIVE_BYTES)
+    view, got = memoryview(buf), 0
+    try:
+        while n := sock.recv_into(buf):
+            part = view[:n]
+            while part:
+                part = part[os.write(fd, part):]
+            got += n
+        return got
+    finally:
+        sock.close()
+
+
 async def send(sock: socket.socket, fd: int, offset: int, count: int, inbox: asyncio.Queue[Any]) -> bool:
-    """Send `count` bytes of `fd` from `offset`; False when a Cancel came first (or the server went
-    away). The sending thread owns the socket; a cancel shuts it down, which ends the thread."""
-    sending = in_thread(_sendfile, sock, fd, offset, count)
+    """A read: send `count` bytes of `fd` from `offset`; False when a Cancel came first or the
+    server went away."""
+    try:
+        sent = await _transfer(sock, inbox, [], _sendfile, sock, fd, offset, count)
+    except ConnectionError as exc:  # the server closed the channel (its caller went away)
+        log.info("bulk transfer stopped: %s", exc)
+        return False
+    if sent is not None and sent != count:
+        log.warning("bulk transfer ended after %d of %d bytes (the file shrank)", sent, count)
+    return sent == count
+
+
+async def receive(sock: socket.socket, fd: int, inbox: asyncio.Queue[Any], kept: list[Any]) -> int | None:
+    """A write: the bytes the server sends, into `fd`; None when a Cancel came first, ConnectionError
+    when the channel failed. Frames that came meanwhile (the server's `last`) are appended to `kept`."""
+    return await _transfer(sock, inbox, kept, _receive, sock, fd)
+
+
+async def _transfer(sock: socket.socket, inbox: asyncio.Queue[Any], kept: list[Any], fn: Callable[..., int],
+                    *args: Any) -> int | None:
+    """Run the transfer in its own thread, which owns the socket; a Cancel on the stream (or this
+    task's cancellation: the stream was lost) shuts the socket down, which ends the thread."""
+    moving = in_thread(fn, *args)
     try:
         while True:
             cancel = asyncio.ensure_future(inbox.get())
-            done, _ = await asyncio.wait([sending, cancel], return_when=asyncio.FIRST_COMPLETED)
-            if sending in done:
+            done, _ = await asyncio.wait([moving, cancel], return_when=asyncio.FIRST_COMPLETED)
+            if moving in done:
                 cancel.cancel()
                 try:
-                    sent = sending.result()
-                except OSError as exc:  # the server closed the channel (its caller went away)
-                    log.info("bulk transfer stopped: %s", exc)
-                    return False
-                if sent != count:
-                    log.warning("bulk transfer ended after %d of %d bytes (the file shrank)", sent, count)
-                return sent == count
+                    return moving.result()
+                except OSError as exc:
+                    raise ConnectionError(f"the bulk channel failed: {exc}") from None
             if cancel.result().WhichOneof("body") == "cancel":
                 log.info("bulk transfer cancelled by the server")
-                return False
+                return None
+            kept.append(cancel.result())
     finally:
-        if not sending.done():
+        if not moving.done():
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
             with contextlib.suppress(BaseException):
-                await asyncio.shield(sending)
+                await asyncio.shield(moving)

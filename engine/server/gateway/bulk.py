@@ -13,10 +13,12 @@ A file read of at least PLATFORM_DAEMON_BULK_MIN_BYTES (default 1 MiB) carries a
 - a connection with another magic, an unknown request id, a wrong, used or expired ticket, or no
   whole preamble within 5 s is closed without an answer; nothing else is touched.
 
-An accepted connection is a `Sink`, not read until the HTTP response decides how: on `platform
-server` the bytes go from its socket to the caller's with splice(2) (engine.server.splice: never
-through Python); otherwise the sink receives into 256 KiB buffers, at most 32 of them held (then it
-stops reading: TCP pushes back on the daemon), and the response takes them whole.
+An upload (a file write) is written to the accepted connection with the transport's flow control
+(at most 1 MiB buffered), then half-closed. For a read, an accepted connection is a `Sink`, not
+read until the HTTP response decides how: on `platform server` the bytes go from its socket to
+the caller's with splice(2) (engine.server.splice: never through Python); otherwise the sink
+receives into 256 KiB buffers, at most 32 of them held (then it stops reading: TCP pushes back on
+the daemon), and the response takes them whole.
 """
 
 from __future__ import annotations
@@ -103,6 +105,8 @@ class Sink(asyncio.BufferedProtocol):
         self.waiter: asyncio.Future[None] | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.stop = threading.Event()  # a splice of this sink's bytes stops
+        self.writable = asyncio.Event()  # an upload's bytes may be written (transport flow control)
+        self.writable.set()
 
     def connection_made(self, transport: Any) -> None:
         self.transport = transport
@@ -139,6 +143,7 @@ class Sink(asyncio.BufferedProtocol):
         self.accepted = True
         self.buf, self.pos = bytearray(CHUNK), 0
         self.transport.pause_reading()  # until the response chose: splice, or read() (nothing came yet)
+        self.transport.set_write_buffer_limits(high=1 << 20)
         call = ticket.link.calls.get(request)
         if call is not None:
             call.bulk = self
@@ -168,7 +173,26 @@ class Sink(asyncio.BufferedProtocol):
         if exc is not None and not self.error:
             self.error = f"the bulk connection failed: {exc}"
         self.eof = True
+        self.writable.set()
         self._wake()
+
+    def pause_writing(self) -> None:
+        self.writable.clear()
+
+    def resume_writing(self) -> None:
+        self.writable.set()
+
+    async def send(self, data: bytes) -> None:
+        """An upload's bytes to the daemon, waiting while the connection's buffer is full."""
+        if self.error or self.transport.is_closing():
+            raise ConnectionError(self.error or "the bulk connection closed")
+        self.transport.write(data)
+        await self.writable.wait()
+
+    def finish(self) -> None:
+        """The upload is whole: half-close (the daemon reads to the end)."""
+        if not self.transport.is_closing():
+            self.transport.write_eof()
 
     def fileno(self) -> int:
         return int(self.transport.get_extra_info("socket").fileno())
@@ -182,6 +206,7 @@ class Sink(asyncio.BufferedProtocol):
         """The request failed (its stream dropped): stop, and let the reader know why."""
         self.error = self.error or reason
         self.stop.set()
+        self.writable.set()
         self.ready.clear()
         if self.transport is not None and not self.transport.is_closing():
             with contextlib.suppress(OSError):  # wakes a splice waiting for bytes

@@ -270,6 +270,8 @@ async def _side_channel(call: Call, expected: int, splice: bool) -> AsyncIterato
 
 
 async def write(request: Request, principal: Principal, gateway: Gateway) -> Response:
+    """The raw body into the file. An upload without Content-Length or of at least the bulk
+    threshold offers the daemon the bulk side channel; it may answer that it takes frames."""
     path = request.query_params.get("path", "")
     try:
         mode = int(request.query_params.get("mode", "0") or "0", 8)
@@ -277,8 +279,50 @@ async def write(request: Request, principal: Principal, gateway: Gateway) -> Res
         raise EngineError("mode must be octal, e.g. 644", code="usage", exit_code=2) from None
     if not 0 <= mode <= 0o7777:
         raise EngineError("mode must be octal, e.g. 644", code="usage", exit_code=2)
-    call = gateway.hub.open(link_of(gateway, principal, request), "write",
-                            file_write=proto.pb().FileWrite(path=path, mode=mode))
+    call = gateway.hub.call(link_of(gateway, principal, request), "write")
+    first = proto.pb().FileWrite(path=path, mode=mode)
+    declared = request.headers.get("content-length")
+    if gateway.bulk.port and (declared is None or int(declared or 0) >= bulk.min_bytes()):
+        first.bulk.CopyFrom(gateway.bulk.offer(call.link, call.request))
+    call.send(file_write=first)
+    try:
+        if first.HasField("bulk"):
+            answer = await call.next()  # BulkOpened (on the channel, or on_stream), or a refusal
+            if answer.WhichOneof("body") == "bulk_opened" and not answer.bulk_opened.on_stream:
+                return await _upload(request, call)
+            if answer.WhichOneof("body") == "error":
+                return frame_error(answer)
+        return await _upload_frames(request, call)
+    finally:
+        gateway.bulk.tickets.drop(call.request)
+        if call.bulk is not None:
+            call.bulk.close()
+        call.cancel()  # the caller went away, or we are done: a write not committed is discarded
+
+
+async def _upload(request: Request, call: Call) -> Response:
+    """The body on the accepted bulk connection, then `last` with the byte count on the stream."""
+    sink, sent = call.bulk, 0
+    if sink is None:
+        return error("protocol", "the daemon announced a bulk channel the server never accepted")
+    try:
+        async for chunk in request.stream():
+            if chunk:
+                await sink.send(chunk)
+                sent += len(chunk)
+        sink.finish()
+    except ConnectionError:
+        pass  # the stream dropped or the daemon stopped: its answer below says which
+    else:
+        call.send(file_write=proto.pb().FileWrite(last=True, size=sent))
+    answer = await call.next()
+    while answer.WhichOneof("body") not in ("file_info", "error"):
+        answer = await call.next()
+    return frame_error(answer) if answer.WhichOneof("body") == "error" else JSONResponse(_info(answer.file_info))
+
+
+async def _upload_frames(request: Request, call: Call) -> Response:
+    """The body in FileWrite chunks on the stream, at most WRITE_WINDOW of them not yet written."""
     in_flight, answer = 0, None
     async for chunk in request.stream():
         while answer is None and (in_flight >= WRITE_WINDOW or not call.queue.empty()):
