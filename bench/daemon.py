@@ -149,6 +149,25 @@ def http_read(url: str, token: str, size: int) -> float:
     return rate
 
 
+def http_write(url: str, token: str, path: Path, size: int) -> float:
+    """MiB/s of POST .../files/write of the file (http.client, 1 MiB blocks, Content-Length)."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    where = urlsplit(url)
+    conn = http.client.HTTPConnection(where.hostname, where.port, timeout=120, blocksize=1 << 20)
+    t = time.perf_counter()
+    with open(path, "rb") as fh:
+        conn.request("POST", "/api/daemons/bench/files/write?path=upload.bin", body=fh,
+                     headers={"Authorization": f"Bearer {token}", "Content-Length": str(size)})
+        r = conn.getresponse()
+        answer = json.loads(r.read())
+    rate = size / (time.perf_counter() - t) / (1 << 20)
+    conn.close()
+    assert r.status == 200 and answer["size"] == size, answer
+    return rate
+
+
 def httpx_read(url: str, token: str, size: int) -> float:
     import httpx
 
@@ -162,7 +181,7 @@ def httpx_read(url: str, token: str, size: int) -> float:
     return size / (time.perf_counter() - t) / (1 << 20)
 
 
-def throughput(url: str, token: str, work: Path) -> tuple[list[tuple[float, float]], float, float]:
+def throughput(url: str, token: str, work: Path) -> tuple[list[tuple[float, float]], float, float, float]:
     path = work / "blob.bin"
     with open(path, "wb") as fh:
         block = os.urandom(1 << 20)
@@ -173,8 +192,10 @@ def throughput(url: str, token: str, work: Path) -> tuple[list[tuple[float, floa
     pairs = [(http_read(url, token, size), raw_copy(path, size)) for _ in range(REPEATS)]
     with_httpx = httpx_read(url, token, size)
     relay = relay_ceiling(path, size)
+    upload = http_write(url, token, path, size)
     path.unlink()
-    return pairs, with_httpx, relay
+    (work / "upload.bin").unlink()
+    return pairs, with_httpx, relay, upload
 
 
 def raw_copy(path: Path, size: int) -> float:
@@ -316,7 +337,7 @@ def main() -> int:
             over = stream_ms - local_ms
             print(f"no-op shell round trip p50: stream {stream_ms:.2f} ms, local subprocess {local_ms:.2f} ms; "
                   f"overhead {over:.2f} ms (aim < 5 ms: {'met' if over < 5 else 'NOT met'})")
-            pairs, with_httpx, relay = throughput(url, login, tmp / "work")
+            pairs, with_httpx, relay, upload = throughput(url, login, tmp / "work")
             ratios = sorted(mbs / raw for mbs, raw in pairs)
             mbs, raw = sorted(pairs, key=lambda p: p[0] / p[1])[len(pairs) // 2]
             ratio = ratios[len(ratios) // 2]
@@ -329,6 +350,8 @@ def main() -> int:
             print(f"  a bare two-hop relay (sendfile -> splice -> recv_into, no Python in the data path): "
                   f"{relay:.0f} MiB/s ({relay / raw:.2f}x): the bound of the side channel's topology;"
                   f" the daemon path reaches {mbs / relay:.2f}x of it")
+            print(f"file write {MIB} MiB (upload, bulk side channel, through Python on the server): {upload:.0f} MiB/s"
+                  f" ({upload / raw:.2f}x of the raw copy)")
             ceiling = grpc_ceiling()
             print(f"  the bare grpc.aio stream alone (1 MiB frames, loopback, no daemon, no HTTP): {ceiling:.0f} MiB/s"
                   f" ({ceiling / raw:.2f}x): the in-stream path's ceiling")

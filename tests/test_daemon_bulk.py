@@ -247,11 +247,13 @@ def test_a_stream_drop_fails_a_bulk_transfer_clearly(stack: Stack) -> None:
     assert stack.api("POST", "/dev/files/read", json={"path": "again.bin"}).content == data
 
 
-def test_the_daemon_falls_back_to_the_stream_when_the_side_channel_cannot_open(tmp_path: Path) -> None:
+def test_fallback_to_the_stream_and_expired_tickets(tmp_path: Path) -> None:
     """The bulk address the server gives cannot be reached (PLATFORM_DAEMON_BULK_ADDRESS names a
     closed port): the daemon logs it and the bytes go in frames on the stream; a read and a write
-    are whole."""
-    s = make_stack(tmp_path, extra_env={"PLATFORM_DAEMON_BULK_ADDRESS": f"127.0.0.1:{free_port()}"})
+    are whole. A ticket presented after PLATFORM_DAEMON_BULK_TICKET_MS is refused, and that read
+    still completes on the stream."""
+    s = make_stack(tmp_path, extra_env={"PLATFORM_DAEMON_BULK_ADDRESS": f"127.0.0.1:{free_port()}",
+                                        "PLATFORM_DAEMON_BULK_TICKET_MS": "1000"})
     try:
         registered(s)
         s.start()
@@ -264,6 +266,25 @@ def test_the_daemon_falls_back_to_the_stream_when_the_side_channel_cannot_open(t
         assert r.status_code == 200 and (s.work / "g.bin").read_bytes() == data
         until(lambda: daemon_log(s).count("sending the bytes on the stream") == 2, what="both fallbacks to be logged")
         assert "on the bulk side channel" not in daemon_log(s)
+
+        done = platform(s.env, "daemon", "register", "--name", "late", "--server", s.srv.url, "--json")
+        creds = json.loads((Path(s.env["HOME"]) / ".platform" / "instances" / "late" / "credentials.json")
+                           .read_text())
+        assert done.returncode == 0
+        fake = FakeDaemon(creds["gateway"], creds["token"], "late")
+        try:
+            fake.next("welcome")
+            reading = in_thread(s.api, "POST", "/late/files/read", json={"path": "z.bin"})
+            ask = fake.next("file_read")
+            fake.send(ask.request, file_info=proto.pb().FileInfo(path="z.bin", kind="file", size=3))
+            time.sleep(1.3)
+            assert present(bulk_port(s), preamble(ask.request, bytes(ask.file_read.bulk.ticket))) == b""
+            fake.send(ask.request, output=proto.pb().Output(stream="file", data=b"abc"))
+            fake.send(ask.request, exit=proto.pb().Exit(code=0))
+            reading["thread"].join(30)
+            assert reading["result"].content == b"abc"
+        finally:
+            fake.close()
     finally:
         s.stop_all()
         s.srv.stop()
