@@ -199,6 +199,32 @@ def test_bad_replayed_and_stale_tickets_and_garbage_are_refused(stack: Stack) ->
     assert stack.api("POST", "/dev/files/read", json={"path": "other.bin"}).content == other
 
 
+def test_idle_connections_on_the_bulk_port_are_capped(stack: Stack) -> None:
+    """Connections that send no preamble: at most MAX_UNPROVEN are held (each for 5 s at most); one
+    more is closed at once; once they are gone a transfer uses the side channel again."""
+    from engine.server.gateway.bulk import MAX_UNPROVEN
+
+    port = bulk_port(stack)
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(MAX_UNPROVEN)]
+    try:
+        time.sleep(0.3)
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as extra:
+            started = time.monotonic()
+            try:
+                assert extra.recv(1) == b""
+            except ConnectionResetError:
+                pass
+            assert time.monotonic() - started < 2
+    finally:
+        for sock in idle:
+            sock.close()
+    before = daemon_log(stack).count("on the bulk side channel")
+    data = os.urandom(2 << 20)
+    (stack.work / "capped.bin").write_bytes(data)
+    until(lambda: stack.api("POST", "/dev/files/read", json={"path": "capped.bin"}).content == data
+          and daemon_log(stack).count("on the bulk side channel") > before, what="a read on the side channel")
+
+
 def test_caller_going_away_cancels_the_bulk_transfer(stack: Stack) -> None:
     """A caller that stops reading and hangs up mid-transfer: the daemon's transfer ends (no file
     session left), and the next read works."""

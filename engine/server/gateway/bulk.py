@@ -44,6 +44,7 @@ log = logging.getLogger("platform.gateway")
 CHUNK = 256 << 10  # measured (bench/daemon.py): 4 MiB buffers ran slower than 256 KiB ones
 DEPTH = 32
 PREAMBLE_TIMEOUT_S = 5.0
+MAX_UNPROVEN = 256  # connections still owing their preamble; more are closed at once
 
 
 def min_bytes() -> int:
@@ -66,6 +67,7 @@ class Ticket:
 class Tickets:
     def __init__(self) -> None:
         self.pending: dict[int, Ticket] = {}
+        self.unproven = 0
 
     def issue(self, link: Any, request: int) -> Ticket:
         ticket = Ticket(link=link, request=request, secret=secrets.token_bytes(TICKET_BYTES),
@@ -110,7 +112,18 @@ class Sink(asyncio.BufferedProtocol):
 
     def connection_made(self, transport: Any) -> None:
         self.transport = transport
+        if self.tickets.unproven >= MAX_UNPROVEN:
+            self._refuse(f"{MAX_UNPROVEN} connections already owe their preamble")
+            return
+        self.tickets.unproven += 1
         self.timer = asyncio.get_running_loop().call_later(PREAMBLE_TIMEOUT_S, self._refuse, "no preamble in time")
+
+    def _proven(self) -> None:
+        """No longer a connection owing its preamble (it came, or the connection is gone)."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+            self.tickets.unproven -= 1
 
     def get_buffer(self, sizehint: int) -> memoryview:
         return memoryview(self.buf)[self.pos:]
@@ -129,6 +142,7 @@ class Sink(asyncio.BufferedProtocol):
         self._wake()
 
     def _check(self) -> None:
+        self._proven()
         head = bytes(self.head)
         if not head.startswith(MAGIC):
             self._refuse("not a bulk preamble")
@@ -138,8 +152,6 @@ class Sink(asyncio.BufferedProtocol):
         if ticket is None:
             self._refuse(f"a bad, used or expired ticket for request {request}")
             return
-        if self.timer is not None:
-            self.timer.cancel()
         self.accepted = True
         self.buf, self.pos = bytearray(CHUNK), 0
         self.transport.pause_reading()  # until the response chose: splice, or read() (nothing came yet)
@@ -168,8 +180,7 @@ class Sink(asyncio.BufferedProtocol):
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
+        self._proven()
         if exc is not None and not self.error:
             self.error = f"the bulk connection failed: {exc}"
         self.eof = True
