@@ -191,7 +191,7 @@ def throughput(url: str, token: str, work: Path) -> tuple[list[tuple[float, floa
     http_read(url, token, size)  # warm: the page cache, the connection paths
     pairs = [(http_read(url, token, size), raw_copy(path, size)) for _ in range(REPEATS)]
     with_httpx = httpx_read(url, token, size)
-    relay = relay_ceiling(path, size)
+    relay = statistics.median(relay_ceiling(path, size) for _ in range(REPEATS))
     upload = http_write(url, token, path, size)
     path.unlink()
     (work / "upload.bin").unlink()
@@ -333,6 +333,8 @@ def main() -> int:
         login, daemon_token = prepare(tmp)
         server, daemon, url = start(tmp, env, daemon_token)
         try:
+            one, five, fifteen = os.getloadavg()
+            print(f"load average {one:.2f} {five:.2f} {fifteen:.2f} (other jobs on this machine move every ratio)")
             stream_ms, local_ms = round_trips(url, login)
             over = stream_ms - local_ms
             print(f"no-op shell round trip p50: stream {stream_ms:.2f} ms, local subprocess {local_ms:.2f} ms; "
@@ -348,8 +350,8 @@ def main() -> int:
             print(f"  the same read with an httpx client (iter_raw, 1 MiB): {with_httpx:.0f} MiB/s "
                   f"({with_httpx / raw:.2f}x): httpx's own 64 KiB reads cap it")
             print(f"  a bare two-hop relay (sendfile -> splice -> recv_into, no Python in the data path): "
-                  f"{relay:.0f} MiB/s ({relay / raw:.2f}x): the bound of the side channel's topology;"
-                  f" the daemon path reaches {mbs / relay:.2f}x of it")
+                  f"{relay:.0f} MiB/s ({relay / raw:.2f}x, median of {REPEATS}): the side channel's topology alone;"
+                  f" the daemon path: {mbs / relay:.2f}x of it")
             print(f"file write {MIB} MiB (upload, bulk side channel, through Python on the server): {upload:.0f} MiB/s"
                   f" ({upload / raw:.2f}x of the raw copy)")
             ceiling = grpc_ceiling()
