@@ -12,8 +12,9 @@ from tests.webhooks_fixtures import isolated_env, start_server
 
 
 def test_requests_are_routed_to_the_process_holding_the_stream(tmp_path: Path, pg_url: str) -> None:  # noqa: F811
-    """Daemon connected to server a; shell, a streamed file read and a terminal sent to server b
-    are answered through a (the daemon_streams row names a); b lists the daemon as held by a."""
+    """Daemon connected to server a; shell, a streamed file read and write (over a's bulk side
+    channel) and a terminal sent to server b are answered through a (the daemon_streams row names
+    a); b lists the daemon as held by a."""
     env = isolated_env(tmp_path, **FAST, DATABASE_URL=pg_url)
     a = start_server(tmp_path / "a", env, None, "--gateway-port", "0")
     b = start_server(tmp_path / "b", env, a.token, "--gateway-port", "0")
@@ -30,6 +31,9 @@ def test_requests_are_routed_to_the_process_holding_the_stream(tmp_path: Path, p
         (stack.work / "f.bin").write_bytes(b"x" * 3_000_000)
         r = stack.api("POST", "/dev/files/read", b.url, json={"path": "f.bin"})
         assert r.status_code == 200 and r.content == b"x" * 3_000_000
+        assert "3000000 bytes on the bulk side channel" in (stack.instance / "daemon.log").read_text()  # a's port
+        r = stack.api("POST", "/dev/files/write", b.url, params={"path": "g.bin"}, content=b"y" * 3_000_000)
+        assert r.status_code == 200 and (stack.work / "g.bin").read_bytes() == b"y" * 3_000_000
         pty = stack.api("POST", "/dev/pty", b.url, json={"command": "/bin/sh"}).json()["pty_id"]
         stack.api("POST", f"/dev/pty/{pty}/input", b.url, json={"data": "echo routed-$((6*7))\n"})
         until(lambda: "routed-42" in stack.api("GET", f"/dev/pty/{pty}/output", b.url,

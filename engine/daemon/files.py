@@ -1,10 +1,16 @@
 """Files on the daemon, every path inside the allowed roots (symlinks resolved first):
 
-- read: offset and limit; streamed in chunks (default 256 KiB, at most 4 MiB) with credit-based
+- read: offset and limit; a read of at least the offer's `min_bytes` that carries a `Bulk` offer
+  goes over the bulk side channel (engine.daemon.bulk: os.sendfile on a plain TCP connection the
+  daemon dials; `BulkOpened` on the stream, then `Exit`), else -- or when the channel cannot be
+  opened -- streamed in chunks (default 256 KiB, at most 4 MiB) with credit-based
   flow control: at most `window` chunks (default 16) are in flight until the server's Credit
   frames say it consumed them, so a 1 GiB read holds at most window x chunk bytes in memory on
   either side. The first answer is a FileInfo (size), then Output frames, then Exit(0).
-- write: chunks into a temp file beside the target (0600 while written), fsync, rename: readers
+- write: offered the bulk side channel (a `Bulk` on the first FileWrite), the daemon answers
+  `BulkOpened` (or `BulkOpened(on_stream)` when it cannot open it) and takes the bytes from the
+  connection until the server half-closes; the server's `last` FileWrite says how many it sent.
+  Otherwise chunks (0600 while written), fsync, rename: readers
   see the old file or the whole new one; a cancelled or interrupted write leaves no trace. Each
   written chunk is answered with a Credit: the server keeps at most 64 chunks in flight.
 - list (at most 10,000 entries) and stat (lstat: a symlink is reported as one).
@@ -14,13 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import secrets
 import stat as st
 from pathlib import Path
 from typing import Any
 
-from engine.daemon import proto
+from engine.daemon import bulk, proto
 from engine.daemon.requests import Active, Context
 from engine.errors import EngineError
 
@@ -28,6 +35,7 @@ DEFAULT_CHUNK = 256 * 1024
 MAX_CHUNK = 4 * 1024 * 1024
 DEFAULT_WINDOW = 16
 MAX_ENTRIES = 10_000
+log = logging.getLogger("platform.daemon")
 
 
 def info(path: Path, shown: str | None = None) -> Any:
@@ -54,10 +62,20 @@ async def read(active: Active, ask: Any, ctx: Context) -> None:
         size = os.fstat(fd).st_size
         if st.S_ISDIR(os.fstat(fd).st_mode):
             raise EngineError(f"{ask.path} is a directory", code="usage", exit_code=2)
-        await active.send(file_info=info(path, str(path)))
+        answer = info(path, str(path))
+        answer.size = size  # the size this read works with (the server announces what follows from it)
+        await active.send(file_info=answer)
         chunk = min(ask.chunk_bytes or DEFAULT_CHUNK, MAX_CHUNK)
         window = ask.window or DEFAULT_WINDOW
         offset, end = ask.offset, size if not ask.limit else min(size, ask.offset + ask.limit)
+        if ask.bulk.ticket and end - offset >= max(ask.bulk.min_bytes, 1):
+            sock = await bulk.open_channel(ask.bulk, ctx.gateway, active.request)
+            if sock is not None:
+                log.info("request %s: %d bytes on the bulk side channel", active.request, end - offset)
+                await active.send(bulk_opened=proto.pb().BulkOpened(bytes=end - offset))
+                if await bulk.send(sock, fd, offset, end - offset, active.inbox):
+                    await active.send(exit=proto.pb().Exit(code=0))
+                return
         in_flight = 0
         while offset < end:
             while in_flight >= window or not active.inbox.empty():  # credits, or a cancel, come first
@@ -88,23 +106,12 @@ async def write(active: Active, first: Any, ctx: Context) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     done = False
     try:
-        if first.data:
-            await asyncio.to_thread(os.write, fd, first.data)
-        last = first.last
-        while not last:
-            frame = await active.inbox.get()
-            body = frame.WhichOneof("body")
-            if body == "cancel":
-                return
-            if body != "file_write":
-                continue
-            if frame.file_write.data:
-                view = memoryview(frame.file_write.data)
-                while view:
-                    written = await asyncio.to_thread(os.write, fd, view)
-                    view = view[written:]
-                await active.send(credit=proto.pb().Credit(chunks=1))  # the server may send one more
-            last = frame.file_write.last
+        sock = await bulk.open_channel(first.bulk, ctx.gateway, active.request) if first.bulk.ticket else None
+        if first.bulk.ticket:
+            await active.send(bulk_opened=proto.pb().BulkOpened(on_stream=sock is None))
+        whole = await (_write_from(sock, fd, active) if sock is not None else _write_frames(fd, first, active))
+        if not whole:
+            return
         await asyncio.to_thread(os.fsync, fd)
         os.fchmod(fd, first.mode or 0o644)
         os.close(fd)
@@ -118,6 +125,52 @@ async def write(active: Active, first: Any, ctx: Context) -> None:
         if not done:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+
+
+async def _write_from(sock: Any, fd: int, active: Active) -> bool:
+    """The upload on the bulk side channel; True when whole (the server's `last` says how many
+    bytes it sent, and that many came)."""
+    kept: list[Any] = []
+    try:
+        got = await bulk.receive(sock, fd, active.inbox, kept)
+    except ConnectionError as exc:
+        raise EngineError(f"{exc}: nothing written", code="stream_lost") from None
+    if got is None:
+        return False
+    log.info("request %s: %d bytes received on the bulk side channel", active.request, got)
+    while True:
+        frame = kept.pop(0) if kept else await active.inbox.get()
+        body = frame.WhichOneof("body")
+        if body == "cancel":
+            return False
+        if body == "file_write" and frame.file_write.last:
+            break
+    if frame.file_write.size != got:
+        raise EngineError(f"the upload ended after {got} of {frame.file_write.size} bytes: nothing written",
+                          code="stream_lost")
+    return True
+
+
+async def _write_frames(fd: int, first: Any, active: Active) -> bool:
+    """The upload in FileWrite chunks on the stream; True at the `last` one, False when cancelled."""
+    if first.data:
+        await asyncio.to_thread(os.write, fd, first.data)
+    last = first.last
+    while not last:
+        frame = await active.inbox.get()
+        body = frame.WhichOneof("body")
+        if body == "cancel":
+            return False
+        if body != "file_write":
+            continue
+        if frame.file_write.data:
+            view = memoryview(frame.file_write.data)
+            while view:
+                written = await asyncio.to_thread(os.write, fd, view)
+                view = view[written:]
+            await active.send(credit=proto.pb().Credit(chunks=1))  # the server may send one more
+        last = frame.file_write.last
+    return True
 
 
 async def listing(active: Active, ask: Any, ctx: Context) -> None:

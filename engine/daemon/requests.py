@@ -19,6 +19,7 @@ class Context:
 
     roots: Roots
     terminals: Any  # engine.daemon.terminals.Terminals
+    gateway: str = ""  # the gateway address the session dialed (the bulk side channel's default host)
     shell_timeout_s: float = float(os.environ.get("PLATFORM_DAEMON_SHELL_TIMEOUT_S", "600"))
 
 

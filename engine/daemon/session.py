@@ -65,6 +65,7 @@ class Session:
     async def run(self) -> None:
         import grpc
 
+        self.ctx.gateway = self.gateway
         channel = grpc.aio.insecure_channel(self.gateway, options=[("grpc.max_receive_message_length", 8 << 20)])
         method = channel.stream_stream(proto.METHOD, request_serializer=proto.serialize,
                                        response_deserializer=proto.deserialize)

@@ -6,14 +6,22 @@ wake up twice. Ingestion answers tens of thousands of small responses a second
 (bench/webhooks.py), so the server gathers what a connection's writes produce within one event
 loop iteration and sends it at the end of that iteration: one send() per response. Nothing is
 held longer than the current iteration, and closing a connection sends what is gathered first.
+A large write (a streamed body's buffer) is not gathered or copied: what is gathered goes first,
+then the buffer itself. Every request's scope offers the `platform.response.splice` extension
+(engine.server.splice: a body moved from a socket with splice(2), e.g. a daemon's bulk channel).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
+
+from engine.server.splice import SPLICE, in_thread, pump
+
+LARGE_WRITE = 64 * 1024
 
 
 class _GatheringTransport:
@@ -26,6 +34,11 @@ class _GatheringTransport:
         self._gathered: list[bytes] = []
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
+        if len(data) >= LARGE_WRITE:
+            self.flush()
+            if not self._transport.is_closing():
+                self._transport.write(data)
+            return
         if not self._gathered:
             self._loop.call_soon(self.flush)
         self._gathered.append(bytes(data))
@@ -56,6 +69,42 @@ class _GatheringTransport:
         return getattr(self._transport, name)
 
 
+class SplicingCycle(RequestResponseCycle):
+    """uvicorn's request/response cycle with the `platform.response.splice` extension
+    (engine.server.splice): a response body's bytes moved from a socket with splice(2)."""
+
+    async def send(self, message: Any) -> None:
+        if message["type"] != SPLICE:
+            await super().send(message)
+            return
+        count = int(message["count"])
+        if not self.response_started or self.response_complete or self.chunked_encoding:
+            raise RuntimeError("a splice needs a started response with Content-Length")
+        if count > self.expected_content_length:
+            raise RuntimeError("Response content longer than Content-Length")
+        if self.disconnected:
+            raise ConnectionError("the client went away")
+        gathering: Any = self.transport
+        gathering.flush()
+        while gathering.get_write_buffer_size():  # what was written before goes first
+            if self.disconnected:
+                raise ConnectionError("the client went away")
+            await asyncio.sleep(0.001)
+        dst = os.dup(gathering.get_extra_info("socket").fileno())  # ours: uvloop may close its fd
+        try:
+            moved = await in_thread(pump, message["fd"], dst, count, message["stop"])
+        finally:
+            os.close(dst)
+        self.expected_content_length -= moved
+
+
 class GatheringHttpProtocol(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(_GatheringTransport(transport, self.loop))  # type: ignore[arg-type]
+
+    def on_headers_complete(self) -> None:
+        self.scope.setdefault("extensions", {})[SPLICE] = {}  # type: ignore[typeddict-unknown-key]
+        super().on_headers_complete()
+        if type(self.cycle) is RequestResponseCycle:  # not yet started: it runs as a SplicingCycle
+            self.cycle.__class__ = SplicingCycle
+

@@ -79,11 +79,14 @@ class Call:
     kind: str
     queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
     done: bool = False
+    bulk: Any = None  # engine.server.gateway.bulk.Sink: a read's bulk side channel, once accepted
 
     def deliver(self, frame: Any) -> None:
         self.queue.put_nowait(frame)
 
     def fail(self, code: str, message: str) -> None:
+        if self.bulk is not None:
+            self.bulk.abort(f"{code}: {message}")
         self.queue.put_nowait(proto.Frame(request=self.request, error=proto.pb().Error(code=code, message=message)))
 
     def send(self, **body: Any) -> None:
@@ -174,10 +177,15 @@ class Hub:
                                hint="start it on its machine: platform daemon start")
         return link
 
-    def open(self, link: Link, kind: str, **body: Any) -> Call:
+    def call(self, link: Link, kind: str) -> Call:
+        """A new request on the link, not sent yet (its first frame may need the request id)."""
         call = Call(link=link, request=next(self.ids), kind=kind)
         link.calls[call.request] = call
-        link.send(proto.Frame(request=call.request, **body))
+        return call
+
+    def open(self, link: Link, kind: str, **body: Any) -> Call:
+        call = self.call(link, kind)
+        call.send(**body)
         return call
 
     def dispatch(self, link: Link, frame: Any) -> None:

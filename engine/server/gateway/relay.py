@@ -37,5 +37,5 @@ async def relay(request: Request, node_url: str) -> Response:
             await upstream.aclose()
             await client.aclose()
 
-    keep = {k: v for k, v in upstream.headers.items() if k in ("content-type", "x-file-size")}
+    keep = {k: v for k, v in upstream.headers.items() if k in ("content-type", "content-length", "x-file-size")}
     return StreamingResponse(body(), status_code=upstream.status_code, headers=keep)

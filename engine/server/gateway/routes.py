@@ -11,22 +11,26 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import Send
 
 from engine.auth.routes import principal_of, unauthorized
 from engine.auth.tokens import Principal
 from engine.daemon import proto
 from engine.errors import EngineError
-from engine.server.gateway import streams
+from engine.server.gateway import bulk, streams
 from engine.server.gateway.hub import Call, Link, PtyMirror
 from engine.server.gateway.service import Gateway
 from engine.server.gateway.terminals import pump, state
+from engine.server.splice import SPLICE
 
 DAEMON_TTL_S = 365 * 86_400
 WRITE_WINDOW = 64  # upload chunks sent to the daemon and not yet written there (its Credit frames)
@@ -169,31 +173,105 @@ async def _shell_lines(call: Call) -> AsyncIterator[bytes]:
 
 
 async def read(request: Request, principal: Principal, gateway: Gateway) -> Response:
+    """The bytes as they come, with Content-Length (the client needs no chunked decoding, and a
+    transfer cut short is seen as one). A read of at least the bulk threshold offers the daemon
+    the bulk side channel (engine.server.gateway.bulk); the daemon may still answer on the stream."""
     doc = await body(request)
     ask = proto.pb().FileRead(path=_str(doc, "path"), offset=_int(doc, "offset"), limit=_int(doc, "limit"),
                               chunk_bytes=_int(doc, "chunk_bytes"), window=_int(doc, "window"))
-    call = gateway.hub.open(link_of(gateway, principal, request), "read", file_read=ask)
-    first = await call.next()
+    call = gateway.hub.call(link_of(gateway, principal, request), "read")
+    tickets = gateway.bulk.tickets
+    if gateway.bulk.port and (not ask.limit or ask.limit >= bulk.min_bytes()):
+        ask.bulk.CopyFrom(gateway.bulk.offer(call.link, call.request))
+    call.send(file_read=ask)
+    try:
+        first = await call.next()
+    except BaseException:
+        tickets.drop(call.request)
+        call.cancel()
+        raise
     if first.WhichOneof("body") == "error":
+        tickets.drop(call.request)
         return frame_error(first)
+    size = first.file_info.size
+    end = size if not ask.limit else min(size, ask.offset + ask.limit)
+    length = max(0, end - ask.offset)
 
-    async def chunks() -> AsyncIterator[bytes]:
+    splice = SPLICE in request.scope.get("extensions", {})
+
+    async def chunks() -> AsyncIterator[bytes | memoryview | Spliced]:
         try:
             async for frame in call.frames():
                 kind = frame.WhichOneof("body")
                 if kind == "output":
                     call.send(credit=proto.pb().Credit(chunks=1))
                     yield frame.output.data
+                elif kind == "bulk_opened":
+                    async for piece in _side_channel(call, frame.bulk_opened.bytes, splice):
+                        yield piece
                 elif kind == "error":  # headers are gone: end the body short, the client sees a broken transfer
                     raise ConnectionError(f"read interrupted: {frame.error.code}: {frame.error.message}")
         finally:
+            tickets.drop(call.request)
+            if call.bulk is not None:
+                call.bulk.close()
             call.cancel()
 
-    return StreamingResponse(chunks(), media_type="application/octet-stream",
-                             headers={"X-File-Size": str(first.file_info.size)})
+    return PipedResponse(chunks(), media_type="application/octet-stream",  # type: ignore[arg-type]
+                         headers={"X-File-Size": str(size), "Content-Length": str(length)})
+
+
+@dataclass
+class Spliced:
+    """Body bytes to move from a socket by splice (engine.server.splice), not through Python."""
+
+    fd: int
+    count: int
+    stop: Any
+
+
+class PipedResponse(StreamingResponse):
+    """A streamed body whose pieces may be `Spliced`; the body iterator is closed at once when the
+    response ends (a failed send included), so the request behind it is cancelled then."""
+
+    async def stream_response(self, send: Send) -> None:
+        body = self.body_iterator
+        try:
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            async for piece in body:
+                if isinstance(piece, Spliced):
+                    await send({"type": SPLICE, "fd": piece.fd, "count": piece.count, "stop": piece.stop})
+                else:
+                    await send({"type": "http.response.body", "body": piece, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            await body.aclose()  # type: ignore[attr-defined]
+
+
+async def _side_channel(call: Call, expected: int, splice: bool) -> AsyncIterator[memoryview | Spliced]:
+    """The bytes the daemon sends on the accepted bulk connection: spliced to the caller when the
+    HTTP server offers it, else in whole 256 KiB buffers."""
+    sink, got = call.bulk, 0
+    if sink is None:
+        raise ConnectionError("read interrupted: the daemon announced a bulk channel the server never accepted")
+    if splice:
+        fd = os.dup(sink.fileno())  # ours: the sink's transport may close its own at any time
+        try:
+            yield Spliced(fd=fd, count=expected, stop=sink.stop)
+        finally:
+            os.close(fd)
+        return
+    sink.read()
+    while (data := await sink.next()) is not None:
+        got += len(data)
+        yield data
+    if got != expected:
+        raise ConnectionError(f"read interrupted: the bulk channel ended after {got} of {expected} bytes")
 
 
 async def write(request: Request, principal: Principal, gateway: Gateway) -> Response:
+    """The raw body into the file. An upload without Content-Length or of at least the bulk
+    threshold offers the daemon the bulk side channel; it may answer that it takes frames."""
     path = request.query_params.get("path", "")
     try:
         mode = int(request.query_params.get("mode", "0") or "0", 8)
@@ -201,8 +279,50 @@ async def write(request: Request, principal: Principal, gateway: Gateway) -> Res
         raise EngineError("mode must be octal, e.g. 644", code="usage", exit_code=2) from None
     if not 0 <= mode <= 0o7777:
         raise EngineError("mode must be octal, e.g. 644", code="usage", exit_code=2)
-    call = gateway.hub.open(link_of(gateway, principal, request), "write",
-                            file_write=proto.pb().FileWrite(path=path, mode=mode))
+    call = gateway.hub.call(link_of(gateway, principal, request), "write")
+    first = proto.pb().FileWrite(path=path, mode=mode)
+    declared = request.headers.get("content-length")
+    if gateway.bulk.port and (declared is None or int(declared or 0) >= bulk.min_bytes()):
+        first.bulk.CopyFrom(gateway.bulk.offer(call.link, call.request))
+    call.send(file_write=first)
+    try:
+        if first.HasField("bulk"):
+            answer = await call.next()  # BulkOpened (on the channel, or on_stream), or a refusal
+            if answer.WhichOneof("body") == "bulk_opened" and not answer.bulk_opened.on_stream:
+                return await _upload(request, call)
+            if answer.WhichOneof("body") == "error":
+                return frame_error(answer)
+        return await _upload_frames(request, call)
+    finally:
+        gateway.bulk.tickets.drop(call.request)
+        if call.bulk is not None:
+            call.bulk.close()
+        call.cancel()  # the caller went away, or we are done: a write not committed is discarded
+
+
+async def _upload(request: Request, call: Call) -> Response:
+    """The body on the accepted bulk connection, then `last` with the byte count on the stream."""
+    sink, sent = call.bulk, 0
+    if sink is None:
+        return error("protocol", "the daemon announced a bulk channel the server never accepted")
+    try:
+        async for chunk in request.stream():
+            if chunk:
+                await sink.send(chunk)
+                sent += len(chunk)
+        sink.finish()
+    except ConnectionError:
+        pass  # the stream dropped or the daemon stopped: its answer below says which
+    else:
+        call.send(file_write=proto.pb().FileWrite(last=True, size=sent))
+    answer = await call.next()
+    while answer.WhichOneof("body") not in ("file_info", "error"):
+        answer = await call.next()
+    return frame_error(answer) if answer.WhichOneof("body") == "error" else JSONResponse(_info(answer.file_info))
+
+
+async def _upload_frames(request: Request, call: Call) -> Response:
+    """The body in FileWrite chunks on the stream, at most WRITE_WINDOW of them not yet written."""
     in_flight, answer = 0, None
     async for chunk in request.stream():
         while answer is None and (in_flight >= WRITE_WINDOW or not call.queue.empty()):

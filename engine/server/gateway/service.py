@@ -27,6 +27,7 @@ from sqlalchemy.engine import Engine
 from engine.auth.tokens import Verifier
 from engine.daemon import proto
 from engine.server.gateway import streams
+from engine.server.gateway.bulk import Listener
 from engine.server.gateway.hub import Hub, Link
 from engine.tokens import token_hash
 
@@ -50,6 +51,7 @@ class Gateway:
         self.verifier = Verifier(engine)
         self.server: Any = None
         self.pumps: set[asyncio.Task[Any]] = set()
+        self.bulk = Listener(host)
 
     async def start(self) -> int:
         self.server = grpc.aio.server(options=[("grpc.max_receive_message_length", 8 << 20)])
@@ -62,16 +64,19 @@ class Gateway:
             raise OSError(f"cannot listen on {self.host}:{self.port} for the daemon gateway")
         self.port = bound
         await self.server.start()
+        bulk_port = await self.bulk.start()
         if self.announce:
             import sys
 
             sys.stdout.write(f"daemon gateway listening on {self.host}:{bound}\n")
+            sys.stdout.write(f"daemon bulk channel listening on {self.host}:{bulk_port}\n")
             sys.stdout.flush()
         return bound
 
     async def stop(self) -> None:
         for link in list(self.hub.links.values()):
             self.hub.detach(link, "stream_lost", "the server is shutting down")
+        await self.bulk.stop()
         if self.server is not None:
             await self.server.stop(1)
 
