@@ -108,3 +108,32 @@ def test_server_refuses_a_port_in_use_with_a_clear_error(server, tmp_path: Path)
     assert done.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
     assert not (tmp_path / "other" / "platform.db").exists()  # no admin token created unseen
+
+
+def test_server_refuses_a_taken_gateway_port_before_announcing(server, tmp_path: Path) -> None:
+    """Bad input (house rule: a clear error and exit 1, never a traceback): a daemon gateway or
+    serving gateway port another process holds is refused by its flag before the server says it
+    listens, and before any store or admin token is created."""
+    import socket
+    import subprocess
+    import sys
+
+    from tests.webhooks_fixtures import ROOT
+
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen(1)
+    taken = holder.getsockname()[1]
+    try:
+        for flag in ("--gateway-port", "--gateway-http-port", "--gateway-https-port"):
+            done = subprocess.run(
+                [sys.executable, "-m", "app.main", "platform", "server", "--port", "0", flag, str(taken),
+                 "--data-dir", str(tmp_path / "other")],
+                cwd=ROOT, env=server.env, capture_output=True, text=True, timeout=60,
+            )
+            assert done.returncode == 1, (flag, done.stdout, done.stderr)
+            assert f"cannot listen on 127.0.0.1:{taken} ({flag})" in done.stderr, done.stderr
+            assert "listening" not in done.stdout and "Traceback" not in done.stderr + done.stdout
+            assert not (tmp_path / "other" / "platform.db").exists()
+    finally:
+        holder.close()

@@ -48,6 +48,40 @@ def ensure_admin_token(engine: Engine) -> str | None:
         return token if created else None
 
 
+def _refuse_taken_ports(server_host: str, gateway_port: int, http: socket.socket) -> None:
+    """The other listeners (daemon gateway, bulk channel, serving gateway) start inside the app's
+    lifespan, after "listening" is printed: a port another process holds is refused here first, with
+    the flag that chose it, instead of a failed lifespan."""
+    def env_port(name: str) -> int:
+        given = os.environ.get(name) or "0"
+        if not given.isdigit() or int(given) > 65535:
+            raise EngineError(f"{name}={given!r} is not a port number (0-65535)")
+        return int(given)
+
+    serving = os.environ.get("PLATFORM_GATEWAY_HOST") or "127.0.0.1"
+    wanted = [
+        (server_host, gateway_port, "--gateway-port"),
+        (server_host, env_port("PLATFORM_DAEMON_BULK_PORT"), "PLATFORM_DAEMON_BULK_PORT"),
+        (serving, env_port("PLATFORM_GATEWAY_HTTP_PORT"), "--gateway-http-port"),
+        (serving, env_port("PLATFORM_GATEWAY_HTTPS_PORT"), "--gateway-https-port"),
+    ]
+    for host, port, flag in wanted:
+        if port <= 0:
+            continue
+        probe = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+        except OSError as exc:
+            http.close()
+            raise EngineError(
+                f"cannot listen on {host}:{port} ({flag}): {exc.strerror}",
+                hint=f"choose another {flag} (0 lets the system pick one)",
+            ) from None
+        finally:
+            probe.close()
+
+
 def serve(config: ServerConfig) -> int:
     import gc
 
@@ -74,6 +108,8 @@ def serve(config: ServerConfig) -> int:
             hint="choose another --port (0 lets the system pick one)",
         ) from None
     port = sock.getsockname()[1]
+    gateway_port = config.gateway_port if config.gateway_port is not None else (config.port + 1 if config.port else 0)
+    _refuse_taken_ports(config.host, gateway_port, sock)
     # Only once listening: an admin token created by a start that then fails would never be shown.
     url = database_url(data_dir)
     engine = store.open_engine(url)
@@ -86,7 +122,6 @@ def serve(config: ServerConfig) -> int:
 
     # as documented: --port 0 (the system picks) gives a system-picked gateway port too, never the
     # picked port + 1 (another process may hold it: the start would fail)
-    gateway_port = config.gateway_port if config.gateway_port is not None else (config.port + 1 if config.port else 0)
     gateway = Gateway(engine, config.host, gateway_port, announce=True)
     gateway.node_url = os.environ.get("PLATFORM_NODE_URL") or f"http://{config.host}:{port}"
     app = build_app(
