@@ -134,7 +134,10 @@ class PendingApply:
         import threading
 
         self.sent = True
-        stream = json.dumps({"apiVersion": "v1", "kind": "List", "items": manifests})
+        # a stream of documents, as `env render` prints them (not one v1/List: kubectl checks the
+        # server's field validation per object kind in the small OpenAPI v3 documents of its group,
+        # where a List makes it fetch and parse the whole OpenAPI v2 document, ~75 ms)
+        stream = "".join(json.dumps(m) + "\n" for m in manifests)
         pipe, self.proc.stdin = self.proc.stdin, None  # communicate() only reads from here on
         assert pipe is not None
 
