@@ -58,9 +58,9 @@ def run(program: str, argv: list[str]) -> int:
 
         from app.cli.env_deploy_ops import fast as fast_deploy
 
-        # A deploy is one short-lived process whose imports make ~300k objects and few reference
-        # cycles: the collector's passes over them (during the imports, and a last one as the
-        # interpreter exits) cost ~50-80 ms of a 0.6 s deploy, so it runs without them.
+        # A deploy is one short-lived process making few reference cycles: the collector's passes
+        # over its imports' ~30k objects and the dicts of its manifests and kubectl's answer (and a
+        # last one as the interpreter exits) cost tens of ms of a 0.6 s deploy (bench/k8s.py).
         gc.disable()
         code = fast_deploy(argv[2:])
         if code is not None:
