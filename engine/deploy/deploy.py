@@ -124,7 +124,8 @@ def deploy(
         from engine.runtime.k8s import check_k8s
 
         kube = check_k8s(spec.target)
-        if mode == "apply" and (opts.yes or opts.approve is not None) and not opts.frontends_only:
+        if (mode == "apply" and (opts.yes or opts.approve is not None) and not opts.frontends_only
+                and not spec.on_control_plane):
             kubectl = _start_apply(project, env, spec, opts, kube)
     elif spec.target is not None and spec.target.type != "process" and mode in ("apply", "dry_run"):
         from engine.runtime.external import check_target
