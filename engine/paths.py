@@ -53,6 +53,17 @@ def ledger_home() -> Path:
 def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644, *, durable: bool = True) -> None:
     """Write to a temp file beside `path`, fsync, then rename: readers see old or new, never half.
     `durable=False` skips the fsync (output that can be regenerated, e.g. generated code)."""
+    tmp = write_beside(path, data, mode, durable=durable)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_beside(path: Path, data: bytes, mode: int = 0o644, *, durable: bool = True) -> Path:
+    """`data` written (and fsynced) to a temp file beside `path`, not yet in its place: the first half
+    of atomic_write_bytes, for a caller that renames it later (os.replace) or discards it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
@@ -62,7 +73,7 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644, *, durable: b
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())
-        os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return tmp

@@ -56,3 +56,16 @@ def test_unreadable_kubeconfig_is_left_to_kubectl(tmp_path: Path, monkeypatch: p
     assert k8s._contexts_from_files() is None
     bad.write_text("contexts: [\n")
     assert k8s._contexts_from_files() is None
+
+
+@pytest.mark.parametrize(("context", "local"), [
+    ("k3d-demo", True), ("kind-dev", True), ("minikube", True), ("docker-desktop", True),
+    ("docker-for-desktop", True), ("rancher-desktop", True), ("colima", True), ("orbstack", True),
+    ("remote-demo", False), ("gke_proj_europe-west1_prod", False), ("arn:aws:eks:eu-west-1:1:cluster/p", False),
+    ("minikube-prod", False), ("my-k3d-demo", False), ("kind", False), ("", False),
+])
+def test_local_cluster_rule(context: str, local: bool) -> None:
+    """`env secrets sync` (local clusters only) and Deploy rule 8 (preflight for remote clusters only)
+    share one rule: a context a local-cluster tool creates (`k3d-` as `cluster up` pins it, `kind-`,
+    minikube, Docker Desktop, Rancher Desktop, Colima, OrbStack); any other context is remote."""
+    assert k8s.is_local(context) is local

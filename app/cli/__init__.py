@@ -6,7 +6,6 @@ import sys
 from typing import Any
 
 from app.output import EXIT_USAGE, diagnose, document, print_document
-from app.registry import FRAMEWORK, PLATFORM
 
 
 def _typer_app(help_text: str, examples: tuple[str, ...]) -> Any:
@@ -20,6 +19,8 @@ def _typer_app(help_text: str, examples: tuple[str, ...]) -> Any:
 
 def group_app(program: str, name: str) -> Any:
     """An empty Typer group carrying the registry's help for `program name`."""
+    from app.registry import FRAMEWORK, PLATFORM
+
     group = (FRAMEWORK if program == "framework" else PLATFORM).groups[name]
     return _typer_app(group.help, group.examples)
 
@@ -79,6 +80,8 @@ def _add_groups(root: Any, modules: dict[str, str], only: str | None = None) -> 
 
 
 def framework_app(only: str | None = None) -> Any:
+    from app.registry import FRAMEWORK
+
     root = _typer_app(FRAMEWORK.help, FRAMEWORK.examples)
     _add_groups(root, FRAMEWORK_GROUP_MODULES, only)
     _version_callback(root, "framework")
@@ -86,6 +89,8 @@ def framework_app(only: str | None = None) -> Any:
 
 
 def platform_app(only: str | None = None) -> Any:
+    from app.registry import PLATFORM
+
     root = _typer_app(PLATFORM.help, PLATFORM.examples)
     # `platform framework ...` is routed to the framework program in app.main before Typer runs;
     # it is added here too so that `platform --help` on a terminal lists it.
@@ -98,6 +103,8 @@ def platform_app(only: str | None = None) -> Any:
 
 def _version_callback(root: Any, program: str) -> None:
     import typer
+
+    from app.registry import FRAMEWORK, PLATFORM
 
     def show_version(value: bool) -> None:
         if value:

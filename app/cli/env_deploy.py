@@ -72,7 +72,8 @@ def env_deploy(
     dry_run: bool = typer.Option(False, "--dry-run", help="Plan and preflight; writes nothing."),
     explain: bool = typer.Option(False, "--explain", help="Say what would happen and why; writes nothing."),
     tag: str | None = typer.Option(None, "--tag", help="Image tag for builds."),
-    namespace: str | None = typer.Option(None, "--namespace", help="Namespace (cluster targets)."),
+    namespace: str | None = typer.Option(
+        None, "--namespace", help="Kubernetes namespace replacing the K8sCluster target's (env status follows)."),
     target: list[str] = typer.Option([], "--target", help="Only this app (repeatable; needs a version)."),
     skip_frontend: bool = typer.Option(False, "--skip-frontend", help="Do not deploy frontends."),
     frontends_only: bool = typer.Option(False, "--frontends-only", help="Deploy only frontends (needs a version)."),

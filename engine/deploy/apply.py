@@ -22,6 +22,7 @@ from engine.releases.store import Release
 PHASE_WRITE_INTERVAL = 0.05  # seconds: phase changes closer together than this share one ledger write
 
 if TYPE_CHECKING:
+    from engine.environments.bundles import StagedBundle
     from engine.runtime.process import Phase, Resource, RolloutEnd, RolloutOptions, WorkloadSpec
 
 
@@ -31,8 +32,12 @@ class Rollout(Protocol):
     @property
     def names(self) -> list[str]: ...
 
+    @property
+    def namespace(self) -> str | None: ...  # a cluster runtime's namespace, recorded on the apply
+
     def rollout(self, options: RolloutOptions, *, on_phase: Callable[[str, Phase], None],
-                superseded: Callable[[], bool]) -> tuple[RolloutEnd, list[Resource]]: ...
+                superseded: Callable[[], bool], meanwhile: Callable[[], None] | None = None
+                ) -> tuple[RolloutEnd, list[Resource]]: ...
 
 # the rollout's phase -> the apply's recorded outcome (spec 2, rollout outcome per resource)
 OUTCOMES: dict[str, str] = {
@@ -90,9 +95,11 @@ class _ProcessRollout:
         self.specs = workload_specs(d.project, d.release, selected)
         self.runtime = ProcessRuntime(d.project.key, d.env, d.release.version, promotion_id)
         self.names = [w.name for w in selected]
+        self.namespace: str | None = None
 
     def rollout(self, options: RolloutOptions, *, on_phase: Callable[[str, Phase], None],
-                superseded: Callable[[], bool]) -> tuple[RolloutEnd, list[Resource]]:
+                superseded: Callable[[], bool], meanwhile: Callable[[], None] | None = None
+                ) -> tuple[RolloutEnd, list[Resource]]:
         return self.runtime.rollout(self.specs, options, on_phase=on_phase, superseded=superseded)
 
 
@@ -102,7 +109,8 @@ def _runtime(d: Deployment, promotion_id: str) -> Rollout:
     if d.spec.runtime == "k8s":
         from engine.runtime.k8s_runtime import K8sRuntime
 
-        return K8sRuntime.for_deploy(d.project, d.env, d.spec, d.images, d.opts.targets)
+        pending, d.kubectl = d.kubectl, None
+        return K8sRuntime.for_deploy(d.project, d.env, d.spec, d.images, d.opts.targets, pending=pending)
     return _ProcessRollout(d, promotion_id, selected)
 
 
@@ -128,9 +136,11 @@ def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> Deploy
     pending: list[Phase] = []
     last_write = [0.0]
 
+    namespace = runtime.namespace  # recorded with the apply's first write: `env status` reads it there
+
     def flush() -> None:
         if pending:
-            ledger.update_apply(apply_seq, phase=pending[-1], resources=list(live.values()))
+            ledger.update_apply(apply_seq, phase=pending[-1], resources=list(live.values()), namespace=namespace)
             pending.clear()
             last_write[0] = time.monotonic()
 
@@ -151,32 +161,47 @@ def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> Deploy
     options = RolloutOptions(
         wait=opts.wait, timeout=opts.timeout, stability_window=opts.stability_window, grace=opts.grace
     )
+    staged: list[StagedBundle] = []
+
+    def meanwhile() -> None:  # while kubectl applies: the bundle a good apply records, written aside
+        from engine.environments.bundles import StagedBundle
+
+        staged.append(StagedBundle(d.project.key, d.env, d.declared_shape()))
+
     try:
-        phase, resources = runtime.rollout(options, on_phase=on_phase, superseded=superseded)
-    except EngineError as exc:  # the apply itself failed (kubectl refused, cluster unreachable: exit 2)
-        flush()
-        ledger.update_apply(apply_seq, phase="DEGRADED", outcome="failed", finished=True)
-        return d.refuse(exc.code, exc.message, exc.exit_code, hint=exc.hint)
-    except BaseException:
-        flush()
-        raise
-    result.applied = True  # pending phase records: _record writes every resource's final state
-    result.rollout = {"phase": phase, "resources": [{**r.model_dump(exclude_none=True), "wait_budget": opts.timeout}
-                                                    for r in resources]}
-    return _record(d, apply_seq, phase, resources)
+        try:
+            phase, resources = runtime.rollout(options, on_phase=on_phase, superseded=superseded,
+                                               meanwhile=meanwhile)
+        except EngineError as exc:  # the apply itself failed (kubectl refused, cluster unreachable: exit 2)
+            flush()
+            ledger.update_apply(apply_seq, phase="DEGRADED", outcome="failed", finished=True, namespace=namespace)
+            return d.refuse(exc.code, exc.message, exc.exit_code, hint=exc.hint)
+        except BaseException:
+            flush()
+            raise
+        result.applied = True  # pending phase records: _record writes every resource's final state
+        result.rollout = {"phase": phase, "resources": [
+            {**r.model_dump(exclude_none=True), "wait_budget": opts.timeout} for r in resources]}
+        return _record(d, apply_seq, phase, resources, staged[0] if staged else None, namespace)
+    finally:
+        for bundle in staged:
+            bundle.discard()  # a no-op once committed
 
 
-def _record(d: Deployment, apply_seq: int, phase: RolloutEnd, resources: list[Resource]) -> DeployResult:
+def _record(d: Deployment, apply_seq: int, phase: RolloutEnd, resources: list[Resource],
+            staged: StagedBundle | None, namespace: str | None) -> DeployResult:
     """Close the apply with its outcome; the exit code follows it (1 DEGRADED, 6 SUPERSEDED, 8 timed out)."""
-    from engine.environments.bundles import record_bundle
-
     result = d.result
     assert result.rollout is not None and isinstance(d.ledger, Ledger)
-    d.ledger.update_apply(
-        apply_seq, phase=phase, outcome=OUTCOMES[phase], resources=result.rollout["resources"], finished=True
-    )
+    d.ledger.update_apply(apply_seq, phase=phase, outcome=OUTCOMES[phase], resources=result.rollout["resources"],
+                          finished=True, namespace=namespace)
     if phase in ("ready", "not_waited"):
-        record_bundle(d.project.key, d.env, d.declared_shape())
+        if staged is not None:
+            staged.commit()
+        else:
+            from engine.environments.bundles import record_bundle
+
+            record_bundle(d.project.key, d.env, d.declared_shape())
         return result
     if phase == "DEGRADED":
         failed = [r for r in resources if r.phase == "DEGRADED"]

@@ -8,18 +8,22 @@ record (engine/deploy/apply.py). A stage that refuses returns the finished resul
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.deploy.deployment import Confirm, Deployment, DeployOptions, DeployResult, Emit, Mode, refuse
-from engine.deploy.plan import compute_plan
-from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError, InvalidInput
-from engine.ledger.hosted import HostedLedger, bundle_of
-from engine.ledger.store import Gate, Ledger, Promotion, PromotionConflict, RolloutInFlight
-from engine.project import Project
-from engine.releases.store import load_release
+
+if TYPE_CHECKING:  # the stages import what they use: a K8sCluster deploy starts kubectl before them
+    from engine.environments.model import EnvironmentSpec
+    from engine.ledger.hosted import HostedLedger
+    from engine.ledger.store import Gate, Ledger, Promotion
+    from engine.project import Project
+
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 def _read_gates(path: str) -> list[Gate]:
@@ -38,22 +42,31 @@ def _mode(opts: DeployOptions) -> Mode:
     return "dry_run" if (opts.dry_run or opts.plan or opts.plan_only) else "apply"
 
 
-def _evaluate(project: Project, env: str) -> tuple[EnvironmentSpec, Callable[[], dict[str, Any]]]:
+def _evaluate(project: Project, env: str, namespace: str | None = None
+              ) -> tuple[EnvironmentSpec, Callable[[], dict[str, Any]]]:
     """The environment, rendered once; and the declared shape a good apply records from that render.
 
     An environment that evaluates but does not render (a placeholder left, a file written, a name
     that does not match its directory) still deploys on the process runtime: its shape is then the
     minimal one (`shape_of`), as `env diff` documents."""
     from engine.environments.evaluate import environment_spec, evaluate_document
-    from engine.environments.render.pipeline import render_environment
-    from engine.environments.shape import shape_of_rendered
+    from engine.environments.render.pipeline import render_environment, with_namespace
 
     try:
-        rendered = render_environment(project, env, fail_on_write=True)
+        rendered = render_environment(project, env, fail_on_write=True, namespace=namespace)
     except EngineError:
         doc = evaluate_document(project, env)  # raises the evaluation's own error, if that is what failed
-        return environment_spec(project, env, doc), lambda: shape_of(doc)
-    return rendered.environment, lambda: shape_of_rendered(project, env, rendered).model_dump(mode="json")
+        return with_namespace(environment_spec(project, env, doc), namespace), lambda: shape_of(doc)
+    shape: list[dict[str, Any]] = []  # read once (its git reads), possibly while kubectl applies
+
+    def declared() -> dict[str, Any]:
+        if not shape:
+            from engine.environments.shape import shape_of_rendered
+
+            shape.append(shape_of_rendered(project, env, rendered).model_dump(mode="json"))
+        return shape[0]
+
+    return rendered.environment, declared
 
 
 def deploy(
@@ -88,7 +101,13 @@ def deploy(
         )
     if opts.version is not None and opts.from_env is not None:
         return refuse(result, "invalid_input", "give a version or --from <env>, not both", 1)
-    spec, declared = _evaluate(project, env)
+    if opts.namespace is not None and not _DNS_LABEL.fullmatch(opts.namespace):
+        return refuse(result, "invalid_input", f"--namespace {opts.namespace!r} is not a Kubernetes namespace name "
+                      "(lowercase letters, digits and '-', at most 63, starting and ending alphanumeric)", 1)
+    spec, declared = _evaluate(project, env, opts.namespace)
+    if opts.namespace is not None and (spec.target is None or spec.target.type != "k8s" or spec.on_control_plane):
+        return refuse(result, "invalid_input", "--namespace applies to an environment deploying to a Kubernetes "
+                      "cluster (framework.K8sCluster) from this machine", 1)
     if opts.frontends_only:
         if not spec.frontends:
             return refuse(result, "invalid_input", "--frontends-only: this environment declares no frontends", 1)
@@ -100,30 +119,66 @@ def deploy(
             return refuse(result, "invalid_input", f"unknown workload {unknown[0]!r} for --target", 1)
     # rule 9: a K8sCluster applies to exactly its declared context; missing -> refused before anything
     # is written. Compose is rendered only (check_target says so, pointing to `env render`)
+    kubectl = None
     if spec.target is not None and spec.target.type == "k8s" and mode in ("apply", "dry_run"):
         from engine.runtime.k8s import check_k8s
 
-        check_k8s(spec.target)
+        kube = check_k8s(spec.target)
+        if (mode == "apply" and (opts.yes or opts.approve is not None) and not opts.frontends_only
+                and not spec.on_control_plane):
+            kubectl = _start_apply(project, env, spec, opts, kube)
     elif spec.target is not None and spec.target.type != "process" and mode in ("apply", "dry_run"):
         from engine.runtime.external import check_target
 
         check_target(spec.target, env, preflight=mode == "dry_run" and not opts.skip_preflight)
 
-    ledger: Ledger | HostedLedger
+    try:
+        ledger = _open_ledger(project, env, spec)
+        with ledger:
+            d = Deployment(project, env, spec, declared, opts, ledger, result, confirm, emit,
+                           progress or (lambda _m: None), kubectl=kubectl)
+            return _stages(d)
+    finally:
+        if kubectl is not None:
+            kubectl.cancel()  # refused before the apply: kubectl was sent nothing and changed nothing
+
+
+def _open_ledger(project: Project, env: str, spec: EnvironmentSpec) -> Ledger | HostedLedger:
     if spec.on_control_plane:  # rule 4: the ledger and convergence live on the control plane (exit 2 unreachable)
-        ledger = HostedLedger.open(env, spec)
-        ledger.bundle = bundle_of(spec)
-    else:
-        ledger = Ledger.open(project.key)
-    with ledger:
-        d = Deployment(project, env, spec, declared, opts, ledger, result, confirm, emit,
-                       progress or (lambda _m: None))
-        return _stages(d)
+        from engine.ledger.hosted import HostedLedger, bundle_of
+
+        hosted = HostedLedger.open(env, spec)
+        hosted.bundle = bundle_of(spec)
+        return hosted
+    from engine.ledger.store import Ledger
+
+    return Ledger.open(project.key)
+
+
+def _hosted(d: Deployment) -> HostedLedger | None:
+    """The control plane's ledger of a hosted environment (rule 4), else None (the machine's)."""
+    if not d.spec.on_control_plane:
+        return None
+    from engine.ledger.hosted import HostedLedger
+
+    assert isinstance(d.ledger, HostedLedger)
+    return d.ledger
+
+
+def _start_apply(project: Project, env: str, spec: EnvironmentSpec, opts: DeployOptions, kube: Any) -> Any:
+    """The K8sCluster apply's kubectl, started as soon as the context is checked: its start overlaps
+    the stages up to the promotion, after which it is sent the objects (engine/runtime/k8s.py,
+    PendingApply). Only for a deploy approved on its command line (a terminal's question could
+    take minutes); a deploy refused before its apply cancels it."""
+    from engine.runtime.k8s import applyset_name
+    from engine.runtime.k8s_status import namespace_of
+
+    prune_set = None if opts.targets else applyset_name(env)
+    return kube.start_apply(prune_set=prune_set, namespace=namespace_of(project, env, spec))
 
 
 def _stages(d: Deployment) -> DeployResult:
     """Spec 2, Deploy forms: resolve, plan, cut, confirm, promote, apply and record."""
-    from engine.builds.dispatch import cut_release
     from engine.deploy.apply import apply_and_record
 
     refused = _resolve(d)
@@ -143,19 +198,22 @@ def _stages(d: Deployment) -> DeployResult:
     # Forms: the auto-named release is cut before confirmation is asked, so that the `next_step` of a
     # refusal (exit 5) or a --plan-only stage names a release that exists, and a rerun reuses it
     if d.needs_cut:
+        from engine.builds.dispatch import cut_release
+
         d.release, result.release_created = cut_release(d.project, d.release, d.sources)
     if d.opts.plan_only:
         return result
     refused = _confirm(d)
     if refused is not None:
         return refused
-    if isinstance(d.ledger, HostedLedger):  # the control plane stores the release before it is promoted
-        d.ledger.upload_release(d.release)
+    hosted = _hosted(d)
+    if hosted is not None:  # the control plane stores the release before it is promoted
+        hosted.upload_release(d.release)
     promoted = _promote(d)
     if isinstance(promoted, DeployResult):
         return promoted
     promotion, apply_seq = promoted
-    if isinstance(d.ledger, HostedLedger):
+    if hosted is not None:
         from engine.deploy.hosted_wait import hosted_converge
 
         return hosted_converge(d, promotion.id)
@@ -164,9 +222,7 @@ def _stages(d: Deployment) -> DeployResult:
 
 def _resolve(d: Deployment) -> DeployResult | None:
     """Which release, and exactly which images: a version's, another environment's, or a new cut's."""
-    from engine.builds.dispatch import env_build, prepare_release
-    from engine.builds.frontends import carried
-    from engine.releases.store import find_release
+    from engine.releases.store import find_release, load_release
 
     opts = d.opts
     d.current = current = d.ledger.current(d.env)
@@ -185,6 +241,9 @@ def _resolve(d: Deployment) -> DeployResult | None:
         d.release = load_release(d.project, opts.version)  # unknown version: exit 1
         d.images = d.release.images
     else:
+        from engine.builds.dispatch import env_build, prepare_release
+        from engine.builds.frontends import carried
+
         if d.result.mode == "apply":
             d.say(f"building {d.env}")
             env_build(d.project, d.env, tag=opts.tag, progress=d.say, spec=d.spec)
@@ -223,13 +282,15 @@ def _preflight(d: Deployment) -> DeployResult | None:
 
 def _plan(d: Deployment) -> None:
     """The change set against what runs, its digest, and the command that approves it (rule 6)."""
+    from engine.deploy.plan import compute_plan
     from engine.releases.store import find_release
 
     assert d.release is not None
     cur_release = find_release(d.project, d.current.release) if d.current else None
     cur_doc = cur_release.model_dump(mode="json") if cur_release else None
-    if cur_doc is None and d.current is not None and isinstance(d.ledger, HostedLedger):
-        cur_doc = d.ledger.release_doc(d.current.release)  # cut elsewhere: the control plane stores it
+    hosted = _hosted(d)
+    if cur_doc is None and d.current is not None and hosted is not None:
+        cur_doc = hosted.release_doc(d.current.release)  # cut elsewhere: the control plane stores it
     d.plan = plan = compute_plan(
         d.env,
         d.release.model_dump(mode="json"),
@@ -296,6 +357,8 @@ def _confirm(d: Deployment) -> DeployResult | None:
 
 def _promote(d: Deployment) -> tuple[Promotion, int] | DeployResult:
     """Append the promotion by compare-and-set (rule 2), or re-apply the one running (rule 3)."""
+    from engine.ledger.store import PromotionConflict, RolloutInFlight
+
     opts, plan, current, release = d.opts, d.plan, d.current, d.release
     assert release is not None
     gates = _read_gates(opts.gate_file) if opts.gate_file else []
@@ -369,8 +432,9 @@ def _explain(d: Deployment) -> list[str]:
             f"a promotion would be appended ({plan.direction}) by compare-and-set on "
             f"{plan.current_promotion_id or 'an unbound environment'}"
         )
-    if isinstance(d.ledger, HostedLedger):  # rule 4: converged by the control plane
-        steps.append(f"the release would be uploaded to the control plane {d.ledger.client.endpoint}, which "
+    hosted = _hosted(d)
+    if hosted is not None:  # rule 4: converged by the control plane
+        steps.append(f"the release would be uploaded to the control plane {hosted.client.endpoint}, which "
                      "converges the environment" + ("; this command would wait on its status" if opts.wait else ""))
     elif d.spec.runtime == "k8s" and d.spec.target is not None:
         runtime = f"the k8s runtime would apply the rendered objects to context {d.spec.target.context!r}"

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from engine.deploy.plan import DeployPlan
-from engine.environments.model import EnvironmentSpec, Workload
-from engine.ledger.hosted import HostedLedger
-from engine.ledger.store import Ledger, Promotion
-from engine.project import Project
-from engine.releases.store import Release
+if TYPE_CHECKING:  # imported by the stages that use them: a deploy starts its apply first (deploy.py)
+    from engine.deploy.plan import DeployPlan
+    from engine.environments.model import EnvironmentSpec, Workload
+    from engine.ledger.hosted import HostedLedger
+    from engine.ledger.store import Ledger, Promotion
+    from engine.project import Project
+    from engine.releases.store import Release
+    from engine.runtime.k8s import PendingApply
 
-Confirm = Callable[[DeployPlan | None, str], bool]
+Confirm = Callable[["DeployPlan | None", str], bool]
 Emit = Callable[[dict[str, Any]], None]
 
 
@@ -102,6 +104,7 @@ class Deployment:
     needs_cut: bool = False
     source_id: str | None = None
     plan: DeployPlan | None = None
+    kubectl: PendingApply | None = None  # a K8sCluster deploy's apply, started early (deploy.py)
 
     @property
     def workloads(self) -> list[Workload]:

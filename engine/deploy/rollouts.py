@@ -90,7 +90,7 @@ def _k8s_live(project: Project, env: str, spec: Any, ledger: Any, row: EnvRollou
     from engine.runtime.k8s_status import live_view, namespace_of
 
     current = ledger.current(env)
-    seen, events = live_view(spec, namespace_of(project, env, spec), current.images if current else {})
+    seen, events = live_view(spec, namespace_of(project, env, spec, ledger), current.images if current else {})
     if "error" in seen:
         row.message = f"cluster: {seen['error']}"
         return {}, []

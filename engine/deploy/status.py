@@ -127,7 +127,7 @@ def _observe_k8s(project: Project, env: str, spec: EnvironmentSpec, ledger: Ledg
     """The live cluster, read on the declared context (engine/runtime/k8s_status.py)."""
     from engine.runtime.k8s_status import k8s_observation, namespace_of
 
-    seen = k8s_observation(spec, namespace_of(project, env, spec), images)
+    seen = k8s_observation(spec, namespace_of(project, env, spec, ledger), images)
     if "error" in seen:
         st.images = [{"name": n, "expected_digest": i.get("digest"), "running_digest": None, "state": "unreachable"}
                      for n, i in sorted(images.items())]

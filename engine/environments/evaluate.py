@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from engine.environments.files import MAIN_FILE, declared_names, env_file
 from engine.environments.model import EnvironmentSpec
@@ -22,6 +22,8 @@ __all__ = [
 class EnvironmentSummary(BaseModel):
     """One row of `env list`. `error` is set (and the rest empty) when its KCL does not evaluate."""
 
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
+
     name: str
     kind: str | None = None
     target: str | None = None
@@ -31,6 +33,8 @@ class EnvironmentSummary(BaseModel):
 
 
 class EnvironmentList(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
+
     project: str
     root: str
     environments: list[EnvironmentSummary]

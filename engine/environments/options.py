@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from engine.errors import UsageError
 from engine.project import Project
@@ -24,6 +24,8 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 class RenderOption(BaseModel):
     """One option an environment declares: `option(name, type=, default=, help=)`."""
 
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
+
     name: str
     type: str = "str"
     default: str | None = None
@@ -32,6 +34,8 @@ class RenderOption(BaseModel):
 
 
 class EnvOptions(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
+
     project: str
     env: str
     file: str

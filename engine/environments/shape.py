@@ -168,9 +168,10 @@ def shape_of_rendered(
     )
     root = project.root
     status = git_output(root, "status", "--porcelain", "--untracked-files=no")
+    heads = (git_output(root, "rev-parse", "HEAD^{tree}", "HEAD") or "").split()  # one git start, not two
     provenance = Provenance(
-        tree=git_output(root, "rev-parse", "HEAD^{tree}"),
-        commit=git_output(root, "rev-parse", "HEAD"),
+        tree=heads[0] if len(heads) == 2 else None,
+        commit=heads[1] if len(heads) == 2 else None,
         branch=rendered.derived["branch"] or None,
         dirty=None if status is None else bool(status),
         worktree=rendered.derived["worktree"],

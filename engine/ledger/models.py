@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from engine.promotions.rules import Gate, Promotion  # the ledger's rules own them (machine and hosted)
 
@@ -12,6 +12,8 @@ __all__ = ["Apply", "Gate", "LocalSession", "Promotion", "RunRecords"]
 
 
 class Apply(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
+
     seq: int
     env: str
     promotion_id: str | None
@@ -25,10 +27,13 @@ class Apply(BaseModel):
     resources: list[dict[str, Any]]
     superseded_by_pid: int | None = None
     run_id: str | None = None
+    namespace: str | None = None  # the Kubernetes namespace a K8sCluster apply targeted
 
 
 class LocalSession(BaseModel):
     """Presence row: one per worktree per machine (spec 2, Records: local session)."""
+
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
 
     machine: str
     worktree: str
@@ -41,6 +46,8 @@ class LocalSession(BaseModel):
 
 class RunRecords(BaseModel):
     """What one CI run wrote to the ledger (spec 2, `ci run`)."""
+
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
 
     promotions: list[Promotion] = []
     applies: list[Apply] = []

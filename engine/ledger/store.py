@@ -70,7 +70,8 @@ CREATE TABLE IF NOT EXISTS applies (
     outcome TEXT,
     resources TEXT NOT NULL DEFAULT '[]',
     superseded_by_pid INTEGER,
-    run_id TEXT
+    run_id TEXT,
+    namespace TEXT
 );
 CREATE INDEX IF NOT EXISTS applies_by_env ON applies (project, env, seq);
 CREATE TABLE IF NOT EXISTS gates (
@@ -133,12 +134,13 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 def _add_run_id_columns(conn: sqlite3.Connection) -> None:
-    """Ledgers created before promotions and applies recorded their CI run id gain the column."""
-    for table in ("promotions", "applies"):
+    """Ledgers created before promotions and applies recorded their CI run id (and applies the
+    Kubernetes namespace they applied to) gain the columns."""
+    for table, column in (("promotions", "run_id"), ("applies", "run_id"), ("applies", "namespace")):
         columns = {r["name"] for r in conn.execute(f"PRAGMA table_info({table})")}
-        if "run_id" not in columns:
+        if column not in columns:
             try:
-                conn.execute(f"ALTER TABLE {table} ADD COLUMN run_id TEXT")
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")
             except sqlite3.OperationalError as exc:  # another process added it first
                 if "duplicate column" not in str(exc):
                     raise
@@ -155,7 +157,7 @@ def _apply(r: sqlite3.Row) -> Apply:
     return Apply(seq=r["seq"], env=r["env"], promotion_id=r["promotion_id"], release=r["release"], pid=r["pid"],
                  host=r["host"], started_at=r["started_at"], finished_at=r["finished_at"], phase=r["phase"],
                  outcome=r["outcome"], resources=json.loads(r["resources"]),
-                 superseded_by_pid=r["superseded_by_pid"], run_id=r["run_id"])
+                 superseded_by_pid=r["superseded_by_pid"], run_id=r["run_id"], namespace=r["namespace"])
 
 
 def _gate(r: sqlite3.Row) -> Gate:
@@ -403,9 +405,13 @@ class Ledger:
         outcome: str | None = None,
         resources: list[dict[str, Any]] | None = None,
         finished: bool = False,
+        namespace: str | None = None,
     ) -> None:
         sets: list[str] = []
         args: list[Any] = []
+        if namespace is not None:  # the Kubernetes namespace the apply targets (`env status` reads it)
+            sets.append("namespace=?")
+            args.append(namespace)
         if phase is not None:
             sets.append("phase=?")
             args.append(phase)
@@ -420,6 +426,13 @@ class Ledger:
             args.append(time.time())
         if sets:
             self.conn.execute(f"UPDATE applies SET {', '.join(sets)} WHERE seq=?", (*args, seq))
+
+    def applied_namespace(self, env: str) -> str | None:
+        """The Kubernetes namespace of `env`'s latest apply that recorded one (`env deploy
+        --namespace`), else None."""
+        rows = self._q("SELECT namespace FROM applies WHERE project=? AND env=? AND namespace IS NOT NULL "
+                       "ORDER BY seq DESC LIMIT 1", (self.project, env))
+        return rows[0]["namespace"] if rows else None
 
     def apply_superseded(self, seq: int) -> bool:
         rows = self._q("SELECT superseded_by_pid FROM applies WHERE seq=?", (seq,))

@@ -21,7 +21,7 @@ import time
 import uuid
 from typing import Any, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from engine.errors import EngineError
 
@@ -81,6 +81,8 @@ class Promotion(BaseModel):
 
 class OpenApply(BaseModel):
     """An unfinished rollout as its store sees it: `alive` when someone still drives it."""
+
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
 
     seq: int
     release: str

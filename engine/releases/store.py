@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from engine.errors import EngineError, InvalidInput
 from engine.paths import atomic_write_bytes, ledger_home
@@ -121,6 +121,8 @@ def list_releases(project: Project) -> list[Release]:
 
 
 class ReleaseSummary(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
+
     version: str
     created_at: float
     commit: str | None = None
@@ -131,6 +133,8 @@ class ReleaseSummary(BaseModel):
 
 class ReleaseList(BaseModel):
     """`framework release list`: every release cut in this checkout, newest first."""
+
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
 
     project: str
     releases: list[ReleaseSummary]

@@ -29,7 +29,11 @@ from engine.errors import EngineError
 from engine.runtime.external import RuntimeUnavailable
 
 FIELD_MANAGER = "framework"
-LOCAL_PREFIXES = ("k3d-",)  # contexts `cluster up` creates (spec 2: lifecycle commands pin k3d-<name>)
+# Contexts the local-cluster tools create for a cluster on this machine: `k3d-<name>` (`cluster up`,
+# spec 2: lifecycle commands pin k3d-<cluster-name>), kind's `kind-<name>`, and the fixed names of
+# minikube, Docker Desktop, Rancher Desktop, Colima and OrbStack.
+LOCAL_PREFIXES = ("k3d-", "kind-")
+LOCAL_NAMES = ("minikube", "docker-desktop", "docker-for-desktop", "rancher-desktop", "colima", "orbstack")
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job")
 
 
@@ -38,8 +42,12 @@ class KubectlFailed(EngineError):
 
 
 def is_local(context: str) -> bool:
-    """A local cluster (secrets sync applies; preflight does not): a context `cluster up` creates."""
-    return context.startswith(LOCAL_PREFIXES)
+    """A local cluster (spec 2: `env secrets sync` applies to local clusters only; deploy preflight
+    runs for remote clusters only): the context is one a local-cluster tool creates on this machine
+    (LOCAL_PREFIXES, LOCAL_NAMES). The one rule both use. Deliberately by name, not by a loopback
+    server address: a tunnel or port-forward to a remote cluster is on loopback too, and must not
+    receive a dotenv file's secrets nor skip its preflight."""
+    return context.startswith(LOCAL_PREFIXES) or context in LOCAL_NAMES
 
 
 def applyset_name(env: str) -> str:
@@ -84,19 +92,95 @@ class Kube:
         Returns the applied objects as the API server answered them (generation and status included)."""
         if not manifests:
             return []
-        stream = json.dumps({"apiVersion": "v1", "kind": "List", "items": manifests})
+        pending = self.start_apply(prune_set=prune_set, namespace=namespace)
+        pending.send(manifests)
+        return pending.result()
+
+    def start_apply(self, *, prune_set: str | None, namespace: str) -> PendingApply:
+        """`kubectl apply` started now, its objects sent later (PendingApply.send)."""
+        return PendingApply(self, prune_set=prune_set, namespace=namespace)
+
+
+class PendingApply:
+    """One `kubectl apply --server-side` started before its objects are known: kubectl's own start
+    (the Go runtime, loading the kubeconfig) overlaps the deploy's stages up to the promotion, and
+    its objects go to its stdin (`-f -`) once the promotion is recorded. Until `send`, kubectl has
+    read nothing and changed nothing; `cancel` (a deploy refused before its apply) ends it."""
+
+    def __init__(self, kube: Kube, *, prune_set: str | None, namespace: str) -> None:
+        self.kube, self.prune_set, self.namespace = kube, prune_set, namespace
         args = ["apply", "--server-side", f"--field-manager={FIELD_MANAGER}", "--force-conflicts", "-f", "-",
                 "-o", "json"]
         env = None
         if prune_set is not None:
             args += ["-n", namespace, "--prune", f"--applyset={prune_set}"]
             env = {"KUBECTL_APPLYSET": "true"}
-        out = self.check(args, stdin=stream, env=env)
+        self.args = args
+        self.sent = False
+        self._writer: Any = None
+        try:
+            self.proc = subprocess.Popen(
+                ["kubectl", "--context", kube.context, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+        except OSError as exc:
+            raise RuntimeUnavailable(f"cannot run kubectl: {exc}") from exc
+
+    def matches(self, *, prune_set: str | None, namespace: str) -> bool:
+        return not self.sent and self.prune_set == prune_set and self.namespace == namespace
+
+    def send(self, manifests: list[dict[str, Any]]) -> None:
+        """Hand kubectl its objects and end its input: it applies them. Written from a thread, as
+        communicate() would: kubectl may answer (an error) before it read them all."""
+        import threading
+
+        self.sent = True
+        # a stream of documents, as `env render` prints them (not one v1/List: kubectl checks the
+        # server's field validation per object kind in the small OpenAPI v3 documents of its group,
+        # where a List makes it fetch and parse the whole OpenAPI v2 document, ~75 ms)
+        stream = "".join(json.dumps(m) + "\n" for m in manifests)
+        pipe, self.proc.stdin = self.proc.stdin, None  # communicate() only reads from here on
+        assert pipe is not None
+
+        def write() -> None:
+            try:
+                pipe.write(stream)
+                pipe.close()
+            except (OSError, ValueError):  # kubectl stopped reading: its stderr says why
+                pass
+
+        self._writer = threading.Thread(target=write, daemon=True)
+        self._writer.start()
+
+    def result(self) -> list[dict[str, Any]]:
+        """kubectl's answer: the applied objects as the API server returned them."""
+        try:
+            out, err = self.proc.communicate(timeout=self.kube.timeout)
+        except subprocess.TimeoutExpired as exc:
+            self.proc.kill()
+            self.proc.communicate()
+            raise KubectlFailed(f"kubectl apply did not answer within {exc.timeout:g}s",
+                                exit_code=2, code="cluster_unreachable") from exc
+        except BaseException:  # interrupted: kubectl does not outlive the deploy (as subprocess.run)
+            self.proc.kill()
+            raise
+        if self._writer is not None:
+            self._writer.join()
+        if self.proc.returncode != 0:
+            raise kubectl_error(self.args, err)
         try:
             doc = json.loads(out or "{}")
         except ValueError:
             return []
         return list(doc.get("items") or ([doc] if doc.get("kind") else []))
+
+    def cancel(self) -> None:
+        """End a kubectl never sent its objects (nothing applied); a no-op once sent."""
+        if self.sent:
+            return
+        self.sent = True
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.communicate()
 
 
 def kubectl_error(args: list[str], stderr: str) -> EngineError:

@@ -82,7 +82,7 @@ def run_preflight(project: Project, env: str, target: Target, images: dict[str, 
     from engine.runtime.k8s_runtime import render_release
 
     kube = check_k8s(target)
-    _, manifests = render_release(project, env, images)
+    _, manifests = render_release(project, env, images, target.namespace)
     findings: list[dict[str, Any]] = []
     refs = secret_refs(manifests)
     keys: dict[tuple[str, str], set[str]] = {}

@@ -13,7 +13,7 @@ from typing import Any
 from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError
 from engine.project import Project
-from engine.runtime.k8s import Kube, applyset_name, check_k8s, split_namespaces
+from engine.runtime.k8s import Kube, PendingApply, applyset_name, check_k8s, split_namespaces
 from engine.runtime.k8s_rollout import resource_name, wait_rollout, workload_objects
 from engine.runtime.process import Phase, Resource, RolloutEnd, RolloutOptions
 
@@ -23,12 +23,15 @@ def oci_digests(images: dict[str, Any]) -> dict[str, str]:
     return {n: i["digest"] for n, i in images.items() if i.get("kind") == "oci" and i.get("digest")}
 
 
-def render_release(project: Project, env: str, images: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-    """(namespace, manifests in apply order) of `env` with the release's digests pinned; each manifest
-    carries its owning workload (or None) under the `__workload__` key, which K8sRuntime strips."""
+def render_release(project: Project, env: str, images: dict[str, Any], namespace: str | None = None
+                   ) -> tuple[str, list[dict[str, Any]]]:
+    """(namespace, manifests in apply order) of `env` with the release's digests pinned, in `namespace`
+    when given (`env deploy --namespace`); each manifest carries its owning workload (or None) under
+    the `__workload__` key, which K8sRuntime strips."""
     from engine.environments.render.pipeline import render_environment
 
-    rendered = render_environment(project, env, image_digests=oci_digests(images), fail_on_write=True)
+    rendered = render_environment(project, env, image_digests=oci_digests(images), fail_on_write=True,
+                                  namespace=namespace)
     namespaces = [o.name for o in rendered.objects if o.kind == "Namespace"]
     namespace = namespaces[0] if namespaces else rendered.derived["namespace"]
     return namespace, [dict(o.document, **{"__workload__": o.workload}) for o in rendered.objects]
@@ -36,8 +39,8 @@ def render_release(project: Project, env: str, images: dict[str, Any]) -> tuple[
 
 class K8sRuntime:
     def __init__(self, kube: Kube, env: str, namespace: str, manifests: list[dict[str, Any]], *,
-                 targets: list[str] | None = None) -> None:
-        self.kube, self.env, self.namespace = kube, env, namespace
+                 targets: list[str] | None = None, pending: PendingApply | None = None) -> None:
+        self.kube, self.env, self.namespace, self.pending = kube, env, namespace, pending
         selected = [m for m in manifests if not targets or m.get("__workload__") in targets
                     or (m.get("kind") == "Namespace")]
         self.manifests = [{k: v for k, v in m.items() if k != "__workload__"} for m in selected]
@@ -45,11 +48,18 @@ class K8sRuntime:
 
     @classmethod
     def for_deploy(cls, project: Project, env: str, spec: EnvironmentSpec, images: dict[str, Any],
-                   targets: list[str]) -> K8sRuntime:
+                   targets: list[str], pending: PendingApply | None = None) -> K8sRuntime:
+        """The runtime of one deploy; `pending` is the kubectl apply the deploy started early
+        (engine/deploy/deploy.py), used when it was started for this namespace and prune set."""
         assert spec.target is not None
-        kube = check_k8s(spec.target)
-        namespace, manifests = render_release(project, env, images)
-        return cls(kube, env, namespace, manifests, targets=targets)
+        kube = pending.kube if pending is not None else check_k8s(spec.target)
+        namespace, manifests = render_release(project, env, images, spec.target.namespace)
+        return cls(kube, env, namespace, manifests, targets=targets, pending=pending)
+
+    def _apply_set(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None]:
+        """(namespaces, the other objects, the ApplySet pruning them or None)."""
+        namespaces, rest = split_namespaces(self.manifests)
+        return namespaces, rest, applyset_name(self.env) if self.prune else None
 
     @property
     def names(self) -> list[str]:
@@ -61,12 +71,26 @@ class K8sRuntime:
         *,
         on_phase: Callable[[str, Phase], None] | None = None,
         superseded: Callable[[], bool] | None = None,
+        meanwhile: Callable[[], None] | None = None,
     ) -> tuple[RolloutEnd, list[Resource]]:
-        namespaces, rest = split_namespaces(self.manifests)
+        """Apply, then wait. `meanwhile` runs while kubectl applies (work the deploy needs after the
+        apply whatever its outcome, with no effect of its own: reading the declared shape)."""
+        namespaces, rest, prune_set = self._apply_set()
         declared = workload_objects(rest)
-        prune_set = applyset_name(self.env) if self.prune else None
+        pending, self.pending = self.pending, None
+        if pending is not None and (not rest or not pending.matches(prune_set=prune_set, namespace=self.namespace)):
+            pending.cancel()
+            pending = None
         try:
-            applied = self.kube.apply(rest, prune_set=prune_set, namespace=self.namespace)
+            if rest:
+                pending = pending or self.kube.start_apply(prune_set=prune_set, namespace=self.namespace)
+                pending.send(rest)
+            if meanwhile is not None:
+                try:
+                    meanwhile()
+                except Exception:  # noqa: BLE001 - done again after the apply, where its error surfaces
+                    pass
+            applied = pending.result() if pending is not None else []
         except EngineError as exc:
             if "not found" not in exc.message or "namespaces" not in exc.message:
                 raise

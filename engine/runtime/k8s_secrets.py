@@ -98,7 +98,10 @@ def secrets_sync(project: Project, env: str) -> SecretsSyncResult:
     if not path.is_file():
         raise InvalidInput(f"no dotenv file {path.relative_to(project.root)} for {env!r}",
                            hint="write KEY=VALUE lines for the secret names the workloads declare")
-    namespace = namespace_of(project, env, spec)
+    from engine.ledger.store import Ledger
+
+    with Ledger.open(project.key) as ledger:  # where the workloads run: `env deploy --namespace` recorded
+        namespace = namespace_of(project, env, spec, ledger)
     manifests, missing = secret_manifests(spec, namespace, read_dotenv(path), project.key)
     if missing:
         raise InvalidInput(f"{path.relative_to(project.root)} lacks {', '.join(missing)}; nothing applied")

@@ -18,10 +18,15 @@ from engine.runtime.k8s_rollout import GET_KINDS, _selected_pods, classify, reso
 EVENT_LINES = 12
 
 
-def namespace_of(project: Project, env: str, spec: EnvironmentSpec) -> str:
-    """The namespace the render places the environment in: the target's, else the derived one."""
+def namespace_of(project: Project, env: str, spec: EnvironmentSpec, ledger: Any = None) -> str:
+    """The namespace the environment runs in: the one its latest apply recorded (`env deploy
+    --namespace` overrides the target's) when a ledger is given, else the target's, else the derived
+    one."""
     from engine.environments.options import dns_label
 
+    recorded = ledger.applied_namespace(env) if ledger is not None else None
+    if recorded:
+        return str(recorded)
     if spec.target is not None and spec.target.namespace:
         return spec.target.namespace
     return dns_label(f"{project.key}-{env}")

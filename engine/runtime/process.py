@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from engine.errors import EngineError
 from engine.paths import atomic_write_bytes, ledger_home
@@ -41,6 +41,8 @@ class RolloutOptions(BaseModel):
 
 class WorkloadSpec(BaseModel):
     """What the runtime runs for one workload of one release."""
+
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
 
     name: str
     run: list[str]

@@ -129,6 +129,14 @@ def _chart_objects(spec: EnvironmentSpec, cluster: str, namespace: str) -> list[
     return out
 
 
+def with_namespace(spec: EnvironmentSpec, namespace: str | None) -> EnvironmentSpec:
+    """`spec` with its K8sCluster target's namespace overridden (`env deploy --namespace`); unchanged
+    when `namespace` is None or the target is not a cluster."""
+    if namespace is None or spec.target is None or spec.target.type != "k8s":
+        return spec
+    return spec.model_copy(update={"target": spec.target.model_copy(update={"namespace": namespace})})
+
+
 def render_environment(
     project: Project,
     env: str,
@@ -139,8 +147,10 @@ def render_environment(
     charts: bool = True,
     fail_on_write: bool = False,
     port_offset: int = 0,
+    namespace: str | None = None,
 ) -> Rendered:
-    """Evaluate and render `env`. Raises KclError, UsageError, PlaceholderLeft, RenderWroteFiles."""
+    """Evaluate and render `env`. Raises KclError, UsageError, PlaceholderLeft, RenderWroteFiles.
+    `namespace` overrides a K8sCluster target's namespace (`env deploy --namespace`)."""
     from engine.environments.evaluate import environment_spec, evaluate_environment_tracked
     from engine.environments.options import derived_options, validate_options
 
@@ -159,7 +169,7 @@ def render_environment(
             f"{rel}: placeholders left in: {'; '.join(placeholders)}",
             hint=f"replace every REPLACE_ME_* value, then check with `framework env new {env} --check`",
         )
-    spec = environment_spec(project, env, doc)
+    spec = with_namespace(environment_spec(project, env, doc), namespace)
     if spec.name != env:
         raise KclError(
             f"{rel}: declares name {spec.name!r} but lives in deploy/kcl/{env}/",
