@@ -9,8 +9,10 @@ import hashlib
 import json
 import os
 import socket
+import threading
 from pathlib import Path
 
+from engine.daemon.bulk import _receive
 from tests.gateway_fixtures import Stack, stack, until  # noqa: F401
 from tests.http_fixtures import responses
 
@@ -116,3 +118,23 @@ def test_a_caller_hanging_up_mid_splice_cancels_the_write(stack: Stack) -> None:
     until(lambda: not [p for p in stack.work.iterdir() if p.name.endswith(".tmp")], what="the temp file removed")
     until(lambda: not (stack.record().get("sessions") or {}).get("file"), what="no file session left")
     assert not (stack.work / "gone.bin").exists()
+
+
+def test_the_daemon_receives_with_splice_and_falls_back_to_copies(tmp_path: Path) -> None:
+    """The daemon's end of an upload (engine.daemon.bulk._receive): the bytes from the socket into
+    the file until the half-close, whole; a file that refuses splice(2) (O_APPEND: EINVAL) gets
+    them by recv_into / write instead, equally whole."""
+    data = os.urandom(5 * BLOCK + 333)
+    for flags in (0, os.O_APPEND):
+        ours, theirs = socket.socketpair()
+        target = tmp_path / f"recv-{flags}.bin"
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | flags, 0o600)
+        sender = threading.Thread(target=lambda s=theirs: (s.sendall(data), s.shutdown(socket.SHUT_WR)))
+        sender.start()
+        try:
+            assert _receive(ours, fd) == len(data)
+        finally:
+            os.close(fd)
+            sender.join()
+            theirs.close()
+        assert target.read_bytes() == data
