@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import socket
 import threading
 from pathlib import Path
@@ -34,6 +35,17 @@ def _response(sock: socket.socket) -> tuple[bytes, dict[str, object]]:
     """One whole response (head, JSON body) read from a keep-alive connection."""
     [(head, body)] = responses(sock, 1)
     return head, json.loads(body)
+
+
+def _temps(stack: Stack) -> list[Path]:
+    return [p for p in stack.work.iterdir() if p.name.endswith(".tmp")]
+
+
+def _upload_works(stack: Stack, name: str) -> None:
+    data = os.urandom(2 * BLOCK)
+    r = stack.api("POST", "/dev/files/write", params={"path": name}, content=data)
+    assert r.status_code == 200 and (stack.work / name).read_bytes() == data
+    (stack.work / name).unlink()
 
 
 def _sparse_random(path: Path, size: int) -> str:
@@ -81,7 +93,7 @@ def test_a_spliced_upload_is_byte_exact_and_the_connection_serves_the_next_reque
     assert _sha(stack.work / "big.bin") == digest
     assert (stack.work / "small.txt").read_bytes() == small
     assert (stack.work / "again.bin").read_bytes() == again
-    assert not [p for p in stack.work.iterdir() if p.name.endswith(".tmp")]
+    assert not _temps(stack)
     for name in ("big.bin", "small.txt", "again.bin"):
         (stack.work / name).unlink()
 
@@ -100,12 +112,9 @@ def test_a_spliced_body_cut_short_commits_nothing(stack: Stack) -> None:
     error = doc["error"]
     assert isinstance(error, dict) and doc["exit_code"] == 2
     assert error["message"] == f"the request body ended after {given} of {declared} bytes: nothing written"
-    until(lambda: not [p for p in stack.work.iterdir() if p.name.endswith(".tmp")], what="the temp file removed")
+    until(lambda: not _temps(stack), what="the temp file removed")
     assert not (stack.work / "short.bin").exists()
-    data = os.urandom(2 * BLOCK)
-    r = stack.api("POST", "/dev/files/write", params={"path": "after-short.bin"}, content=data)
-    assert r.status_code == 200 and (stack.work / "after-short.bin").read_bytes() == data
-    (stack.work / "after-short.bin").unlink()
+    _upload_works(stack, "after-short.bin")
 
 
 def test_a_caller_hanging_up_mid_splice_cancels_the_write(stack: Stack) -> None:
@@ -113,9 +122,9 @@ def test_a_caller_hanging_up_mid_splice_cancels_the_write(stack: Stack) -> None:
     cancelled -- no file, no temp file, no file session left on the daemon."""
     with _connect(stack) as sock:
         sock.sendall(_head(stack, "gone.bin", 64 * BLOCK) + os.urandom(5 * BLOCK))
-        until(lambda: [p for p in stack.work.iterdir() if p.name.endswith(".tmp")], what="the write to be running")
+        until(lambda: _temps(stack), what="the write to be running")
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # RST
-    until(lambda: not [p for p in stack.work.iterdir() if p.name.endswith(".tmp")], what="the temp file removed")
+    until(lambda: not _temps(stack), what="the temp file removed")
     until(lambda: not (stack.record().get("sessions") or {}).get("file"), what="no file session left")
     assert not (stack.work / "gone.bin").exists()
 
@@ -138,3 +147,28 @@ def test_the_daemon_receives_with_splice_and_falls_back_to_copies(tmp_path: Path
             sender.join()
             theirs.close()
         assert target.read_bytes() == data
+
+
+def test_a_stream_drop_fails_a_spliced_upload_clearly(stack: Stack) -> None:
+    """The daemon stops answering (SIGSTOP) while a spliced upload waits for the rest of its body:
+    after the heartbeat window the caller gets 502 `stream_lost` (and the connection is closed),
+    nothing is committed, and, the daemon resumed, it reconnects, drops the temp file, and uploads
+    work again."""
+    pid, instance = stack.record()["pid"], stack.record()["instance_id"]
+    with _connect(stack) as sock:
+        sock.sendall(_head(stack, "dropped.bin", 64 * BLOCK) + os.urandom(5 * BLOCK))
+        until(lambda: _temps(stack), what="the write to be running")
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            head, doc = _response(sock)
+            assert sock.recv(1) == b""
+        finally:
+            os.kill(pid, signal.SIGCONT)
+    assert head.startswith(b"HTTP/1.1 502"), (head, doc)
+    assert isinstance(doc["error"], dict) and doc["error"]["code"] == "stream_lost"
+    until(lambda: stack.record().get("state") == "connected"
+          and [d["instance_id"] for d in stack.listed() if d["name"] == "dev"] == [instance],
+          what="the daemon to reconnect")
+    until(lambda: not _temps(stack), what="the temp file removed")
+    assert not (stack.work / "dropped.bin").exists()
+    _upload_works(stack, "after-drop.bin")
