@@ -8,32 +8,13 @@ import json
 import socket
 from pathlib import Path
 
+from tests.http_fixtures import responses as _responses
 from tests.webhooks_fixtures import make_trigger, server, server_factory  # noqa: F401
 
 
 def _request(path: str, body: bytes, *headers: str) -> bytes:
     head = [f"POST {path} HTTP/1.1", "Host: test", f"Content-Length: {len(body)}", *headers]
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
-
-
-def _responses(sock: socket.socket, count: int) -> list[tuple[bytes, bytes]]:
-    """Read `count` complete responses (head, body) from a keep-alive connection."""
-    buf = b""
-    out = []
-    while len(out) < count:
-        while b"\r\n\r\n" not in buf:
-            chunk = sock.recv(65536)
-            assert chunk, f"connection closed after {len(out)} responses"
-            buf += chunk
-        head, buf = buf.split(b"\r\n\r\n", 1)
-        length = int(
-            next(ln for ln in head.split(b"\r\n") if ln.lower().startswith(b"content-length:")).split(b":")[1]
-        )
-        while len(buf) < length:
-            buf += sock.recv(65536)
-        out.append((head, buf[:length]))
-        buf = buf[length:]
-    return out
 
 
 def _connect(url: str) -> socket.socket:

@@ -8,18 +8,24 @@ loop iteration and sends it at the end of that iteration: one send() per respons
 held longer than the current iteration, and closing a connection sends what is gathered first.
 A large write (a streamed body's buffer) is not gathered or copied: what is gathered goes first,
 then the buffer itself. Every request's scope offers the `platform.response.splice` extension
-(engine.server.splice: a body moved from a socket with splice(2), e.g. a daemon's bulk channel).
+(engine.server.splice: a body moved from a socket with splice(2), e.g. a daemon's bulk channel),
+and a request with Content-Length and no Transfer-Encoding the `platform.request.splice` one (its
+body moved to a socket the same way). While a request body is spliced the protocol does not read
+the connection; the parser, mid-body then, is replaced by a fresh one once the body is through,
+which is exactly where the next request begins (nothing past the body was read from the socket).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from typing import Any
 
+import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
-from engine.server.splice import SPLICE, in_thread, pump
+from engine.server.splice import REQUEST_SPLICE, SPLICE, feed, in_thread, pump
 
 LARGE_WRITE = 64 * 1024
 
@@ -99,12 +105,61 @@ class SplicingCycle(RequestResponseCycle):
 
 
 class GatheringHttpProtocol(HttpToolsProtocol):
+    body_seen = 0  # bytes of the current request's body the parser has passed on
+    declared = -1  # its Content-Length; -1: none, or chunked (no request splice)
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(_GatheringTransport(transport, self.loop))  # type: ignore[arg-type]
 
     def on_headers_complete(self) -> None:
-        self.scope.setdefault("extensions", {})[SPLICE] = {}  # type: ignore[typeddict-unknown-key]
+        extensions = self.scope.setdefault("extensions", {})  # type: ignore[typeddict-unknown-key]
+        extensions[SPLICE] = {}
+        names = dict(self.headers)
+        self.body_seen, self.declared = 0, -1
+        if b"transfer-encoding" not in names and names.get(b"content-length", b"").isdigit():
+            self.declared = int(names[b"content-length"])
         super().on_headers_complete()
-        if type(self.cycle) is RequestResponseCycle:  # not yet started: it runs as a SplicingCycle
-            self.cycle.__class__ = SplicingCycle
+        cycle = self.cycle
+        if type(cycle) is RequestResponseCycle:  # not yet started: it runs as a SplicingCycle
+            cycle.__class__ = SplicingCycle
+        if self.declared > 0 and cycle.scope is self.scope:  # (an upgrade keeps the previous cycle)
+            declared = self.declared
 
+            async def to(fd: int, stop: threading.Event) -> int:
+                return await self.splice_body(cycle, declared, fd, stop)
+            extensions[REQUEST_SPLICE] = {"to": to}
+
+    def on_body(self, body: bytes) -> None:
+        self.body_seen += len(body)
+        super().on_body(body)
+
+    async def splice_body(self, cycle: RequestResponseCycle, declared: int, dst: int, stop: threading.Event) -> int:
+        """The `platform.request.splice` extension (engine.server.splice): the whole body to `dst`."""
+        if cycle.response_complete or len(cycle.body) != (self.body_seen if self.cycle is cycle else declared):
+            raise RuntimeError("a request splice needs a body none of which was received yet")
+        if cycle.disconnected:
+            raise ConnectionError("the client went away")
+        if not cycle.more_body:  # the whole body came with the head (or the request is a pipelined one)
+            head, cycle.body = bytes(cycle.body), bytearray()
+            return await in_thread(feed, head, -1, dst, 0, stop)
+        self.flow.pause_reading()
+        if cycle.waiting_for_100_continue and not self.transport.is_closing():
+            self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            cycle.waiting_for_100_continue = False
+        head, cycle.body = bytes(cycle.body), bytearray()
+        src = os.dup(self.transport.get_extra_info("socket").fileno())  # ours: uvloop may close its fd
+        try:
+            moved = await in_thread(feed, head, src, dst, declared - self.body_seen, stop)
+        except BaseException:
+            cycle.keep_alive = False  # the parser is mid-body for good: no next request on this connection
+            raise
+        finally:
+            os.close(src)
+        if self.parser is not None:  # the body is through: the next request starts at the next byte
+            self.parser = httptools.HttpRequestParser(self)
+            self.parser.set_dangerous_leniencies(lenient_data_after_close=True)
+        self.body_seen = declared
+        cycle.more_body = False
+        cycle.message_event.set()
+        self.flow.resume_reading()
+        return moved

@@ -11,6 +11,15 @@ limited the relay, and the copies were most of it.
 
 The thread stops, with ConnectionError, when the source ends early, the client goes away (EPIPE),
 or `stop` is set (the request failed; the caller also shuts the source down to wake the thread).
+
+The other way, a request body: a request with Content-Length (not chunked) offers the
+`platform.request.splice` extension, `{"to": coroutine(fd, stop) -> int}` (engine.server.http_protocol).
+Awaiting it, before any of the body was received, moves the whole body to socket `fd`: the bytes
+the HTTP parser already holds first (at most what one read brought plus uvicorn's 64 KiB high water
+mark), then the rest with splice(2) from the client's socket, the protocol not reading it meanwhile.
+The body that ends early (the client hangs up or half-closes) raises `SourceEnded`; nothing of the
+next request is read, and the connection is closed after the response. A whole body leaves the
+connection ready for the next request (keep-alive).
 """
 
 from __future__ import annotations
@@ -24,9 +33,41 @@ import threading
 from engine.daemon.bulk import in_thread
 
 SPLICE = "platform.response.splice"
+REQUEST_SPLICE = "platform.request.splice"
 PIPE_BYTES = 1 << 20
 POLL_MS = 100
-__all__ = ["SPLICE", "in_thread", "pump"]
+__all__ = ["REQUEST_SPLICE", "SPLICE", "SourceEnded", "feed", "in_thread", "pump"]
+
+
+class SourceEnded(ConnectionError):
+    """The source socket ended (or failed) before `count` bytes came: its sender is at fault."""
+
+    def __init__(self, message: str, moved: int = 0) -> None:
+        super().__init__(message)
+        self.moved = moved
+
+
+def _wait(poller: select.poll, fd: int, event: int) -> None:
+    poller.register(fd, event)
+    poller.poll(POLL_MS)
+    poller.unregister(fd)
+
+
+def feed(head: bytes, src: int, dst: int, count: int, stop: threading.Event) -> int:
+    """`head`, then `count` bytes from socket `src`, to socket `dst`: a request body to the daemon."""
+    view, poller = memoryview(head), select.poll()
+    while view:
+        if stop.is_set():
+            raise ConnectionError("the transfer was stopped")
+        try:
+            view = view[os.write(dst, view):]
+        except BlockingIOError:
+            _wait(poller, dst, select.POLLOUT)
+    try:
+        return len(head) + (pump(src, dst, count, stop) if count else 0)
+    except SourceEnded as exc:
+        raise SourceEnded(f"the request body ended after {len(head) + exc.moved} of {len(head) + count} bytes") \
+            from None
 
 
 def pump(src: int, dst: int, count: int, stop: threading.Event) -> int:
@@ -59,14 +100,13 @@ def pump(src: int, dst: int, count: int, stop: threading.Event) -> int:
                     progressed = progressed or n > 0
                 except BlockingIOError:
                     pass
+                except OSError as exc:  # reset by the source's sender
+                    raise SourceEnded(f"the source failed after {moved} of {count} bytes: {exc}", moved) from None
             if eof and not in_pipe:
-                raise ConnectionError(f"the source ended after {moved} of {count} bytes")
+                raise SourceEnded(f"the source ended after {moved} of {count} bytes", moved)
             if not progressed:
                 # pipe holding bytes: the client is full; pipe empty: the source has nothing yet
-                fd, event = (dst, select.POLLOUT) if in_pipe else (src, select.POLLIN)
-                poller.register(fd, event)
-                poller.poll(POLL_MS)
-                poller.unregister(fd)
+                _wait(poller, *((dst, select.POLLOUT) if in_pipe else (src, select.POLLIN)))
         return moved
     finally:
         os.close(r)

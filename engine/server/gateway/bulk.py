@@ -221,7 +221,9 @@ class Sink(asyncio.BufferedProtocol):
         self.ready.clear()
         if self.transport is not None and not self.transport.is_closing():
             with contextlib.suppress(OSError):  # wakes a splice waiting for bytes
-                self.transport.get_extra_info("socket").shutdown(socket.SHUT_RDWR)
+                # on a dup: uvloop's transport socket refuses shutdown() with a TypeError
+                with socket.socket(fileno=os.dup(self.fileno())) as sock:
+                    sock.shutdown(socket.SHUT_RDWR)
             self.transport.abort()
         self._wake()
 

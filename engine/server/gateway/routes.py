@@ -30,7 +30,7 @@ from engine.server.gateway import bulk, streams
 from engine.server.gateway.hub import Call, Link, PtyMirror
 from engine.server.gateway.service import Gateway
 from engine.server.gateway.terminals import pump, state
-from engine.server.splice import SPLICE
+from engine.server.splice import REQUEST_SPLICE, SPLICE, SourceEnded
 
 DAEMON_TTL_S = 365 * 86_400
 WRITE_WINDOW = 64  # upload chunks sent to the daemon and not yet written there (its Credit frames)
@@ -305,12 +305,18 @@ async def _upload(request: Request, call: Call) -> Response:
     sink, sent = call.bulk, 0
     if sink is None:
         return error("protocol", "the daemon announced a bulk channel the server never accepted")
+    spliced = request.scope.get("extensions", {}).get(REQUEST_SPLICE)
     try:
-        async for chunk in request.stream():
-            if chunk:
-                await sink.send(chunk)
-                sent += len(chunk)
+        if spliced is not None:  # the body from the caller's socket to the daemon's, never in Python
+            sent = await _splice_up(sink, spliced["to"])
+        else:
+            async for chunk in request.stream():
+                if chunk:
+                    await sink.send(chunk)
+                    sent += len(chunk)
         sink.finish()
+    except SourceEnded as exc:  # the caller hung up or sent less than its Content-Length
+        return error("usage", f"{exc}: nothing written")
     except ConnectionError:
         pass  # the stream dropped or the daemon stopped: its answer below says which
     else:
@@ -319,6 +325,19 @@ async def _upload(request: Request, call: Call) -> Response:
     while answer.WhichOneof("body") not in ("file_info", "error"):
         answer = await call.next()
     return frame_error(answer) if answer.WhichOneof("body") == "error" else JSONResponse(_info(answer.file_info))
+
+
+async def _splice_up(sink: Any, to: Callable[..., Awaitable[int]]) -> int:
+    """The request body spliced into the bulk connection, once what the server wrote on it is sent."""
+    while sink.transport.get_write_buffer_size():
+        if sink.error or sink.transport.is_closing():
+            raise ConnectionError(sink.error or "the bulk connection closed")
+        await asyncio.sleep(0.001)
+    fd = os.dup(sink.fileno())  # ours: the sink's transport may close its own at any time
+    try:
+        return await to(fd, sink.stop)
+    finally:
+        os.close(fd)
 
 
 async def _upload_frames(request: Request, call: Call) -> Response:
