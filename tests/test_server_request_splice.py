@@ -7,6 +7,7 @@ cut short reported and the connection closed. A real uvicorn with the house prot
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -149,3 +150,49 @@ def test_a_body_cut_short_is_reported_and_the_connection_closed(port: int) -> No
     assert head.startswith(b"HTTP/1.1 400")
     assert doc["error"] == f"the request body ended after {len(given)} of {4 * MIB} bytes"
     assert (doc["size"], doc["sha"]) == (len(given), _sha(given))
+
+
+def test_a_stalled_sender_or_receiver_does_not_hold_the_splice_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """House rule (nothing held for ever on bad input) for issue 16's splice threads: a sender that
+    stops mid-body, or a receiver that stops reading, ends the transfer after PLATFORM_SPLICE_IDLE_S
+    with no progress -- the sender's stall as SourceEnded naming the bytes moved (the route answers
+    400, nothing written), the receiver's as a ConnectionError. Real sockets, real splice(2)."""
+    import time
+
+    from engine.server.splice import feed, pump
+
+    monkeypatch.setenv("PLATFORM_SPLICE_IDLE_S", "0.5")
+    src_in, src_out = socket.socketpair()
+    dst_in, dst_out = socket.socketpair()
+    try:
+        src_in.setblocking(False)  # as the server's sockets are
+        src_out.sendall(b"x" * 1000)  # then nothing more, the socket kept open
+        started = time.monotonic()
+        with pytest.raises(SourceEnded) as stalled:
+            feed(b"head", src_in.fileno(), dst_out.fileno(), 5000, threading.Event())
+        assert 0.5 <= time.monotonic() - started < 10
+        assert str(stalled.value) == "the request body stalled: nothing for 0.5 s after 1004 of 5004 bytes"
+        assert dst_in.recv(2000) == b"head" + b"x" * 1000
+    finally:
+        for s in (src_in, src_out, dst_in, dst_out):
+            s.close()
+
+    src_in, src_out = socket.socketpair()
+    dst_in, dst_out = socket.socketpair()
+    try:
+        for s in (src_in, dst_out):
+            s.setblocking(False)
+        payload = os.urandom(16 * MIB)
+        def send() -> None:
+            with contextlib.suppress(OSError):  # its peer is closed when the pump gave up
+                src_out.sendall(payload)
+
+        sender = threading.Thread(target=send, daemon=True)
+        sender.start()
+        with pytest.raises(ConnectionError) as full:  # dst_in never reads: its buffers fill
+            pump(src_in.fileno(), dst_out.fileno(), len(payload), threading.Event())
+        assert not isinstance(full.value, SourceEnded)
+        assert str(full.value).startswith("the receiver took nothing for 0.5 s")
+    finally:
+        for s in (src_in, src_out, dst_in, dst_out):
+            s.close()

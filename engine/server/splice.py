@@ -10,7 +10,9 @@ Measured on the daemon's bulk side channel (bench/daemon.py): the server's CPU p
 limited the relay, and the copies were most of it.
 
 The thread stops, with ConnectionError, when the source ends early, the client goes away (EPIPE),
-or `stop` is set (the request failed; the caller also shuts the source down to wake the thread).
+`stop` is set (the request failed; the caller also shuts the source down to wake the thread), or
+nothing moved for PLATFORM_SPLICE_IDLE_S (60 s): a sender that stalls mid-body, or a receiver that
+stops reading, does not hold a thread for ever.
 
 The other way, a request body: a request with Content-Length (not chunked) offers the
 `platform.request.splice` extension, `{"to": coroutine(fd, stop) -> int}` (engine.server.http_protocol).
@@ -29,6 +31,7 @@ import fcntl
 import os
 import select
 import threading
+import time
 
 from engine.daemon.bulk import in_thread
 
@@ -42,9 +45,10 @@ __all__ = ["REQUEST_SPLICE", "SPLICE", "SourceEnded", "feed", "in_thread", "pump
 class SourceEnded(ConnectionError):
     """The source socket ended (or failed) before `count` bytes came: its sender is at fault."""
 
-    def __init__(self, message: str, moved: int = 0) -> None:
+    def __init__(self, message: str, moved: int = 0, stalled: float = 0.0) -> None:
         super().__init__(message)
         self.moved = moved
+        self.stalled = stalled  # seconds the sender sent nothing, when that ended it
 
 
 def _wait(poller: select.poll, fd: int, event: int) -> None:
@@ -66,12 +70,25 @@ def feed(head: bytes, src: int, dst: int, count: int, stop: threading.Event) -> 
     try:
         return len(head) + (pump(src, dst, count, stop) if count else 0)
     except SourceEnded as exc:
-        raise SourceEnded(f"the request body ended after {len(head) + exc.moved} of {len(head) + count} bytes") \
-            from None
+        got, declared = len(head) + exc.moved, len(head) + count
+        if exc.stalled:
+            raise SourceEnded(f"the request body stalled: nothing for {exc.stalled:g} s after {got} of {declared} "
+                              "bytes", got, exc.stalled) from None
+        raise SourceEnded(f"the request body ended after {got} of {declared} bytes", got) from None
+
+
+def idle_limit_s() -> float:
+    given = os.environ.get("PLATFORM_SPLICE_IDLE_S", "")
+    try:
+        return max(0.05, float(given)) if given else 60.0
+    except ValueError:
+        return 60.0
 
 
 def pump(src: int, dst: int, count: int, stop: threading.Event) -> int:
     """Move `count` bytes from socket `src` to socket `dst` (both may be non-blocking)."""
+    idle = idle_limit_s()
+    last = time.monotonic()
     r, w = os.pipe()
     with contextlib.suppress(OSError):
         fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
@@ -104,7 +121,14 @@ def pump(src: int, dst: int, count: int, stop: threading.Event) -> int:
                     raise SourceEnded(f"the source failed after {moved} of {count} bytes: {exc}", moved) from None
             if eof and not in_pipe:
                 raise SourceEnded(f"the source ended after {moved} of {count} bytes", moved)
-            if not progressed:
+            if progressed:
+                last = time.monotonic()
+            else:
+                if time.monotonic() - last > idle:
+                    if in_pipe:
+                        raise ConnectionError(f"the receiver took nothing for {idle:g} s ({moved} of {count} bytes)")
+                    raise SourceEnded(f"the source sent nothing for {idle:g} s after {moved} of {count} bytes",
+                                      moved, idle)
                 # pipe holding bytes: the client is full; pipe empty: the source has nothing yet
                 _wait(poller, *((dst, select.POLLOUT) if in_pipe else (src, select.POLLIN)))
         return moved
