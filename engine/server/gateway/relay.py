@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-FORWARDED = ("authorization", "content-type")
+FORWARDED = ("authorization", "content-type", "content-length")
 
 
 async def relay(request: Request, node_url: str) -> Response:
@@ -18,6 +18,10 @@ async def relay(request: Request, node_url: str) -> Response:
 
     client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=5))
     headers = {k: v for k, v in request.headers.items() if k in FORWARDED}
+    if "transfer-encoding" in request.headers:
+        headers.pop("content-length", None)
+    # with the caller's Content-Length the body is forwarded with it, not chunked: the holder then
+    # splices an upload into its daemon's bulk channel as it does its own callers' (engine.server.splice)
     headers["x-platform-routed"] = "1"
     url = node_url + request.url.path + (f"?{request.url.query}" if request.url.query else "")
     try:
