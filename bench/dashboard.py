@@ -81,11 +81,11 @@ def seed(data_dir: Path, sizes: dict[str, int]) -> None:
     recorded deliveries (every tenth with a finished run), and a known admin API token."""
     import json
 
+    from engine.auth.bearer import token_hash
     from engine.db import store
     from engine.db.migrations import up
     from engine.hooks.models import TriggerDefinition
     from engine.server.main import DB_FILE
-    from engine.tokens import token_hash
 
     data_dir.mkdir(parents=True)
     engine = store.open_engine(f"sqlite:///{data_dir / DB_FILE}")

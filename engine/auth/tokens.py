@@ -27,9 +27,9 @@ from sqlalchemy.engine import Connection, Engine
 
 from engine.auth import tables as t
 from engine.auth.accounts import NotFound, new_id
+from engine.auth.bearer import hash_matches, new_token, token_hash
 from engine.auth.models import Minted, TokenInfo, iso
 from engine.db import store
-from engine.tokens import hash_matches, new_token, token_hash
 
 TOKEN_PREFIX = "plt"
 DAY_S = 86_400

@@ -16,6 +16,7 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
+from engine.auth.bearer import new_token, token_hash
 from engine.db import store
 from engine.db.store import automations, deliveries, now_us, runs, triggers
 from engine.errors import EngineError
@@ -31,7 +32,6 @@ from engine.hooks.models import (
     TriggerDefinition,
 )
 from engine.hooks.secrets import SecretBox
-from engine.tokens import new_token, token_hash
 
 MAX_HMAC_SECRET = 1024
 

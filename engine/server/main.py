@@ -33,8 +33,8 @@ def ensure_admin_token(engine: Engine) -> str | None:
     """Create the admin API token if there is none; return it only to the process that created it."""
     from sqlalchemy import select
 
+    from engine.auth.bearer import new_token, token_hash
     from engine.server.ingest import _insert_ignore
-    from engine.tokens import new_token, token_hash
 
     token = new_token("plt")
     with store.write(engine) as conn:
