@@ -15,8 +15,8 @@ from pydantic import BaseModel
 
 from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError, UsageError
-from engine.images import parse_image
 from engine.project import Project
+from engine.releases.images import parse_image
 
 STEP_OUTPUT_VARIABLE = "GITHUB_OUTPUT"
 
