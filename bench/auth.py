@@ -45,8 +45,8 @@ from starlette.routing import Mount, Route
 
 from engine.auth.accounts import add_org, add_user
 from engine.auth.tokens import Verifier, mint
-from engine.db import store
-from engine.db.migrations import up
+from engine.serverstore import store
+from engine.serverstore.migrations import up
 from engine.hooks import automations as svc
 from engine.server.app import _list, api
 from engine.server.http_protocol import GatheringHttpProtocol

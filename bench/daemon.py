@@ -48,9 +48,9 @@ def pct(values: list[float], p: float) -> float:
 def prepare(tmp: Path) -> tuple[str, str]:
     from engine.auth.accounts import add_org, add_user
     from engine.auth.tokens import mint
-    from engine.db import store
-    from engine.db.migrations import up
-    from engine.db.url import database_url
+    from engine.serverstore import store
+    from engine.serverstore.migrations import up
+    from engine.serverstore.url import database_url
 
     data = tmp / "data"
     data.mkdir()

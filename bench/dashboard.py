@@ -82,10 +82,10 @@ def seed(data_dir: Path, sizes: dict[str, int]) -> None:
     import json
 
     from engine.auth.bearer import token_hash
-    from engine.db import store
-    from engine.db.migrations import up
     from engine.hooks.models import TriggerDefinition
     from engine.server.main import DB_FILE
+    from engine.serverstore import store
+    from engine.serverstore.migrations import up
 
     data_dir.mkdir(parents=True)
     engine = store.open_engine(f"sqlite:///{data_dir / DB_FILE}")

@@ -68,7 +68,7 @@ def start_plane(env: dict[str, str], data: Path) -> tuple[subprocess.Popen[str],
 def mint(env: dict[str, str], data: Path, org: str) -> str:
     code = ("import sys\nfrom sqlalchemy import select\nfrom engine.auth import tables as t\n"
             "from engine.auth.accounts import server_store\nfrom engine.auth.tokens import mint\n"
-            "from engine.db import store\ne = server_store(sys.argv[1])\nwith store.write(e) as c:\n"
+            "from engine.serverstore import store\ne = server_store(sys.argv[1])\nwith store.write(e) as c:\n"
             "    org = c.execute(select(t.orgs.c.id).where(t.orgs.c.name == sys.argv[2])).scalar_one()\n"
             "    print(mint(c, kind='automation', org_id=org, scope='deploy:read deploy:write deploy:promote',"
             " ttl_s=3600, name='bench').token)\n")

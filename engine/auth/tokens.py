@@ -29,7 +29,7 @@ from engine.auth import tables as t
 from engine.auth.accounts import NotFound, new_id
 from engine.auth.bearer import hash_matches, new_token, token_hash
 from engine.auth.models import Minted, TokenInfo, iso
-from engine.db import store
+from engine.serverstore import store
 
 TOKEN_PREFIX = "plt"
 DAY_S = 86_400

@@ -29,7 +29,7 @@ from sqlalchemy.engine import Engine
 from engine.controlplane import ledger, releases
 from engine.controlplane import tables as t
 from engine.controlplane.state import runtime_root
-from engine.db import store
+from engine.serverstore import store
 
 log = logging.getLogger("platform.controlplane")
 TICK_S = 0.25

@@ -19,10 +19,10 @@ from sqlalchemy.engine import Connection, Engine, Row
 from sqlalchemy.exc import IntegrityError
 
 from engine.controlplane import tables as t
-from engine.db import store
 from engine.errors import EngineError
 from engine.promotions import rules
 from engine.promotions.rules import Gate, OpenApply, Promotion
+from engine.serverstore import store
 
 
 class NotFound(EngineError):

@@ -23,8 +23,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
 from engine.controlplane import tables as t
-from engine.db import store
 from engine.errors import EngineError, UsageError
+from engine.serverstore import store
 
 MAX_BLOB = 64 * 1024 * 1024
 

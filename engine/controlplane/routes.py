@@ -122,7 +122,7 @@ def status(r: Request, p: Principal, doc: Any) -> Any:
 
 
 def env_ledger(r: Request, p: Principal, doc: Any) -> Any:
-    from engine.db import store
+    from engine.serverstore import store
 
     ctx, name = _ctx(r), r.path_params["env"]
     limit = min(int(r.query_params.get("limit") or 20), 200)

@@ -16,8 +16,8 @@ from engine.auth import tables as auth_t
 from engine.controlplane import ledger
 from engine.controlplane import tables as t
 from engine.controlplane.releases import replicas_of
-from engine.db import store
 from engine.errors import EngineError
+from engine.serverstore import store
 
 
 class NotEntitled(EngineError):

@@ -24,9 +24,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from engine.db import store
 from engine.domains import service, static
 from engine.domains.certs import Issuer
+from engine.serverstore import store
 
 log = logging.getLogger(__name__)
 HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",

@@ -23,10 +23,10 @@ from typing import Any
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 
-from engine.db import store
 from engine.domains import dnscheck, records
 from engine.domains import tables as t
 from engine.errors import EngineError, InvalidInput
+from engine.serverstore import store
 
 PENDING, CONFLICT, LIVE = "pending_dns", "conflict", "live"
 WITHDRAWN = "the ownership record is no longer published"

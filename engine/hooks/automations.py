@@ -17,8 +17,6 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
 from engine.auth.bearer import new_token, token_hash
-from engine.db import store
-from engine.db.store import automations, deliveries, now_us, runs, triggers
 from engine.errors import EngineError
 from engine.hooks.filters import compile_filter
 from engine.hooks.models import (
@@ -32,6 +30,8 @@ from engine.hooks.models import (
     TriggerDefinition,
 )
 from engine.hooks.secrets import SecretBox
+from engine.serverstore import store
+from engine.serverstore.store import automations, deliveries, now_us, runs, triggers
 
 MAX_HMAC_SECRET = 1024
 
