@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from engine.deploy.deployment import Deployment, DeployResult
 from engine.environments.model import Workload
 from engine.errors import EngineError, InvalidInput
-from engine.ledger.store import Ledger
 from engine.project import Project
 from engine.releases.store import Release
 
@@ -118,8 +117,8 @@ def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> Deploy
     """Apply on the environment's runtime, wait within the budget, close the apply with its outcome."""
     from engine.runtime.process import RolloutOptions
 
-    opts, ledger, result, release = d.opts, d.ledger, d.result, d.release
-    assert release is not None and isinstance(ledger, Ledger)  # hosted: engine.deploy.hosted_wait
+    opts, ledger, result, release = d.opts, d.ledger.machine, d.result, d.release
+    assert release is not None and ledger is not None  # hosted: engine.deploy.hosted_wait
     try:
         runtime = _runtime(d, promotion_id)
     except EngineError as exc:
@@ -192,9 +191,10 @@ def _record(d: Deployment, apply_seq: int, phase: RolloutEnd, resources: list[Re
             staged: StagedBundle | None, namespace: str | None) -> DeployResult:
     """Close the apply with its outcome; the exit code follows it (1 DEGRADED, 6 SUPERSEDED, 8 timed out)."""
     result = d.result
-    assert result.rollout is not None and isinstance(d.ledger, Ledger)
-    d.ledger.update_apply(apply_seq, phase=phase, outcome=OUTCOMES[phase], resources=result.rollout["resources"],
-                          finished=True, namespace=namespace)
+    ledger = d.ledger.machine
+    assert result.rollout is not None and ledger is not None
+    ledger.update_apply(apply_seq, phase=phase, outcome=OUTCOMES[phase], resources=result.rollout["resources"],
+                        finished=True, namespace=namespace)
     if phase in ("ready", "not_waited"):
         if staged is not None:
             staged.commit()

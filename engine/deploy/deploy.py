@@ -19,7 +19,7 @@ from engine.errors import EngineError, InvalidInput
 if TYPE_CHECKING:  # the stages import what they use: a K8sCluster deploy starts kubectl before them
     from engine.environments.model import EnvironmentSpec
     from engine.ledger.hosted import HostedLedger
-    from engine.ledger.store import Gate, Ledger, Promotion
+    from engine.ledger.store import Gate, Promotion
     from engine.project import Project
 
 
@@ -132,9 +132,10 @@ def deploy(
 
         check_target(spec.target, env, preflight=mode == "dry_run" and not opts.skip_preflight)
 
+    from engine.ledger.protocol import open_ledger
+
     try:
-        ledger = _open_ledger(project, env, spec)
-        with ledger:
+        with open_ledger(project, env, spec) as ledger:  # rule 4: hosted -> the control plane (exit 2 unreachable)
             d = Deployment(project, env, spec, declared, opts, ledger, result, confirm, emit,
                            progress or (lambda _m: None), kubectl=kubectl)
             return _stages(d)
@@ -143,26 +144,9 @@ def deploy(
             kubectl.cancel()  # refused before the apply: kubectl was sent nothing and changed nothing
 
 
-def _open_ledger(project: Project, env: str, spec: EnvironmentSpec) -> Ledger | HostedLedger:
-    if spec.on_control_plane:  # rule 4: the ledger and convergence live on the control plane (exit 2 unreachable)
-        from engine.ledger.hosted import HostedLedger, bundle_of
-
-        hosted = HostedLedger.open(env, spec)
-        hosted.bundle = bundle_of(spec)
-        return hosted
-    from engine.ledger.store import Ledger
-
-    return Ledger.open(project.key)
-
-
 def _hosted(d: Deployment) -> HostedLedger | None:
     """The control plane's ledger of a hosted environment (rule 4), else None (the machine's)."""
-    if not d.spec.on_control_plane:
-        return None
-    from engine.ledger.hosted import HostedLedger
-
-    assert isinstance(d.ledger, HostedLedger)
-    return d.ledger
+    return d.ledger.hosted
 
 
 def _start_apply(project: Project, env: str, spec: EnvironmentSpec, opts: DeployOptions, kube: Any) -> Any:

@@ -256,6 +256,14 @@ class Ledger:
             except (sqlite3.Error, OSError) as exc:
                 raise _unreadable(path, exc) from exc
 
+    @property
+    def machine(self) -> Ledger:
+        return self
+
+    @property
+    def hosted(self) -> None:
+        return None
+
     def close(self) -> None:
         self.conn.close()
 
