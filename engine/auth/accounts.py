@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 
 from engine.auth import tables as t
 from engine.auth.passwords import hash_password
-from engine.errors import EngineError, UsageError
+from engine.errors import Conflict, NotFound, UsageError
 from engine.serverstore import store
 
 # The deploy, secret and domain authority an organization may grant (spec 2 Authentication 5:
@@ -33,14 +33,6 @@ ROLES = ("admin", "member")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 _ORG_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 MIN_PASSWORD = 8
-
-
-class NotFound(EngineError):
-    code = "not_found"
-
-
-class Conflict(EngineError):
-    code = "conflict"
 
 
 class Org(BaseModel):

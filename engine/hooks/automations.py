@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
 from engine.auth.bearer import new_token, token_hash
-from engine.errors import EngineError
+from engine.errors import Conflict, EngineError, NotFound
 from engine.hooks.filters import compile_filter
 from engine.hooks.models import (
     Activation,
@@ -34,14 +34,6 @@ from engine.serverstore import store
 from engine.serverstore.store import automations, deliveries, now_us, runs, triggers
 
 MAX_HMAC_SECRET = 1024
-
-
-class NotFound(EngineError):
-    code = "not_found"
-
-
-class Conflict(EngineError):
-    code = "conflict"
 
 
 def iso(us: int | None) -> str | None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.errors import EngineError, InvalidInput
+from engine.errors import EngineError, InvalidInput, ReleaseConflict
 from engine.paths import atomic_write_bytes, ledger_home
 from engine.project import Project
 from engine.releases.git import Provenance
@@ -33,12 +33,6 @@ MAX_FILE_ARTIFACT = 64 * 1024 * 1024
 
 class ReleaseNotFound(EngineError):
     code = "release_not_found"
-
-
-class ReleaseConflict(EngineError):
-    """Re-cutting a version over different artifacts (releases are immutable)."""
-
-    code = "release_conflict"
 
 
 class Artifact(BaseModel):
