@@ -1,5 +1,5 @@
-"""The one control-plane client of the framework side (spec 2, Authentication 3: the credential
-precedence of engine.auth.credentials.resolve_control_plane): every `framework` command that talks to
+"""The one control-plane client of the framework side (the credential precedence of
+engine.auth.credentials.resolve_control_plane): every `framework` command that talks to
 a control plane (`env deploy` of a hosted environment, `gate`, `ledger`, `release where`, `cloud`,
 `domain`) sends its requests through `ControlPlaneClient`.
 

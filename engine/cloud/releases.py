@@ -1,5 +1,6 @@
-"""`framework cloud releases <env>` (spec 2, framework login and cloud): the releases a control plane
-holds for the caller's organization (the organization is the credential's; the request names none)."""
+"""`framework cloud releases <env>` (docs/reference-auth.md, `framework login`, `logout`, `cloud`):
+the releases a control plane holds for the caller's organization (the organization is the
+credential's; the request names none)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ from engine.serverstore import store
 
 
 class HostedEnv(BaseModel):
-    """A hosted environment on the control plane (spec 2, hosted environments): one cp_envs row."""
+    """A hosted environment on the control plane (docs/reference-hosted.md): one cp_envs row."""
 
     id: str
     org_id: str

@@ -1,4 +1,4 @@
-"""The domain noun (spec 2: domain record and binding, States: domain) as the control plane answers it.
+"""The domain noun (docs/reference-domains.md#states) as the control plane answers it.
 
 `Domain.model_dump(mode="json")` is the /v1 document `framework domain ... --json` prints and the
 Domains screen shows, field for field and in this order; a binding carries only its own keys

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 class HostedLedger:
-    """The hosted ledger, through the control plane (spec 2: the promotion ledger location is the
+    """The hosted ledger, through the control plane (the promotion ledger location is the
     control plane when the environment's KCL declares framework.ControlPlane)."""
 
     def __init__(self, client: ControlPlaneClient, env: str = "") -> None:

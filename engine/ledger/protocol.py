@@ -1,4 +1,4 @@
-"""The promotion ledger (spec 2, Records: promotion ledger location): one protocol over its two
+"""The promotion ledger (docs/reference-deploy.md, docs/reference-hosted.md): one protocol over its two
 stores, the machine ledger (engine.ledger.store.Ledger, SQLite on this machine) and the hosted
 ledger (engine.ledger.hosted.HostedLedger, requests to the control plane), and `open_ledger`, the
 one place that picks between them. Callers that need one store's own methods ask `.machine` or
@@ -63,7 +63,7 @@ class PromotionLedger(Protocol):
 
 
 def open_ledger(project: Project, env: str, spec: EnvironmentSpec | None = None) -> PromotionLedger:
-    """The ledger that holds `env`'s promotions (spec 2, promotion ledger location): the control plane
+    """The ledger that holds `env`'s promotions (the promotion ledger location): the control plane
     when its KCL declares framework.ControlPlane (or it is hosted; unreachable: exit 2), else the
     machine ledger."""
     from engine.environments.evaluate import evaluate_environment
