@@ -111,7 +111,8 @@ class DomainsScreen(DashboardScreen):
                           "domains are claimed on a control plane.")
             return
         if message.error is not None:
-            status.update(f"error: {message.error.message}")
+            hint = getattr(message.error, "hint", None)  # e.g. how to start or point to a control plane
+            status.update(f"error: {message.error.message}" + (f"\nhint: {hint}" if hint else ""))
             return
         self.domains = message.domains
         status.update(f"{len(self.domains)} domain(s) of your organization on {message.endpoint}"
