@@ -1,0 +1,65 @@
+"""The limits of the names a command is given, checked where the name enters (one module).
+
+Names become path components (`deploy/kcl/<env>/`, `.framework/releases/<version>.json`,
+`~/.platform/runs/<id>/`), so they are checked before any file is touched: a name outside its limit
+is a usage error (exit 2) that says the limit, never a file-system error (docs/reference-env.md#names).
+
+| name | limit |
+|---|---|
+| environment, run id, daemon, trigger, ... (`NAME`) | 1-128 of `A-Z a-z 0-9 . _ -`, first a letter or digit |
+| release version | the same, plus `+` (releases/store.py VERSION_RE) |
+| project, service, entity, binary (authoring) | snake_case identifier, 1-64 |
+| migration | 1-100 characters before its slug is made |
+"""
+
+from __future__ import annotations
+
+import re
+
+from engine.errors import UsageError
+
+MAX_NAME = 128
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+MAX_IDENTIFIER = 64  # authoring names become Go packages, files and directories
+MAX_MIGRATION_NAME = 100
+MAX_PATH = 4096  # PATH_MAX: longer user-given paths are refused before the file system sees them
+
+
+def shown(value: str, limit: int = 60) -> str:
+    """A value for a message: repr, cut to `limit` characters with its length (a 5,000-character name
+    is not echoed back whole)."""
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}... ({len(value)} characters)"
+
+
+def check(value: str, what: str, *, pattern: re.Pattern[str] = NAME_RE, limit: int = MAX_NAME,
+          allowed: str = "letters, digits, '.', '_' and '-', starting with a letter or digit") -> str:
+    """`value` if it is a valid `what` name, else a usage error saying the limit."""
+    if len(value) > limit:
+        raise UsageError(f"{what} name {shown(value)} is longer than {limit} characters",
+                         hint=f"a {what} name is 1-{limit} {allowed}")
+    if not pattern.match(value):
+        raise UsageError(f"{what} name {shown(value)} is not valid",
+                         hint=f"a {what} name is 1-{limit} {allowed}")
+    return value
+
+
+def environment(value: str) -> str:
+    return check(value, "environment")
+
+
+def length(value: str, what: str, limit: int) -> str:
+    """Only the length (for names with their own character rules)."""
+    if len(value) > limit:
+        raise UsageError(f"{what} name {shown(value)} is longer than {limit} characters")
+    return value
+
+
+def user_path(value: str, what: str = "path") -> str:
+    """A user-given path: no NUL (the OS cannot take one) and at most PATH_MAX characters."""
+    if "\x00" in value:
+        raise UsageError(f"{what} {shown(value)} holds a NUL character")
+    if len(value) > MAX_PATH:
+        raise UsageError(f"{what} {shown(value)} is longer than {MAX_PATH} characters")
+    return value

@@ -1,0 +1,75 @@
+"""Every command of both programs, given hostile input in each argument, fails cleanly.
+
+README.md#output-and-exit-codes: no traceback, an exit code from the documented set, never
+`internal error` for a bad name or path (docs/reference-env.md#names: names get their limits where
+they enter; an OS error on a path the user gave names the path and its problem); nothing written
+outside the project, the ledger home and HOME; no command waits for input it cannot get (stdin is
+empty, every call has a time limit). Commands run in-process through `app.main.run` (the programs'
+own entry and error handlers), in a copy of examples/demo, see tests/hostile_harness.py.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from app.cli import build
+from tests.conftest import DEMO
+from tests.hostile_harness import HOSTILE, LONG_RUNNING, environment, sweep
+
+FRAGMENTS = ("passwd", "DROP TABLE", "caf\u00e9", "x" * 64)
+
+
+def _files(root: Path, allowed: list[Path]) -> set[str]:
+    found = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        dirnames[:] = [d for d in dirnames if here / d not in allowed]
+        found |= {str(here / name) for name in [*dirnames, *filenames]}
+    return found
+
+
+def test_every_command_refuses_hostile_inputs_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """README.md#output-and-exit-codes and docs/reference-env.md#names: 7 hostile inputs (a missing name,
+    `../../../etc/passwd`, "", 5,000 characters, quotes and SQL, -1, NUL and non-ASCII) in each argument
+    of every command: documented exit, no traceback, no internal error, no write outside, no waiting."""
+    from deploy_fixtures import dev_database_off
+
+    sandbox = tmp_path / "sandbox"
+    project = sandbox / "a" / "b" / "c" / "demo"  # ../../../ from the project stays in the sandbox
+    shutil.copytree(DEMO, project, ignore=shutil.ignore_patterns(".framework", "__pycache__"))
+    dev_database_off(project)
+    env = environment(str(project.parent))
+    for key, value in env.items():
+        if key in ("HOME", "FRAMEWORK_LEDGER_HOME", "TMPDIR"):
+            Path(value).mkdir(parents=True)
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(tempfile, "tempdir", env["TMPDIR"])
+    monkeypatch.chdir(project)
+    system_tmp = Path("/tmp")
+    tmp_before = set(os.listdir(system_tmp))
+    passwd = Path("/etc/passwd").stat()
+    skeleton = _files(sandbox, [project, project.parent / "h1"])
+
+    started = time.monotonic()
+    findings, commands, calls = sweep({"framework": build("framework"), "platform": build("platform")})
+    elapsed = time.monotonic() - started
+
+    assert commands >= 230 and calls > commands * 4, (commands, calls)
+    assert not findings, f"{len(findings)} of {calls} calls:\n" + "\n".join(findings[:60])
+    # A path typed on the command line is resolved against the current directory, as every tool does:
+    # `--dir ../../../etc/passwd` from the project is sandbox/a/etc/passwd, which the user named.
+    named = sandbox / "a" / "etc"
+    stray = _files(sandbox, [project, project.parent / "h1", named]) - skeleton
+    assert not stray, sorted(stray)[:20]
+    hostile_in_tmp = [n for n in set(os.listdir(system_tmp)) - tmp_before if any(f in n for f in FRAGMENTS)]
+    assert not hostile_in_tmp
+    after = Path("/etc/passwd").stat()
+    assert (after.st_mtime_ns, after.st_size) == (passwd.st_mtime_ns, passwd.st_size)
+    assert len(HOSTILE) == 7 and len(LONG_RUNNING) == 4
+    assert elapsed < 240, f"{calls} calls took {elapsed:.0f} s"  # ~30 s on an idle 2-core machine
