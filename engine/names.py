@@ -6,7 +6,7 @@ is a usage error (exit 2) that says the limit, never a file-system error (docs/r
 
 | name | limit |
 |---|---|
-| environment, run id, daemon, trigger, ... (`NAME`) | 1-128 of `A-Z a-z 0-9 . _ -`, first a letter or digit |
+| environment, run id (`NAME`) | 1-128 of `A-Z a-z 0-9 . _ -`, first a letter or digit |
 | release version | the same, plus `+` (releases/store.py VERSION_RE) |
 | project, service, entity, binary (authoring) | snake_case identifier, 1-64 |
 | migration | 1-100 characters before its slug is made |
@@ -36,12 +36,12 @@ def shown(value: str, limit: int = 60) -> str:
 def check(value: str, what: str, *, pattern: re.Pattern[str] = NAME_RE, limit: int = MAX_NAME,
           allowed: str = "letters, digits, '.', '_' and '-', starting with a letter or digit") -> str:
     """`value` if it is a valid `what` name, else a usage error saying the limit."""
+    label = what if what.endswith(("id", "version")) else f"{what} name"
+    hint = f"{label[0].upper()}{label[1:]}: 1-{limit} {allowed}"
     if len(value) > limit:
-        raise UsageError(f"{what} name {shown(value)} is longer than {limit} characters",
-                         hint=f"a {what} name is 1-{limit} {allowed}")
+        raise UsageError(f"{label} {shown(value)} is longer than {limit} characters", hint=hint)
     if not pattern.match(value):
-        raise UsageError(f"{what} name {shown(value)} is not valid",
-                         hint=f"a {what} name is 1-{limit} {allowed}")
+        raise UsageError(f"{label} {shown(value)} is not valid", hint=hint)
     return value
 
 

@@ -151,7 +151,10 @@ def environment(root: str) -> dict[str, str]:
         "HOME": f"{root}/h1/h2/h3/home", "XDG_CACHE_HOME": f"{root}/h1/h2/h3/home/.cache",
         "XDG_CONFIG_HOME": f"{root}/h1/h2/h3/home/.config", "FRAMEWORK_LEDGER_HOME": f"{root}/h1/h2/h3/ledger",
         "TMPDIR": f"{root}/h1/h2/h3/tmp", "PLATFORM_SERVER_URL": "http://127.0.0.1:9",
-        "DATABASE_URL": "", "BROWSER": "", "NO_COLOR": "1", "COLUMNS": "120",
+        "DATABASE_URL": "", "NO_COLOR": "1", "COLUMNS": "120",
+        # no browser, no desktop, no credential: a sign-in is refused at once instead of waiting
+        "BROWSER": "", "DISPLAY": "", "WAYLAND_DISPLAY": "", "PLATFORM_TOKEN": "",
+        "FRAMEWORK_CONTROL_PLANE_TOKEN": "", "FRAMEWORK_CREDENTIAL_HELPER": "",
     }
 
 

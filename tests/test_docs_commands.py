@@ -1,7 +1,7 @@
 """Every command the reference pages name exists: docs/*.md and README.md stay honest.
 
 Each `framework ...` / `platform ...` named in backticks resolves to a registered command that
-answers `--help` with exit 0 (README.md#reference), and nothing a "Not in this build" section lists
+answers `--help` with exit 0 (README.md#output-and-exit-codes), and nothing a "Not in this build" section lists
 is in fact registered (docs/reference-auth.md once said `cloud releases` was not registered).
 """
 
@@ -53,7 +53,7 @@ def roots() -> dict[str, Any]:
 
 def test_every_command_a_reference_page_names_answers_help(roots: dict[str, Any],
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """README.md#reference: every `framework ...`/`platform ...` a reference page names is a registered
+    """README.md#output-and-exit-codes: every `framework ...`/`platform ...` a reference page names is a registered
     command whose `--help` exits 0 (a renamed or removed command fails here, naming the page)."""
     paths: dict[tuple[str, ...], str] = {}
     unknown = []
@@ -78,7 +78,7 @@ def test_every_command_a_reference_page_names_answers_help(roots: dict[str, Any]
 
 
 def test_not_in_this_build_sections_name_no_registered_command(roots: dict[str, Any]) -> None:
-    """README.md#reference: a "Not in this build" section never lists a command that is registered."""
+    """README.md#output-and-exit-codes: a "Not in this build" section never lists a command that is registered."""
     stale = []
     for page in PAGES:
         for section in re.split(r"^## ", page.read_text(), flags=re.M):

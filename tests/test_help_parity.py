@@ -2,8 +2,8 @@
 
 Plain (non-terminal) help of a program and of its groups is printed from `app.registry` without
 importing Typer; its Options section comes from the generated `app/help_options.py`, so the two
-helps cannot drift (README.md#reference: "No arguments without a TTY prints help"; help carries
-every flag of the command).
+helps cannot drift (README.md#output-and-exit-codes: `--help` lists the same commands and flags on a
+terminal and without one).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def _help(program: str, argv: list[str], terminal: bool, monkeypatch: pytest.Mon
 
 
 def test_every_command_lists_the_same_flags_with_and_without_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    """README.md#reference and docs/reference-ci.md: help printed in CI (no terminal) lists exactly the
+    """README.md#output-and-exit-codes: help printed in CI (no terminal) lists exactly the
     flags the terminal's help lists, walking every group and command of both programs."""
     monkeypatch.setenv("COLUMNS", "300")  # no wrapped option rows
     checked = 0
@@ -105,7 +105,7 @@ def test_every_command_lists_the_same_flags_with_and_without_a_terminal(monkeypa
 
 
 def test_plain_help_table_is_generated_from_the_typer_apps() -> None:
-    """README.md#reference: the plain-help flags table is generated (`python -m app.help_options_gen`),
+    """README.md#output-and-exit-codes: the plain-help flags table is generated (`python -m app.help_options_gen`),
     never edited by hand; a flag added to a command without regenerating fails here."""
     from app.help_options_gen import TARGET, render
 
@@ -114,7 +114,7 @@ def test_plain_help_table_is_generated_from_the_typer_apps() -> None:
 
 @pytest.mark.parametrize("argv", [["framework", "scaffold"], ["platform", "server"]])
 def test_group_options_on_a_real_terminal_and_a_pipe(argv: list[str], tmp_path: Path) -> None:
-    """README.md#reference: `framework scaffold --help` lists --service and --dry-run and `platform server
+    """README.md#output-and-exit-codes: `framework scaffold --help` lists --service and --dry-run and `platform server
     --help` its --port, --data-dir, --gateway-port, on a terminal (a real pty) and through a pipe alike."""
     env = {**os.environ, "COLUMNS": "300"}
     command = [str(BIN / argv[0]), *argv[1:], "--help"]
