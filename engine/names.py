@@ -6,8 +6,10 @@ is a usage error (exit 2) that says the limit, never a file-system error (docs/r
 
 | name | limit |
 |---|---|
-| environment, run id (`NAME`) | 1-128 of `A-Z a-z 0-9 . _ -`, first a letter or digit |
-| release version | the same, plus `+` (releases/store.py VERSION_RE) |
+| environment, run id (`NAME_RE`) | 1-128 of `A-Z a-z 0-9 . _ -`, first a letter or digit |
+| daemon | the same, 1-64 |
+| automation | the same, 1-100 |
+| release version (`RELEASE_RE`) | the same plus `+`, 1-128; refused with exit 1 (`invalid_input`) |
 | project, service, entity, binary (authoring) | snake_case identifier, 1-64 |
 | migration | 1-100 characters before its slug is made |
 """
@@ -16,13 +18,13 @@ from __future__ import annotations
 
 import re
 
-from engine.errors import UsageError
+from engine.errors import EngineError, UsageError
 
 MAX_NAME = 128
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+RELEASE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 MAX_IDENTIFIER = 64  # authoring names become Go packages, files and directories
 MAX_MIGRATION_NAME = 100
-MAX_PATH = 4096  # PATH_MAX: longer user-given paths are refused before the file system sees them
 
 
 def shown(value: str, limit: int = 60) -> str:
@@ -33,15 +35,18 @@ def shown(value: str, limit: int = 60) -> str:
     return f"{value[:limit]!r}... ({len(value)} characters)"
 
 
+ALLOWED = "letters, digits, '.', '_' and '-', starting with a letter or digit"
+
+
 def check(value: str, what: str, *, pattern: re.Pattern[str] = NAME_RE, limit: int = MAX_NAME,
-          allowed: str = "letters, digits, '.', '_' and '-', starting with a letter or digit") -> str:
-    """`value` if it is a valid `what` name, else a usage error saying the limit."""
+          allowed: str = ALLOWED, error: type[EngineError] = UsageError) -> str:
+    """`value` if it is a valid `what` name, else `error` (a usage error, exit 2) saying the limit."""
     label = what if what.endswith(("id", "version")) else f"{what} name"
     hint = f"{label[0].upper()}{label[1:]}: 1-{limit} {allowed}"
     if len(value) > limit:
-        raise UsageError(f"{label} {shown(value)} is longer than {limit} characters", hint=hint)
+        raise error(f"{label} {shown(value)} is longer than {limit} characters", hint=hint)
     if not pattern.match(value):
-        raise UsageError(f"{label} {shown(value)} is not valid", hint=hint)
+        raise error(f"invalid {label} {shown(value)}", hint=hint)
     return value
 
 
@@ -55,11 +60,3 @@ def length(value: str, what: str, limit: int) -> str:
         raise UsageError(f"{what} name {shown(value)} is longer than {limit} characters")
     return value
 
-
-def user_path(value: str, what: str = "path") -> str:
-    """A user-given path: no NUL (the OS cannot take one) and at most PATH_MAX characters."""
-    if "\x00" in value:
-        raise UsageError(f"{what} {shown(value)} holds a NUL character")
-    if len(value) > MAX_PATH:
-        raise UsageError(f"{what} {shown(value)} is longer than {MAX_PATH} characters")
-    return value

@@ -67,13 +67,9 @@ def workflow_name(source: str) -> str:
 
 
 def create_automation(engine: Engine, name: str, workflow_source: str) -> Automation:
-    if not name or len(name) > 100 or not all(c.isalnum() or c in "-_." for c in name):
-        raise EngineError(
-            f"invalid automation name {name!r}",
-            code="usage",
-            exit_code=2,
-            hint="letters, digits, '-', '_' and '.'",
-        )
+    from engine import names
+
+    names.check(name, "automation", limit=100)
     wf_name = workflow_name(workflow_source)
     row: dict[str, Any] = {
         "id": "aut_" + secrets.token_hex(8),
