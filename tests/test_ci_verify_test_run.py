@@ -1,5 +1,5 @@
-"""`ci verify-test-run` over real `go test -json` streams (spec 2 framework ci: verify-test-run;
-spec 3: ci.test_skips.allow, Errors 6)."""
+"""`ci verify-test-run` over real `go test -json` streams (docs/reference-ci.md#commands:
+`ci.test_skips.allow`; undetermined input or a stream ending mid-run exits non-zero)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""`ci vuln-scan` (spec 2 framework ci; spec 3 Errors 7): the real scanners (pip-audit, govulncheck,
-npm audit; pinned, installed by `make test`) against a local vulnerability database the tests write,
-never the network (tests/vuln_fixtures.py: OSV directory, Go vulnerability database, OSV service
-stand-in)."""
+"""`ci vuln-scan` (docs/reference-ci.md#commands; fails when a selected scanner cannot run): the real
+scanners (pip-audit, govulncheck, npm audit; pinned, installed by `make test`) against a local vulnerability
+database the tests write, never the network (tests/vuln_fixtures.py: OSV directory, Go vulnerability
+database, OSV service stand-in)."""
 
 from __future__ import annotations
 
