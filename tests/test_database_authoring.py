@@ -1,4 +1,5 @@
-"""`framework db migration new|rebase` (spec 3: Database, Limits, Errors 4; issue 17 item 2)."""
+"""`framework db migration new|rebase` (docs/reference-db.md#commands: 14-digit UTC timestamp versions; a migration
+already on the default branch is refused)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`framework db reset` and `framework db introspect` (spec 3: Database; Errors 3; issue 17 items 4, 7)."""
+"""`framework db reset` and `framework db introspect` (docs/reference-db.md#db-reset: refused for
+a DSN that is not the environment's declared one; docs/reference-db.md#commands)."""
 
 from __future__ import annotations
 

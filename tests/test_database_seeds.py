@@ -1,5 +1,5 @@
-"""`framework db seed apply|reset|status` on real PostgreSQL (spec 3: Database, Resources: seed
-inputs, database.seed.tables, framework:ref; Errors 2; issue 17 items 3 and 7)."""
+"""`framework db seed apply|reset|status` on real PostgreSQL (docs/reference-db.md#seeds: seed inputs,
+`database.seed.tables`, `framework:ref`; the guards: dev only, refused on pending or dirty migrations)."""
 
 from __future__ import annotations
 
