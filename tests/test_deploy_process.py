@@ -1,4 +1,5 @@
-"""`env deploy` on the process runtime, end to end with the real `framework` script (spec 2, Deploy)."""
+"""`env deploy` on the process runtime, end to end with the real `framework` script
+(docs/reference-deploy.md#env-deploy)."""
 
 from __future__ import annotations
 
@@ -81,7 +82,8 @@ def test_no_terminal_and_no_yes_exits_5_having_written_no_promotion(demo):
 
 
 def test_exit_5_next_step_run_as_printed_deploys_with_the_plan_digest(demo):
-    """Forms + rule 7 (issue 23, defect 1): the exit-5 document's `next_step`, run verbatim, deploys the
+    """Forms, and no terminal without --yes exits 5 writing no promotion
+    (docs/reference-deploy.md#env-deploy): the exit-5 document's `next_step`, run verbatim, deploys the
     auto-cut release (exit 0) and its promotion carries the plan digest; a rerun reuses the auto name
     ("reused when its tree matches the checkout")."""
     import shlex
@@ -154,7 +156,7 @@ def test_unknown_version_and_rule_1_refusals_exit_1(demo):
     --dry-run/--explain."""
     code, doc = demo.json("env", "deploy", "dev", "nope", "--yes")
     assert code == 1 and doc["error"]["code"] == "release_not_found"
-    assert "framework release list" in doc["error"]["hint"]  # issue 23 defect 4: the command that exists
+    assert "framework release list" in doc["error"]["hint"]  # the hint names a command that exists
     code, doc = demo.json("env", "deploy", "dev", "--target", "api", "--yes")
     assert code == 1 and doc["refusal"]["code"] == "invalid_input"
     code, doc = demo.json("env", "deploy", "dev", "--target", "api", "--dry-run")
@@ -194,10 +196,11 @@ def test_hosted_environment_without_reachable_control_plane_exits_2(demo):
 
 
 def test_k8s_environment_without_its_context_is_refused_before_anything_is_written(demo):
-    """Rule 9 (issue 22): a K8sCluster deploy applies to exactly its declared context; where kubectl or
-    the `k3d-demo` context is missing (this test's HOME has no kubeconfig) the deploy and its dry run
-    fail clearly (exit 1) and no release or promotion is written. The real cluster's tests are in
-    tests/test_k8s_deploy.py."""
+    """Applies target exactly the declared context, no override
+    (docs/reference-k8s.md#env-deploy-env-version-on-a-k8scluster): a K8sCluster deploy applies to exactly
+    its declared context; where kubectl or the `k3d-demo` context is missing (this test's HOME has no
+    kubeconfig) the deploy and its dry run fail clearly (exit 1) and no release or promotion is written. The
+    real cluster's tests are in tests/test_k8s_deploy.py."""
     proc = demo.run("env", "deploy", "cluster", "--yes")
     assert proc.returncode == 1
     assert ("k3d-demo" in proc.stderr or "kubectl" in proc.stderr) and "Traceback" not in proc.stderr
@@ -284,7 +287,7 @@ def test_compose_target_fails_clearly_without_docker_compose(demo):
 
 
 def test_a_deploy_evaluates_its_environment_once(demo):
-    """Issue 23 (house 1): one typed environment end to end: a deploy of the auto form (build, cut,
+    """One typed environment end to end: a deploy of the auto form (build, cut,
     plan, promote, apply, record the declared shape) evaluates the environment's KCL exactly once."""
     code = (
         "import engine.kcl.evaluate as k\n"

@@ -140,8 +140,8 @@ def test_gate_file_freezes_evidence_onto_the_promotion(demo, tmp_path):
 
 
 def test_gate_list_without_environment_lists_every_environment(demo):
-    """spec 2 `gate list [env]` (issue 23, defect 2): the environment is optional; without it every
-    machine-ledger environment's current gates, each in the spec's order; hosted ones are skipped."""
+    """`gate list [env]` (docs/reference-deploy.md#commands): the environment is optional; without it every
+    machine-ledger environment's current gates, each in the documented order; hosted ones are skipped."""
     assert demo.json("env", "deploy", "dev", "--yes", "--no-wait")[0] == 0
     demo.run("gate", "record", "dev", "--name", "smoke", "--status", "passed", check=True)
     demo.run("gate", "record", "dev", "--name", "load", "--status", "failed", check=True)
