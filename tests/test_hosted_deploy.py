@@ -1,4 +1,4 @@
-"""Hosted environments on the control plane (spec 2; issue 18): deploy, status, ledger, releases,
+"""Hosted environments on the control plane (docs/reference-hosted.md): deploy, status, ledger, releases,
 against a real `platform server` that converges them with the process runtime."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def test_the_control_plane_restarts_a_crashed_workload(plane: Server, demo: Demo
 
 
 def test_ci_run_reads_a_hosted_environment_from_its_control_plane(plane: Server, demo: Demo) -> None:  # noqa: F811
-    """`ci run <run-id> --env <hosted>` (spec 2, framework ci): the promotions and gates a CI run recorded
+    """`ci run <run-id> --env <hosted>` (docs/reference-ci.md#commands): the promotions and gates a CI run recorded
     on the control plane form its timeline; the promotion carries the run id (`<run>.<attempt>`)."""
     from tests.hosted_fixtures import run_json
 

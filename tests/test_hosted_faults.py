@@ -1,6 +1,7 @@
-"""Faults of hosted environments (issue 18 item 5) against real control planes: a deploy:read token
-cannot promote; organizations are isolated both ways; two machines racing -> one promotion and
-exit 3 (on a PostgreSQL-backed control plane); the control plane killed mid-rollout."""
+"""Faults of hosted environments (docs/reference-hosted.md#design, docs/reference-hosted.md#convergence)
+against real control planes: a deploy:read token cannot promote; organizations are isolated both ways; two
+machines racing -> one promotion and exit 3 (on a PostgreSQL-backed control plane); the control plane killed
+mid-rollout."""
 
 from __future__ import annotations
 
