@@ -24,7 +24,8 @@ LEGACY_AND_TIMESTAMPS = {
 
 
 def test_round_trip_with_golang_migrate_and_legacy_versions_sort_first(tmp_path: Path, pg_url: str) -> None:
-    """Versioning 1 and the golang-migrate compatibility: golang-migrate applies the sequential
+    """Sequential versions stay valid and sort before timestamps, and the golang-migrate compatibility
+    (docs/reference-db.md#migrations-golang-migrate-compatible): golang-migrate applies the sequential
     files, we apply the timestamped ones on the same database, golang-migrate continues after us,
     and both read the same version."""
     d = write(tmp_path / "m", LEGACY_AND_TIMESTAMPS)
@@ -118,9 +119,10 @@ def test_two_concurrent_ups_apply_each_migration_once(tmp_path: Path, pg_url: st
 
 
 def test_bad_sql_marks_dirty_reports_file_line_and_both_force_commands(tmp_path: Path, pg_url: str) -> None:
-    """Errors 1: a failing file leaves the version dirty exactly as golang-migrate does, and says more
-    than "Dirty database version N": file:line, the statement, the database's error, the force
-    command for each case; `up` (ours and golang-migrate's) then refuses until forced."""
+    """Dirty rule (docs/reference-db.md#migrations-golang-migrate-compatible): a failing file leaves the
+    version dirty exactly as golang-migrate does, and says more than "Dirty database version N": file:line,
+    the statement, the database's error, the force command for each case; `up` (ours and golang-migrate's)
+    then refuses until forced."""
     d = write(tmp_path / "m", {
         "20240101000000_a.up.sql": "CREATE TABLE a (id int);\n",
         "20240102000000_b.up.sql": "CREATE TABLE b (id int);\n\n-- the typo is on line 4\n"
@@ -152,8 +154,8 @@ def test_bad_sql_marks_dirty_reports_file_line_and_both_force_commands(tmp_path:
 
 
 def test_dirty_left_by_golang_migrate_is_refused_with_force_none_for_the_first(tmp_path: Path, pg_url: str) -> None:
-    """Errors 1 across tools: golang-migrate fails the first migration; our `up` refuses and names
-    `force none` (nothing before it) or `force <version>`."""
+    """Dirty rule across tools (docs/reference-db.md#migrations-golang-migrate-compatible): golang-migrate
+    fails the first migration; our `up` refuses and names `force none` (nothing before it) or `force <version>`."""
     d = write(tmp_path / "m", {"20240101000000_a.up.sql": "CREATE TABLE a (id int);\nSELECT 1/0;\n"})
     assert golang_migrate(d, pg_url, "up").returncode != 0
     code, doc, _ = fw("db", "migrate", "up", "--dsn", pg_url, "--dir", str(d), cwd=tmp_path)

@@ -51,7 +51,8 @@ def test_deploy_dev_starts_both_waits_healthy_and_records(demo):
 
 
 def test_redeploying_the_running_release_appends_nothing(demo):
-    """Rule 3: re-deploying the release already running appends nothing, is not a conflict, still applies."""
+    """Re-deploying the release already running (docs/reference-deploy.md#env-deploy: "already on this
+    release") appends nothing, is not a conflict, still applies."""
     code, first = demo.json("env", "deploy", "dev", "--yes", *FAST)
     assert code == 0
     code, again = demo.json("env", "deploy", "dev", "--yes", *FAST)
@@ -67,8 +68,9 @@ def test_redeploying_the_running_release_appends_nothing(demo):
 
 
 def test_no_terminal_and_no_yes_exits_5_having_written_no_promotion(demo):
-    """Rule 7: with no terminal and no --yes the command exits 5 having written no promotion; the Forms
-    order (cut, then confirm) means the auto-named release it names in `next_step` is cut."""
+    """With no terminal and no --yes the command exits 5 (docs/reference-deploy.md#env-deploy) having
+    written no promotion; the Forms order (cut, then confirm) means the auto-named release it names in
+    `next_step` is cut."""
     proc = demo.run("env", "deploy", "dev", "--json")
     assert proc.returncode == 5
     doc = json.loads(proc.stdout)
@@ -78,7 +80,7 @@ def test_no_terminal_and_no_yes_exits_5_having_written_no_promotion(demo):
     assert "--yes" in doc["error"]["hint"] or "--approve" in doc["error"]["hint"]
     assert (demo.root / ".framework" / "releases" / f"{doc['target']['release']}.json").is_file()
     assert promotions(demo) == []
-    assert "Deploy plan" in proc.stderr  # rule 10: human output on stderr with --json
+    assert "Deploy plan" in proc.stderr  # human output on stderr with --json
 
 
 def test_exit_5_next_step_run_as_printed_deploys_with_the_plan_digest(demo):
@@ -122,8 +124,8 @@ def test_plan_writes_nothing_and_approve_applies_only_that_plan(demo):
 
 
 def test_older_release_deploys_behind_byte_for_byte(demo):
-    """Rule 5: no rollback; deploying an older release is an ordinary deploy labelled BEHIND, and runs its
-    own bytes from the file store (releases redeploy exactly)."""
+    """No rollback (docs/reference-deploy.md#env-deploy): deploying an older release is an ordinary deploy
+    labelled BEHIND, and runs its own bytes from the file store (releases redeploy exactly)."""
     demo.run("env", "build", "dev", "--release", "v1", check=True)
     demo.edit_api("second")
     c2 = demo.commit("second greeting")
@@ -152,7 +154,7 @@ def test_older_release_deploys_behind_byte_for_byte(demo):
 
 
 def test_unknown_version_and_rule_1_refusals_exit_1(demo):
-    """Unknown version is an error (exit 1); --target/--frontends-only need a version (rule 1) unless
+    """Unknown version is an error (exit 1); --target/--frontends-only need a version unless
     --dry-run/--explain."""
     code, doc = demo.json("env", "deploy", "dev", "nope", "--yes")
     assert code == 1 and doc["error"]["code"] == "release_not_found"
@@ -254,7 +256,8 @@ def test_from_env_deploys_exactly_what_that_env_runs(demo):
 
 
 def test_nil_plan_when_the_running_release_is_unknown_offers_the_yes_form(demo):
-    """Rule 6: a missing plan (deploy_plan nil) means no plan could be computed; next_step offers --yes."""
+    """A missing plan (docs/reference-deploy.md#env-deploy: deploy_plan nil) means no plan could be
+    computed; next_step offers --yes."""
     demo.run("env", "build", "dev", "--release", "v1", check=True)
     assert demo.json("env", "deploy", "dev", "v1", "--yes", "--no-wait")[0] == 0
     demo.edit_api("two")

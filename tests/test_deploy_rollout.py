@@ -95,8 +95,8 @@ def test_in_flight_rollout_declines_with_4_and_supersede_replaces_it_with_6(demo
 
 
 def test_racing_deploys_append_exactly_one_promotion_other_exits_3(demo):
-    """Rule 2: two deploys racing on one environment (real parallel processes) append exactly one
-    promotion; the other is refused by compare-and-set with exit 3."""
+    """Compare-and-set (docs/reference-deploy.md#env-deploy): two deploys racing on one environment (real
+    parallel processes) append exactly one promotion; the other is refused by compare-and-set with exit 3."""
     demo.run("env", "build", "dev", "--release", "v1", check=True)
     demo.edit_api("two")
     demo.commit("two")

@@ -100,8 +100,8 @@ def test_organizations_are_isolated_both_ways(plane: Server, demo: Demo, tmp_pat
 
 def test_two_machines_race_one_promotion_on_postgresql(server_factory: Callable[..., Server], demo: Demo,  # noqa: F811
                                                        tmp_path: Path, pg_url: str) -> None:  # noqa: F811
-    """Deploy rule 2 on a PostgreSQL-backed control plane: two machines (two ledger homes) approve the
-    same plan at once -> exactly one promotion is appended, the other exits 3."""
+    """Compare-and-set (docs/reference-hosted.md#design) on a PostgreSQL-backed control plane: two machines
+    (two ledger homes) approve the same plan at once -> exactly one promotion is appended, the other exits 3."""
     srv = server_factory(extra_env={"DATABASE_URL": pg_url})
     try:
         seed_org(srv, "acme")
