@@ -37,8 +37,9 @@ def _promotions(srv: Server, token: str, env: str = "cloud") -> list[str]:
 
 
 def test_deploy_read_token_cannot_promote_but_deploy_write_records_gates(plane: Server, demo: Demo) -> None:  # noqa: F811
-    """Authentication 4: a token with only deploy:read cannot promote (nothing appended); gate
-    recording needs only deploy:write, deliberately weaker than promote; append-only and idempotent."""
+    """Scopes (docs/reference-hosted.md#the-http-interface-v1-json-bearer-tokens): a token with only
+    deploy:read cannot promote (nothing appended); gate recording needs only deploy:write, deliberately
+    weaker than promote; append-only and idempotent."""
     seed_org(plane, "acme")
     full = mint(plane, "acme", name="full")
     reader = mint(plane, "acme", ("deploy:read",), name="reader")
