@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 from tests.conftest import REPO
 
@@ -124,12 +123,13 @@ def test_the_pattern_catches_the_forms_a_citation_takes() -> None:
     """The check above catches what it is for (a pattern that matched nothing would pass vacuously), and
     leaves alone words that only look alike (a Kubernetes `spec:`, a variable named `spec`)."""
     spec, issue = _SPEC_WORD, _ISSUE_WORD
-    cited = [f"({spec} 2, framework env)", f"{spec.title()} 3, Errors 5", f"{spec} 1's rule", f"({spec}\n    # 2, Deploy)",
-             f"{spec.title()} document 2", f"{spec.title()}: document 3", f"{issue} 19", f"end {issue} 8b",
-             f"{issue} #16", f"({issue}\n15's permission list)", f"{issue}-16"]
+    cited = [f"({spec} 2, framework env)", f"{spec.title()} 3, Errors 5", f"{spec} 1's rule",
+             f"({spec}\n    # 2, Deploy)", f"{spec.title()} document 2", f"{spec.title()}: document 3",
+             f"{issue} 19", f"end {issue} 8b", f"{issue} #16", f"({issue}\n15's permission list)", f"{issue}-16"]
     for text in cited:
         assert NUMBERED_SPEC.search(text) or NUMBERED_ISSUE.search(text), text
-    for text in (f"{spec}: {{replicas: 2}}", f"{spec} = obj.get('{spec}')", f"the {spec} names none", f"{issue}s with 0"):
+    alike = (f"{spec}: {{replicas: 2}}", f"{spec} = obj.get('{spec}')", f"the {spec} names none", f"{issue}s with 0")
+    for text in alike:
         assert not NUMBERED_SPEC.search(text) and not NUMBERED_ISSUE.search(text), text
 
 

@@ -1,4 +1,4 @@
-"""Typed errors of database authoring, with the spec's exit codes (spec 3, Errors 1-4)."""
+"""Typed errors of database authoring, with their exit codes (docs/reference-db.md)."""
 
 from __future__ import annotations
 
