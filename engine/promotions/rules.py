@@ -1,5 +1,5 @@
-"""The promotion ledger's rules: one implementation over two stores (spec 2, Records: promotion,
-gate; Deploy rules 2-3; gate record).
+"""The promotion ledger's rules: one implementation over two stores (docs/reference-hosted.md#design:
+compare-and-set, append-only promotions and gates, idempotent gates).
 
 The machine ledger (engine.ledger.store, SQLite under $FRAMEWORK_LEDGER_HOME) and the hosted ledger
 (engine.controlplane.ledger, the control plane's SQLAlchemy store) each implement `LedgerTx`: a few
@@ -47,7 +47,7 @@ class RolloutInFlight(EngineError):
 
 
 class Gate(BaseModel):
-    """One check result recorded against a promotion (spec 2, Records: gate)."""
+    """One check result recorded against a promotion (a gate)."""
 
     name: str
     status: str
