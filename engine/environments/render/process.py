@@ -21,7 +21,7 @@ class PlannedHealth(BaseModel):
 
 
 class PlannedProcess(BaseModel):
-    """One supervised process: `PORT` is set to its first port (spec 3: service listen port)."""
+    """One supervised process: `PORT` is set to its first port (the service listen port)."""
 
     name: str
     kind: str  # "workload" or "frontend"
