@@ -12,7 +12,7 @@ class DatabaseAuthoringError(EngineError):
 
 
 class DirtyDatabase(EngineError):
-    """Errors 1: `db migrate up` fails on a dirty version until `db migrate force <version>` is run."""
+    """The dirty rule: `db migrate up` fails on a dirty version until `db migrate force <version>` is run."""
 
     code = "dirty"
 

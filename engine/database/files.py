@@ -1,7 +1,8 @@
 """Migration files: `db/migrations/<version>_<name>.up.sql` (docs/reference-db.md#migrations-golang-migrate-compatible).
 
 Versions are golang-migrate's: the leading digits, compared as integers, so older sequential
-files (`1_init.up.sql`) stay valid and sort before 14-digit UTC timestamps (Versioning 1).
+files (`1_init.up.sql`) stay valid and sort before 14-digit UTC timestamps
+(docs/reference-db.md#migrations-golang-migrate-compatible).
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ def reset_target(project: Project, dsn: str | None, env_name: str | None,
 
 
 def migrations_clean(target: dsns.Dsn, project: Project) -> None:
-    """Errors 2: refused when schema migrations are pending or dirty."""
+    """A seed guard: refused when schema migrations are pending or dirty."""
     from engine.database import files, runner
 
     if not (project.root / files.MIGRATIONS_DIR).is_dir():

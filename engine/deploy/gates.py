@@ -2,7 +2,7 @@
 
 On the machine ledger there is no control plane to hold `deploy:write`, so recording is local:
 whoever can write the ledger file may record a gate (documented in docs/reference-deploy.md). On a
-hosted environment the control plane records it and needs `deploy:write` (Authentication 4).
+hosted environment the control plane records it and needs `deploy:write` (deliberately weaker than promote).
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def new_promotion_id() -> str:
 
 
 def check_expected(tx: LedgerTx, env: str, expected_current: str | None) -> None:
-    """Deploy rule 2: refused (exit 3) when the environment moved since the plan read `current`."""
+    """Compare-and-set (deploy rule 2): refused (exit 3) when the environment moved since the plan read `current`."""
     now_current = tx.current_id(env)
     if now_current != expected_current:
         raise PromotionConflict(
@@ -186,7 +186,7 @@ def append(
 
 
 def start_apply(tx: LedgerTx, env: str, promotion_id: str | None, release: str, supersede: bool) -> int:
-    """Deploy rule 3: re-applying the running release appends no promotion, only a rollout row."""
+    """Deploy rule 3 (no conflict): re-applying the running release appends no promotion, only a rollout row."""
     check_in_flight(tx, env, supersede)
     return tx.insert_apply(env, promotion_id, release)
 

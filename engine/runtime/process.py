@@ -1,4 +1,5 @@
-"""The `process` runtime: workloads as supervised processes on this machine (DESIGN, Processes).
+"""The `process` runtime: workloads as supervised processes on this machine
+(docs/reference-deploy.md#the-process-runtime).
 
 Every instance carries ownership markers in its environment (`FRAMEWORK_OWNED_BY`,
 `FRAMEWORK_INSTANCE`, project, env, workload, release, digest, promotion) and a record file;
