@@ -112,7 +112,7 @@ def next_versions(existing: list[int], count: int = 1, now: datetime | None = No
             moment = datetime.strptime(str(newest), TIMESTAMP_FORMAT).replace(tzinfo=UTC) + timedelta(seconds=1)
         else:
             raise DatabaseAuthoringError(f"the newest version {newest} is not a timestamp and sorts after now",
-                                         hint="versions are 14-digit UTC timestamps (docs/reference-db.md#commands)")
+                                         hint="versions are 14-digit UTC timestamps")
     out = []
     for i in range(count):
         out.append(timestamp_version(moment + timedelta(seconds=i)))
