@@ -1,7 +1,6 @@
 """Daemon instances on this machine, as `platform daemon ls` reports them (a daemon
 instance is a directory under ~/.platform/instances: an advisory lock (liveness) and a runtime record
-(published state, e.g. awaiting_credentials);
-docs/reference-webhooks.md#daemon-instances-platform-daemon-ls-daemon-screen-key-5).
+(published state, e.g. awaiting_credentials); docs/reference-daemon.md#platform-daemon).
 
 The daemon itself is not in this build; this module only reads what instances leave behind:
 - RUNNING comes from the lock alone: a non-blocking flock on `<dir>/instance.lock` that fails
