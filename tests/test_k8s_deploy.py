@@ -1,6 +1,8 @@
 """The k8s runtime against a real API server (etcd + kube-apiserver + controllers + scheduler, KWOK
-simulating the node): spec 2 deploy targets (`framework.K8sCluster`: render, apply, wait rollouts),
-Deploy rules 2, 3, 8, 9, the rollout outcomes per resource and the deploy exit codes 0, 1, 6, 8,
+simulating the node): docs/reference-k8s.md#env-deploy-env-version-on-a-k8scluster (render, apply,
+wait rollouts), the deploy rules on a cluster (compare-and-set, re-deploying the running release
+appends nothing, preflight, the declared context only), the rollout outcomes per resource and the
+deploy exit codes 0, 1, 6, 8,
 and Status (verify state per image read from the live cluster)."""
 
 from __future__ import annotations

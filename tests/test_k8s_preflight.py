@@ -50,13 +50,14 @@ def test_preflight_passes_when_keys_and_images_are_there_and_names_an_image_that
 
 
 def test_preflight_reads_a_password_protected_registry_with_the_registry_login_credential(kdemo, tmp_path):
-    """Rule 8 with spec 2 `registry login`: every image must resolve in its registry, anonymously or
-    with the credential `registry login` stored (docker's config.json). Against a real docker-registry
-    with an htpasswd user on this machine's non-loopback address: without a credential each image is a
-    finding naming the object and the image, saying the registry refused anonymous access (exit 1,
-    nothing applied or appended); a wrong stored credential is refused as such; after the real
-    `framework registry login` the same preflight passes and the deploy applies, while `release verify`
-    still reads anonymously (spec 2: "anonymous reads"). The credential is never printed."""
+    """Preflight with `registry login` (docs/reference-k8s.md#env-deploy-env-version-on-a-k8scluster):
+    every image must resolve in its registry, anonymously or with the credential `registry login` stored
+    (docker's config.json). Against a real docker-registry with an htpasswd user on this machine's
+    non-loopback address: without a credential each image is a finding naming the object and the image,
+    saying the registry refused anonymous access (exit 1, nothing applied or appended); a wrong stored
+    credential is refused as such; after the real `framework registry login` the same preflight passes
+    and the deploy applies, while `release verify` still reads anonymously (its reads are always
+    anonymous). The credential is never printed."""
     kd = kdemo
     host = f"{lan_address()}:{free_port()}"
     kd.demo.env["FRAMEWORK_INSECURE_REGISTRIES"] = host  # plain HTTP in the test, as for loopback
@@ -109,7 +110,7 @@ def test_preflight_reads_a_password_protected_registry_with_the_registry_login_c
 
 
 def test_preflight_answers_a_bearer_challenge_with_a_token_fetched_with_the_stored_credential(kdemo, tmp_path):
-    """Rule 8 with spec 2 `registry login`, token-auth registries (as Docker Hub and most hosted ones):
+    """Preflight with `registry login`, token-auth registries (as Docker Hub and most hosted ones):
     a real docker-registry answering `Bearer realm=...` (its token service a named fake that checks
     Basic auth and signs the JWT the registry verifies). Anonymously the realm refuses a token: the
     images are findings (refused anonymous access); after `framework registry login` (which itself
