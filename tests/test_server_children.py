@@ -1,7 +1,7 @@
 """The child processes of `platform server`, the delivery recorder (engine/server/recorder.py) and
-the run workers (engine/server/runner.py): spec 1 Errors (503 when a delivery cannot be recorded,
-so the sender retries) and issue 7 item 8 (no accepted delivery is lost, its run executes; a
-killed server leaves nothing running)."""
+the run workers (engine/server/runner.py): docs/reference-webhooks.md#durability-and-processes (503 when a
+delivery cannot be recorded, so the sender retries; no accepted delivery is lost, its run executes; a killed
+server leaves nothing running)."""
 
 from __future__ import annotations
 

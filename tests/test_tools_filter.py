@@ -1,4 +1,5 @@
-"""Tags, tag membership and the tool filter (spec 1: Tags, Tag membership, Tool filter)."""
+"""Tags, tag membership and the tool filter (docs/reference-tools.md#tags-and-membership,
+docs/reference-tools.md#tool-filter)."""
 
 from __future__ import annotations
 

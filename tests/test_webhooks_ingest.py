@@ -1,5 +1,5 @@
-"""Webhook ingestion against a real `platform server` on 127.0.0.1 (spec 1: Webhook ingestion,
-Authentication, Errors, Limits; issue 7 item 4)."""
+"""Webhook ingestion against a real `platform server` on 127.0.0.1
+(docs/reference-webhooks.md#webhook-ingestion: ways in, statuses, limits)."""
 
 from __future__ import annotations
 
