@@ -1,5 +1,6 @@
-"""Deploy rule 8 (preflight, remote clusters) with every piece real: the API server of the session,
-and a Docker registry (Debian's docker-registry) holding the release's images, open or password-protected."""
+"""The deploy preflight (remote clusters; docs/reference-k8s.md#env-deploy-env-version-on-a-k8scluster) with
+every piece real: the API server of the session, and a Docker registry (Debian's docker-registry) holding the
+release's images, open or password-protected."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from test_release_verify import (
 
 
 def test_preflight_passes_when_keys_and_images_are_there_and_names_an_image_that_is_not(kdemo, registry):
-    """Rule 8: with every secret key provisioned and every image's manifest in its registry, the
+    """Preflight: with every secret key provisioned and every image's manifest in its registry, the
     preflight of a remote cluster finds nothing and the deploy applies; an image digest the registry
     does not hold is a finding naming the object and the image, before anything is applied."""
     kd = kdemo

@@ -83,7 +83,7 @@ def test_a_dead_recorder_means_503_then_a_new_recorder_accepts(server_factory, t
 
 
 def test_a_killed_server_leaves_no_child_behind(server_factory, tmp_path: Path) -> None:
-    """Item 8: SIGKILL of the server: its recorder and run workers see their input close, finish
+    """No accepted delivery is lost: SIGKILL of the server: its recorder and run workers see their input close, finish
     what they had, and exit (no orphan holding the store)."""
     srv = server_factory()
     act = make_trigger(srv, tmp_path)
@@ -95,7 +95,7 @@ def test_a_killed_server_leaves_no_child_behind(server_factory, tmp_path: Path) 
 
 
 def test_dead_run_workers_are_started_again_and_the_run_executes(server_factory, tmp_path: Path) -> None:
-    """Item 8: an accepted delivery's run executes even if the run workers died: the queue is
+    """No accepted delivery is lost: an accepted delivery's run executes even if the run workers died: the queue is
     durable and the server starts the workers again by itself."""
     srv = server_factory()
     act = make_trigger(srv, tmp_path)
