@@ -102,7 +102,7 @@ def test_preflight_reads_a_password_protected_registry_with_the_registry_login_c
         code, doc = kd.json("env", "deploy", "cluster", "v1", "--yes", "--timeout", "90")
         assert code == 0 and doc["preflight"]["findings"] == [] and doc["rollout"]["phase"] == "ready", doc
         outputs.append(json.dumps(doc))
-        code, doc = kd.json("release", "verify", "v1")  # spec: `release verify` reads anonymously, still
+        code, doc = kd.json("release", "verify", "v1")  # `release verify` reads anonymously, still
         assert code == 2 and {c["outcome"] for c in doc["checks"]} == {"UNREACHABLE"}, doc
         assert all(f"registry {host} refused anonymous access (401)" in c["detail"] for c in doc["checks"])
         deployed = kd.get("deployment/api")
