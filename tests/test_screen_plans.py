@@ -97,7 +97,7 @@ def test_moved_environment_is_refused_and_one_key_replans(demo) -> None:  # type
 
 
 def test_protected_environment_needs_its_name_typed(demo) -> None:  # type: ignore[no-untyped-def]
-    """Protected environments (dashboard settings): deploying to a protected environment (settings) needs the
+    """Protected environments (the dashboard's `protected_environments` setting): deploying to one needs the
     environment's name typed; `y` alone or a wrong name writes nothing."""
     from screens.deploys.confirm import ConfirmDeployScreen
 
