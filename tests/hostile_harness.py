@@ -68,25 +68,36 @@ def _arguments(command: Any) -> list[Any]:
     return [p for p in command.params if p.param_type_name == "argument"]
 
 
+def _text_options(command: Any) -> list[str]:
+    """The options taking a string or a path (the ones a name or path is typed into)."""
+    found = []
+    for p in command.params:
+        if p.param_type_name != "option" or p.is_flag or p.hidden:
+            continue
+        annotation = str(getattr(getattr(p, "type_descriptor", None), "annotation", ""))
+        if "str" in annotation or "Path" in annotation:
+            found.append(str(p.opts[0]))
+    return found
+
+
 def _target_option(command: Any) -> str | None:
     options = [p for p in command.params if p.param_type_name == "option" and not p.is_flag and not p.hidden]
     by_name = {opt: p for p in options for opt in p.opts}
     for name in NAME_OPTIONS:
         if name in by_name:
             return name
-    for p in options:
-        annotation = str(getattr(getattr(p, "type_descriptor", None), "annotation", ""))
-        if "str" in annotation or "Path" in annotation:
-            return str(p.opts[0])
-    return None
+    text = _text_options(command)
+    return text[0] if text else None
 
 
 BENIGN = "dev"  # the other arguments' value while one is attacked (the demo's local environment)
+EVERY_OPTION_VALUES = (HOSTILE["long"], HOSTILE["traversal"])
 
 
 def attacks(path: tuple[str, ...], command: Any, value: str | None) -> list[list[str]]:
     """The argvs attacking `command` with `value`: in each positional argument in turn (the others
-    benign), and in its name option; `value` None leaves every argument out (when one is required)."""
+    benign), in its name option, and (5,000 characters, `../../../etc/passwd`) in every text option;
+    `value` None leaves every argument out (when one is required)."""
     words = list(path[1:])
     arguments = _arguments(command)
     if value is None:
@@ -97,8 +108,11 @@ def attacks(path: tuple[str, ...], command: Any, value: str | None) -> list[list
     for i in range(len(arguments)):
         values = [value if j == i else BENIGN for j in range(len(arguments))]
         out.append([*words, "--", *values] if value.startswith("-") else [*words, *values])
+    benign = [BENIGN] * sum(p.required for p in arguments)
     if option is not None:
-        out.append([*words, *([BENIGN] * sum(p.required for p in arguments)), f"{option}={value}"])
+        out.append([*words, *benign, f"{option}={value}"])
+    if value in EVERY_OPTION_VALUES:  # the inputs that reached the file system: into every text option too
+        out += [[*words, *benign, f"{other}={value}"] for other in _text_options(command) if other != option]
     if not out:
         out.append([*words, value])  # no input of its own: an extra argument
     return out
