@@ -10,6 +10,7 @@ own entry and error handlers), in a copy of examples/demo, see tests/hostile_har
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -73,3 +74,24 @@ def test_every_command_refuses_hostile_inputs_cleanly(tmp_path: Path, monkeypatc
     assert (after.st_mtime_ns, after.st_size) == (passwd.st_mtime_ns, passwd.st_size)
     assert len(HOSTILE) == 7 and len(LONG_RUNNING) == 4
     assert elapsed < 240, f"{calls} calls took {elapsed:.0f} s"  # ~30 s on an idle 2-core machine
+
+
+def test_real_processes_refuse_long_names_and_paths_clearly(demo_project: Path) -> None:
+    """docs/reference-env.md#names: a 5,000-character environment or run id is exit 2 stating the limit; a
+    5,000-character file path is exit 1 `path_error` naming the problem; neither says `internal error`,
+    and the value is not echoed back whole (the installed programs, no terminal)."""
+    from tests.conftest import run_cli
+
+    long = "x" * 5000
+    for program, args, code, words in (
+        ("framework", ("env", "render", long), 2, "longer than 128 characters"),
+        ("platform", ("runs", "show", long), 2, "longer than 128 characters"),
+        ("framework", ("kcl", "eval", long), 1, "File name too long"),
+        ("framework", ("env", "render", "../../../etc/passwd"), 2, "invalid environment name"),
+    ):
+        done = run_cli(program, *args, "--json", cwd=demo_project, timeout=60)
+        assert done.exit_code == code, (args[:2], done.stderr[:300])
+        assert words in done.stderr and "internal error" not in done.stderr and "Traceback" not in done.stderr
+        assert len(done.stderr) < 600 and len(done.stdout) < 900
+        error = json.loads(done.stdout)["error"]
+        assert error["code"] == ("usage" if code == 2 else "path_error")
