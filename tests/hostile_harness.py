@@ -24,7 +24,8 @@ HOSTILE: dict[str, str | None] = {
     "long": "x" * 5000,
     "quotes-sql": "a'b\"c; DROP TABLE promotions; --",
     "negative": "-1",
-    "nul-non-ascii": "caf\u00e9\x00\u2603",
+    "nul": "a\x00b",  # refused before any command runs (no exec can pass one)
+    "non-ascii": "caf\u00e9-\u2603-\u0645",
 }
 DOCUMENTED_EXITS = {0, 1, 2, 3, 4, 5, 6, 7, 8, 130}  # README.md#output-and-exit-codes
 PER_CALL_S = 20.0
@@ -206,7 +207,8 @@ if __name__ == "__main__":  # exploration aid: python -m tests.hostile_harness <
 
     os.chdir(sys.argv[1])
     for key, val in environment(os.path.dirname(os.path.abspath(sys.argv[1]))).items():
-        os.makedirs(val, exist_ok=True) if key in ("HOME", "FRAMEWORK_LEDGER_HOME", "TMPDIR") else None
+        if key in ("HOME", "FRAMEWORK_LEDGER_HOME", "TMPDIR"):
+            os.makedirs(val, exist_ok=True)
         os.environ[key] = val
     start = time.time()
     found, _, n = sweep({"framework": build("framework"), "platform": build("platform")},

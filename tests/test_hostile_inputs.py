@@ -36,8 +36,8 @@ def _files(root: Path, allowed: list[Path]) -> set[str]:
 
 
 def test_every_command_refuses_hostile_inputs_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """README.md#output-and-exit-codes and docs/reference-env.md#names: 7 hostile inputs (a missing name,
-    `../../../etc/passwd`, "", 5,000 characters, quotes and SQL, -1, NUL and non-ASCII) in each argument
+    """README.md#output-and-exit-codes and docs/reference-env.md#names: hostile inputs (a missing name,
+    `../../../etc/passwd`, "", 5,000 characters, quotes and SQL, -1, a NUL, non-ASCII) in each argument
     of every command: documented exit, no traceback, no internal error, no write outside, no waiting."""
     from deploy_fixtures import dev_database_off
 
@@ -72,7 +72,7 @@ def test_every_command_refuses_hostile_inputs_cleanly(tmp_path: Path, monkeypatc
     assert not hostile_in_tmp
     after = Path("/etc/passwd").stat()
     assert (after.st_mtime_ns, after.st_size) == (passwd.st_mtime_ns, passwd.st_size)
-    assert len(HOSTILE) == 7 and len(LONG_RUNNING) == 4
+    assert len(HOSTILE) == 8 and len(LONG_RUNNING) == 4
     assert elapsed < 240, f"{calls} calls took {elapsed:.0f} s"  # ~30 s on an idle 2-core machine
 
 
