@@ -1,4 +1,4 @@
-"""Login, tokens and credentials (spec 2: platform auth, framework login and cloud, Authentication).
+"""Login, tokens and credentials (docs/reference-auth.md).
 
 Server side (inside `platform server`): `tables`, `passwords`, `accounts` (organizations, users,
 grants), `bearer` (minting a bearer token, its stored sha256, the constant-time check; trigger

@@ -58,11 +58,13 @@ class ControlPlaneClient:
     def _probe(self) -> None:
         import httpx
 
+        from engine.auth.credentials import start_or_point_hint
+
         try:
             httpx.get(self.endpoint + "/health", timeout=5)
         except httpx.HTTPError as exc:
             raise ControlPlaneUnreachable(f"control plane unreachable at {self.endpoint}: {exc}",
-                                          hint="check that the control plane runs, then retry") from None
+                                          hint=start_or_point_hint()) from None
 
     @classmethod
     def for_spec(cls, env: str, spec: EnvironmentSpec, token: str | None = None) -> ControlPlaneClient:
@@ -80,12 +82,14 @@ class ControlPlaneClient:
                 params: Any = None, missing_ok: bool = False) -> Any:
         import httpx
 
+        from engine.auth.credentials import start_or_point_hint
+
         try:
             response = self.http.request(method, path, json=json, content=content, params=params)
         except httpx.HTTPError as exc:
             raise ControlPlaneUnreachable(
                 f"control plane unreachable at {self.endpoint}: {exc} (credential from "
-                f"{self.resolved.token_source})", hint="check that the control plane runs, then retry") from None
+                f"{self.resolved.token_source})", hint=start_or_point_hint()) from None
         return self._answer(response, missing_ok)
 
     def _answer(self, response: httpx.Response, missing_ok: bool) -> Any:
