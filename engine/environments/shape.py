@@ -18,6 +18,8 @@ from pydantic import BaseModel
 from engine.git import git_output
 from engine.project import Project
 
+from engine.environments.bindings import BindingView, views
+
 if TYPE_CHECKING:
     from engine.environments.render.pipeline import Rendered
 
@@ -54,6 +56,7 @@ class ShapeBody(BaseModel):
     secret_names: list[str]
     domains: list[str]
     objects: list[ShapeObject]
+    bindings: list[BindingView] = []  # where `env new --bind` placed workloads or frontends
 
 
 class Provenance(BaseModel):
@@ -165,6 +168,7 @@ def shape_of_rendered(
         secret_names=sorted({s for w in spec.workloads for s in w.secrets}),
         domains=domains,
         objects=objects,
+        bindings=views(spec),
     )
     root = project.root
     status = git_output(root, "status", "--porcelain", "--untracked-files=no")
