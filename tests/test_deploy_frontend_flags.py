@@ -16,7 +16,8 @@ def _add_frontend(demo, env: str) -> None:
     path = demo.root / "deploy" / "kcl" / env / "main.k"
     text = path.read_text()
     kind = next(line for line in text.splitlines() if line.strip().startswith("kind = "))
-    path.write_text(text.replace(kind, kind + '\n    frontends = [framework.Frontend {name = "site", dir = "site"}]', 1))
+    frontends = '\n    frontends = [framework.Frontend {name = "site", dir = "site"}]'
+    path.write_text(text.replace(kind, kind + frontends, 1))
     demo.commit(f"{env}: a frontend")
 
 

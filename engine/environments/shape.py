@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from engine.environments.bindings import BindingView, views
 from engine.git import git_output
 from engine.project import Project
-
-from engine.environments.bindings import BindingView, views
 
 if TYPE_CHECKING:
     from engine.environments.render.pipeline import Rendered
