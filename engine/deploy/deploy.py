@@ -484,6 +484,9 @@ def _explain(d: Deployment) -> list[str]:
     else:
         runtime = "the process runtime would start each workload"
         steps.append(f"{runtime} and wait for health" if opts.wait else f"{runtime} without waiting")
+    if opts.targets:
+        steps.append(f"only {', '.join(sorted(opts.targets))} would be rolled out (--target); every other "
+                     "running workload would be left as it is")
     if not opts.yes and opts.approve is None:
         steps.append("without --yes or --approve, a terminal would ask for confirmation; without one, exit 5")
     return steps
