@@ -73,6 +73,9 @@ def test_deploy_honours_a_binding_only_where_its_runtime_places_it(demo):
     assert doc["error"]["message"].startswith("cannot deploy qa: api is bound to hosted, but this environment")
     assert not (demo.root / ".framework" / "releases").exists() or not list(
         (demo.root / ".framework" / "releases").iterdir())
+    human = demo.run("env", "deploy", "qa", "--yes")  # the error alone: no plan was read, none is printed
+    assert human.returncode == 1 and human.stdout == ""
+    assert human.stderr.startswith("error: cannot deploy qa: api is bound to hosted")
     code, ledger = demo.json("ledger", "show", "qa")
     assert code == 0 and ledger["promotions"] == []
 

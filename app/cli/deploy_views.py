@@ -48,7 +48,7 @@ def render_deploy(result: Any, out: TextIO | None = None) -> None:
         out.write(f"{result.refusal['message']}\n")
         return
     plan = DeployPlan.model_validate(result.deploy_plan) if result.deploy_plan else None
-    if result.mode != "apply" or not result.applied:
+    if (result.mode != "apply" or not result.applied) and result.next_step is not None:  # refused before a plan: none
         out.write(render_plan_markdown(plan, result.env, result.next_step))
     for notice in result.notices:
         out.write(f"note: {notice}\n")
