@@ -231,7 +231,7 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
     from engine.environments.bindings import up_refusal
 
     bound = up_refusal(env, env_spec)
-    if bound is not None:  # spec 2, env up: non-local bindings refused, pointing to `env deploy`
+    if bound is not None:  # docs/reference-env.md#bindings: non-local bindings refused, pointing to `env deploy`
         raise NotLocal(bound, hint=f"deploy it with: framework env deploy {env}")
     checkout = detect(project.root)
     entry = allocate(project, kind="dev_stack", checkout=checkout)

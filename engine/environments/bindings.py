@@ -2,7 +2,7 @@
 them (docs/reference-env.md#bindings).
 
 Every binder (`hosted`, `cluster`, `bucket`) places a workload or frontend off this machine, so
-`env up` refuses an environment declaring any (spec 2: local only, pointing to `env deploy`). A deploy
+`env up` refuses an environment declaring any (a dev stack is local only; the refusal points to `env deploy`). A deploy
 honours a binding only where its runtime already places things there: `hosted` on an environment its
 control plane converges, `cluster` on a `K8sCluster` target; anything else (and `bucket`, which no
 runtime uploads to yet) is refused before anything is written, never deployed somewhere else.
@@ -63,7 +63,7 @@ def first_unhonoured(spec: EnvironmentSpec) -> str | None:
 
 
 def up_refusal(env: str, spec: EnvironmentSpec) -> str | None:
-    """`env up` runs local environments only: every binding is non-local (spec 2, env up)."""
+    """`env up` runs local environments only: every binding is non-local."""
     if not spec.bindings:
         return None
     bound = ", ".join(f"{name}={b.binder}" for name, b in sorted(spec.bindings.items()))
