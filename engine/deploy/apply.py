@@ -94,12 +94,14 @@ class _ProcessRollout:
         self.specs = workload_specs(d.project, d.release, selected)
         self.runtime = ProcessRuntime(d.project.key, d.env, d.release.version, promotion_id)
         self.names = [w.name for w in selected]
+        self.declared = {w.name for w in d.workloads}  # --target: the others keep running as they are
         self.namespace: str | None = None
 
     def rollout(self, options: RolloutOptions, *, on_phase: Callable[[str, Phase], None],
                 superseded: Callable[[], bool], meanwhile: Callable[[], None] | None = None
                 ) -> tuple[RolloutEnd, list[Resource]]:
-        return self.runtime.rollout(self.specs, options, on_phase=on_phase, superseded=superseded)
+        return self.runtime.rollout(self.specs, options, on_phase=on_phase, superseded=superseded,
+                                    declared=self.declared)
 
 
 def _runtime(d: Deployment, promotion_id: str) -> Rollout:

@@ -69,6 +69,7 @@ class DeployResult(BaseModel):
     rollout: dict[str, Any] | None = None
     explain: list[str] | None = None
     preflight: dict[str, Any] | None = None  # rule 8 (remote clusters): checks run and their findings
+    notices: list[str] = []  # what a flag did not change, said rather than silently ignored (--skip-frontend)
     exit_code: int = Field(default=0, exclude=True)  # carried by the document envelope
     error: dict[str, Any] | None = Field(default=None, exclude=True)
 

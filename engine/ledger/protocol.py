@@ -57,7 +57,8 @@ class PromotionLedger(Protocol):
 
     def append_promotion(self, env: str, release: str, images: dict[str, dict[str, Any]], *, direction: str,
                          expected_current: str | None, plan_digest: str | None = None, supersede: bool = False,
-                         gates: list[Gate] | None = None, open_apply: bool = False) -> Promotion: ...
+                         gates: list[Gate] | None = None, open_apply: bool = False,
+                         targets: list[str] | None = None) -> Promotion: ...
 
     def start_apply(self, env: str, promotion_id: str | None, release: str, *, supersede: bool = False) -> int: ...
 

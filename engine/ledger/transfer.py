@@ -206,6 +206,7 @@ def import_ledger(
                     source="import",
                     created_at=_when(row.get("created_at")),
                     actor=row.get("who"),
+                    targets=list(row.get("targets") or []),
                 )
                 for g in gates:
                     if not g.at_promote:
