@@ -9,8 +9,10 @@ held longer than the current iteration, and closing a connection sends what is g
 A large write (a streamed body's buffer) is not gathered or copied: what is gathered goes first,
 then the buffer itself. Every request's scope offers the `platform.response.splice` extension
 (engine.server.splice: a body moved from a socket with splice(2), e.g. a daemon's bulk channel),
-and a request with Content-Length and no Transfer-Encoding the `platform.request.splice` one (its
-body moved to a socket the same way). While a request body is spliced the protocol does not read
+and a request with Content-Length of at least the bulk threshold (engine.server.splice.bulk_min_bytes)
+and no Transfer-Encoding the `platform.request.splice` one (its body moved to a socket the same way).
+Small requests (webhook deliveries) get no request splice offer: its closure would tie each request's
+cycle into a reference cycle, garbage only the collector frees (bench/webhooks.py: half the throughput). While a request body is spliced the protocol does not read
 the connection; the parser, mid-body then, is replaced by a fresh one once the body is through,
 which is exactly where the next request begins (nothing past the body was read from the socket).
 """
@@ -25,7 +27,7 @@ from typing import Any
 import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
-from engine.server.splice import REQUEST_SPLICE, SPLICE, feed, in_thread, pump
+from engine.server.splice import REQUEST_SPLICE, SPLICE, bulk_min_bytes, feed, in_thread, pump
 
 LARGE_WRITE = 64 * 1024
 
@@ -107,22 +109,27 @@ class SplicingCycle(RequestResponseCycle):
 class GatheringHttpProtocol(HttpToolsProtocol):
     body_seen = 0  # bytes of the current request's body the parser has passed on
     declared = -1  # its Content-Length; -1: none, or chunked (no request splice)
+    splice_from = 1 << 20  # the bulk threshold, read once per connection (not an environ read per request)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        self.splice_from = max(1, bulk_min_bytes())
         super().connection_made(_GatheringTransport(transport, self.loop))  # type: ignore[arg-type]
 
     def on_headers_complete(self) -> None:
         extensions = self.scope.setdefault("extensions", {})  # type: ignore[typeddict-unknown-key]
         extensions[SPLICE] = {}
-        names = dict(self.headers)
         self.body_seen, self.declared = 0, -1
-        if b"transfer-encoding" not in names and names.get(b"content-length", b"").isdigit():
-            self.declared = int(names[b"content-length"])
+        names = dict(self.headers)
+        length = names.get(b"content-length", b"")
+        if length.isdigit() and b"transfer-encoding" not in names:
+            self.declared = int(length)
         super().on_headers_complete()
         cycle = self.cycle
         if type(cycle) is RequestResponseCycle:  # not yet started: it runs as a SplicingCycle
             cycle.__class__ = SplicingCycle
-        if self.declared > 0 and cycle.scope is self.scope:  # (an upgrade keeps the previous cycle)
+        # Only a body at the bulk threshold is offered the splice: the closure below and the cycle
+        # form a reference cycle, and one per small request kept the garbage collector busy.
+        if self.declared >= self.splice_from and cycle.scope is self.scope:
             declared = self.declared
 
             async def to(fd: int, stop: threading.Event) -> int:
