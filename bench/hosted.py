@@ -8,7 +8,7 @@
 
 Everything is real: `platform server` on 127.0.0.1, a copy of the demo in a git repository, the
 `framework` console script for the deploys (best of 5 each).
-BENCH_SMOKE=1: 3 hosted environments instead of 20, one round each (tests/test_bench_smoke.py).
+BENCH_SMOKE=1: 2 hosted environments instead of 20, one round each (tests/test_bench_smoke.py).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 FRAMEWORK = str(Path(sys.executable).parent / "framework")
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
-MANY, ROUNDS = (3, 1) if SMOKE else (20, 5)
+MANY, ROUNDS = (2, 1) if SMOKE else (20, 5)
 ENV_KCL = """import framework
 
 environment = framework.Environment {{

@@ -29,7 +29,7 @@ RATIO_LINES = {
     "deploy_plan.py": rf"plan for 50 images: .*; ratio {NUMBER}",
     "devstack_up.py": rf"ratio with realistic service start: {NUMBER}",
     "generate.py": rf"generate, 2 services x 2 RPCs: .*ratio {NUMBER}",
-    "hosted.py": rf"env status of 3 hosted environments: .*ratio {NUMBER}",
+    "hosted.py": rf"env status of 2 hosted environments: .*ratio {NUMBER}",
     "k8s.py": rf"^ratio {NUMBER}",
     "kcl_render.py": rf"render, warm cache: .*ratio +{NUMBER}",
     "startup.py": rf"framework env list --json +[\d.]+ +{NUMBER}",

@@ -134,7 +134,7 @@ def test_only_bodies_at_the_bulk_threshold_are_offered_and_small_ones_leave_no_g
     """engine/server/splice.py (the request splice): only a Content-Length of at least the bulk
     threshold (PLATFORM_DAEMON_BULK_MIN_BYTES, read per connection) is offered the splice. A request
     below it builds no offer, so it leaves no reference cycle behind for the garbage collector (an
-    offer per request halved webhook ingestion, bench/webhooks.py); one at the threshold gets the
+    offer per request slowed webhook ingestion, bench/webhooks.py); one at the threshold gets the
     offer, and its cycle shows that this count would catch it. The garbage collector is paused so
     that only the explicit collections count."""
     monkeypatch.setenv("PLATFORM_DAEMON_BULK_MIN_BYTES", "1000")
