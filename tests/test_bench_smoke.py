@@ -12,6 +12,8 @@ import subprocess
 import sys
 
 import pytest
+from k8s_cluster import BIN as K8S_BIN  # resolved at import, with the real HOME (tests get their own)
+from k8s_cluster import missing_tools
 
 from tests.conftest import REPO
 
@@ -46,12 +48,9 @@ def _tools_present(script: str) -> None:
 
     for name in GO_TOOLS.get(script, []):
         tool(name)  # fails: "`make go-tools` ... installs it"
-    if script == "k8s.py":
-        from k8s_cluster import BIN, missing_tools
-
-        if missing_tools():
-            pytest.fail(f"missing {', '.join(missing_tools())} in {BIN}: `make k8s-tools` (run by `make test`) "
-                        "builds them")
+    if script == "k8s.py" and missing_tools():
+        pytest.fail(f"missing {', '.join(missing_tools())} in {K8S_BIN}: `make k8s-tools` (run by `make test`) "
+                    "builds them")
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -61,7 +60,7 @@ def test_every_bench_runs_in_smoke_mode(script: str) -> None:
     assert script in RATIO_LINES, f"bench/{script} has no ratio line in tests/test_bench_smoke.py: add one"
     _tools_present(script)
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}  # no sizes from the caller
-    env["BENCH_SMOKE"] = "1"
+    env.update(BENCH_SMOKE="1", FRAMEWORK_K8S_BIN=str(K8S_BIN))
     proc = subprocess.run([sys.executable, str(BENCH / script)], cwd=REPO, env=env, capture_output=True,
                           text=True, stdin=subprocess.DEVNULL, timeout=280, check=False)
     report = f"bench/{script} exited {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
