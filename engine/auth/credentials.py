@@ -1,5 +1,5 @@
-"""The credentials file both programs share, and the precedence resolvers (spec 2: credentials
-file, platform auth, credential precedence).
+"""The credentials file both programs share, and the precedence resolvers (docs/reference-auth.md#the-credentials-file;
+the precedence: docs/reference-auth.md#framework-login-logout-cloud).
 
 File: `$XDG_CONFIG_HOME/framework/credentials.json` (default `~/.config/framework/...`), mode 0600
 in a 0700 directory: `{"version": 1, "entries": {"<server or endpoint URL>": {...}}}`.
@@ -30,6 +30,15 @@ from engine.errors import EngineError
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"  # `platform server`'s default address
 DEFAULT_CONTROL_PLANE = DEFAULT_SERVER  # the default hosted service (the control plane is `platform server`)
+
+
+CONTROL_PLANE_ELSEWHERE = ("point to one: framework login --endpoint URL, or the environment's "
+                           "framework.ControlPlane endpoint")
+
+
+def start_or_point_hint(elsewhere: str = CONTROL_PLANE_ELSEWHERE) -> str:
+    """What to do when a server or control plane is not there: start one, or point to another."""
+    return f"start one with `platform server` (it listens on {DEFAULT_SERVER} by default), or {elsewhere}"
 CONTROL_PLANE_TOKEN_ENV = "FRAMEWORK_CONTROL_PLANE_TOKEN"
 HELPER_ENV = "FRAMEWORK_CREDENTIAL_HELPER"
 
@@ -251,7 +260,7 @@ def resolve_control_plane(
     endpoint: str | None, *, token_flag: str | None = None, token_env: str | None = None,
     declared: bool = False,
 ) -> Resolved:
-    """Any control-plane call (spec 2 credential precedence): 1) --token; 2) the environment's
+    """Any control-plane call (credential precedence): 1) --token; 2) the environment's
     declared token variable (default FRAMEWORK_CONTROL_PLANE_TOKEN); 3) the credentials-file entry
     for the endpoint; 4) $FRAMEWORK_CREDENTIAL_HELPER (also when the stored login has expired)."""
     server = normalize(endpoint) if endpoint else DEFAULT_CONTROL_PLANE

@@ -1,4 +1,4 @@
-"""What a deploy takes, what it answers, and the state its stages share (spec 2, Deploy)."""
+"""What a deploy takes, what it answers, and the state its stages share (docs/reference-deploy.md#env-deploy)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ Mode = Literal["apply", "dry_run", "explain"]
 
 
 class DeployResult(BaseModel):
-    """The `--json` document's payload (spec 2, deploy JSON fields)."""
+    """The `--json` document's payload (docs/reference-deploy.md#env-deploy)."""
 
     mode: Mode
     env: str
@@ -69,6 +69,7 @@ class DeployResult(BaseModel):
     rollout: dict[str, Any] | None = None
     explain: list[str] | None = None
     preflight: dict[str, Any] | None = None  # rule 8 (remote clusters): checks run and their findings
+    notices: list[str] = []  # what a flag did not change, said rather than silently ignored (--skip-frontend)
     exit_code: int = Field(default=0, exclude=True)  # carried by the document envelope
     error: dict[str, Any] | None = Field(default=None, exclude=True)
 

@@ -1,6 +1,6 @@
 """Releases in `.framework/releases/<version>.json` and the content-addressed file store.
 
-Releases are immutable and environment-agnostic (spec 2, Versioning 1): re-cutting a version
+Releases are immutable and environment-agnostic (a promotion pins the same digests everywhere): re-cutting a version
 over the same artifacts is a no-op, over different ones refused. `file` artifacts are copied
 into a content-addressed store on this machine so any release can be deployed again byte for byte.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import time
 from pathlib import Path
@@ -18,12 +17,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from engine import names
 from engine.errors import EngineError, InvalidInput
 from engine.paths import atomic_write_bytes, ledger_home
 from engine.project import Project
 from engine.releases.git import Provenance
 
-VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 RELEASES_DIR = Path(".framework") / "releases"
 ARTIFACT_KINDS = ("oci", "npm", "gomod", "file")
 # The largest `file` artifact a control plane stores (engine.controlplane.releases MAX_BLOB, on the
@@ -69,16 +68,12 @@ class Release(BaseModel):
 
 
 def check_version(version: str) -> str:
-    if not VERSION_RE.match(version):
-        raise InvalidInput(
-            f"invalid release version {version!r}",
-            hint="use letters, digits, '.', '_', '+', '-' (e.g. v1.2.3), at most 128 characters",
-        )
-    return version
+    return names.check(version, "release version", pattern=names.RELEASE_RE, error=InvalidInput,
+                       allowed="letters, digits, '.', '_', '+' and '-', starting with a letter or digit (e.g. v1.2.3)")
 
 
 def auto_name(tree: str, now: float | None = None) -> str:
-    """`<YYYYMMDD>.<HHMMSS>-<tree12>` (spec 2, Versioning 2), in UTC."""
+    """`<YYYYMMDD>.<HHMMSS>-<tree12>`, in UTC (the auto release name)."""
     return (
         time.strftime("%Y%m%d.%H%M%S", time.gmtime(now if now is not None else time.time())) + f"-{tree[:12]}"
     )
@@ -156,7 +151,7 @@ def release_list(project: Project) -> ReleaseList:
 
 
 def release_for_tree(project: Project, tree: str) -> Release | None:
-    """An auto-named release whose tree matches the checkout is reused (spec 2, Deploy forms)."""
+    """An auto-named release whose tree matches the checkout is reused (docs/reference-deploy.md#env-deploy: forms)."""
     for rel in reversed(list_releases(project)):
         if rel.provenance.tree == tree and rel.version.endswith(f"-{tree[:12]}"):
             return rel
