@@ -117,14 +117,16 @@ FRAMEWORK = Program(
             examples=("framework release where v1.2.0", "framework release verify v1.2.0 --strict --json"),
         ),
         "ledger": Group(
-            help="The promotion ledger: machine ledger records, where it lives, export and import.",
+            help="The promotion ledger: machine ledger records, where it lives, export, import and metrics.",
             commands={
                 "show": "Machine ledger records: promotions, applies and local sessions.",
                 "where": "Which backend holds an environment's ledger and the declaration that chose it.",
                 "export": "Write each environment's promotions to <dir>/<env>.jsonl (a verification aid).",
                 "import": "Import promotions from git history or a file ledger (dry run unless --apply).",
+                "metrics": "Delivery metrics from the ledger: deploy frequency, lead time, failure rate, restore time.",
             },
-            examples=("framework ledger show dev", "framework ledger import --from-git --rev origin/main --apply"),
+            examples=("framework ledger show dev", "framework ledger import --from-git --rev origin/main --apply",
+                      "framework ledger metrics prod --since 2026-11-01 --bucket week"),
         ),
         "gate": Group(
             help="Check evidence (gates) recorded against promotions.",

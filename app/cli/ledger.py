@@ -164,3 +164,8 @@ def ledger_import(
             },
         )
     )
+
+
+from app.cli.ledger_metrics import register  # noqa: E402 - `ledger metrics`, in its own module
+
+register(app, HELP)

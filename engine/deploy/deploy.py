@@ -405,6 +405,7 @@ def _promote(d: Deployment) -> tuple[Promotion, int] | DeployResult:
                 gates=gates,
                 open_apply=True,
                 targets=opts.targets,
+                committed_at=release.provenance.committed_at,
             )
             apply_seq = d.ledger.last_apply_seq
             d.result.appended = True

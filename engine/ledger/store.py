@@ -48,7 +48,8 @@ CREATE TABLE IF NOT EXISTS promotions (
     who TEXT NOT NULL,
     created_at REAL NOT NULL,
     run_id TEXT,
-    targets TEXT
+    targets TEXT,
+    committed_at REAL
 );
 CREATE INDEX IF NOT EXISTS promotions_by_env ON promotions (project, env, seq);
 CREATE TABLE IF NOT EXISTS current (
@@ -75,6 +76,8 @@ CREATE TABLE IF NOT EXISTS applies (
     namespace TEXT
 );
 CREATE INDEX IF NOT EXISTS applies_by_env ON applies (project, env, seq);
+-- a promotion's rollouts and their outcomes, read by `ledger metrics` without touching the rows
+CREATE INDEX IF NOT EXISTS applies_by_promotion ON applies (promotion_id, outcome, finished_at);
 CREATE TABLE IF NOT EXISTS gates (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     project TEXT NOT NULL,
@@ -137,13 +140,14 @@ def _connect(path: Path) -> sqlite3.Connection:
 def _add_run_id_columns(conn: sqlite3.Connection) -> None:
     """Ledgers created before promotions and applies recorded their CI run id (and applies the
     Kubernetes namespace they applied to, promotions the workloads a `--target` deploy covered) gain
-    the columns."""
-    for table, column in (("promotions", "run_id"), ("applies", "run_id"), ("applies", "namespace"),
-                          ("promotions", "targets")):
+    the columns; and promotions the release's commit time (`ledger metrics`' lead time)."""
+    for table, column, kind in (("promotions", "run_id", "TEXT"), ("applies", "run_id", "TEXT"),
+                                ("applies", "namespace", "TEXT"), ("promotions", "targets", "TEXT"),
+                                ("promotions", "committed_at", "REAL")):
         columns = {r["name"] for r in conn.execute(f"PRAGMA table_info({table})")}
         if column not in columns:
             try:
-                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
             except sqlite3.OperationalError as exc:  # another process added it first
                 if "duplicate column" not in str(exc):
                     raise
@@ -202,11 +206,11 @@ class _SqliteTx:
     def insert_promotion(self, env: str, row: dict[str, Any]) -> None:
         self.conn.execute(
             "INSERT INTO promotions (id, project, env, release, images, direction, previous_id, plan_digest,"
-            " supersede, source, who, created_at, run_id, targets) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " supersede, source, who, created_at, run_id, targets, committed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (row["id"], self.project, env, row["release"], json.dumps(row["images"], sort_keys=True),
              row["direction"], row["previous_id"], row["plan_digest"], int(row["supersede"]), row["source"],
              row["who"], row["created_at"], row["run_id"],
-             json.dumps(row["targets"]) if row.get("targets") else None),
+             json.dumps(row["targets"]) if row.get("targets") else None, row.get("committed_at")),
         )
 
     def set_current(self, env: str, promotion_id: str) -> None:
@@ -221,7 +225,7 @@ class _SqliteTx:
             "INSERT OR IGNORE INTO gates (project, env, promotion_id, name, status, summary, run_id, at_promote,"
             " recorded_at) VALUES (?,?,?,?,?,?,?,?,?)",
             (self.project, env, promotion_id, gate.name, gate.status, gate.summary, gate.run_id,
-             int(at_promote), time.time()),
+             int(at_promote), gate.recorded_at or time.time()),  # a set time: an import, a ledger built with times
         )
         return cur.rowcount == 1
 
@@ -302,6 +306,7 @@ class Ledger:
             created_at=row["created_at"],
             run_id=row["run_id"],
             targets=json.loads(row["targets"]) if row["targets"] else [],
+            committed_at=row["committed_at"],
         )
         if with_gates:
             p.gates = self.gates(p.id)
@@ -375,6 +380,7 @@ class Ledger:
         open_apply: bool = False,
         run_id: str | None = None,
         targets: list[str] | None = None,
+        committed_at: float | None = None,
     ) -> Promotion:
         """Compare-and-set append (engine.promotions.rules): refused (exit 3) when `current` is not
         `expected_current`."""
@@ -385,7 +391,8 @@ class Ledger:
                     tx, env, release, images, direction=direction, expected_current=expected_current,
                     actor=actor or who(), plan_digest=plan_digest, supersede=supersede, gates=gates,
                     in_flight_check=check_in_flight, promotion_id=promotion_id, source=source,
-                    created_at=created_at, open_apply=open_apply, run_id=run_id, targets=targets)
+                    created_at=created_at, open_apply=open_apply, run_id=run_id, targets=targets,
+                    committed_at=committed_at)
         except sqlite3.Error as exc:
             raise LedgerUnreadable(f"machine ledger {self.path}: append failed: {exc}") from exc
         result = self.get(pid)
@@ -420,6 +427,7 @@ class Ledger:
         resources: list[dict[str, Any]] | None = None,
         finished: bool = False,
         namespace: str | None = None,
+        at: float | None = None,
     ) -> None:
         sets: list[str] = []
         args: list[Any] = []
@@ -435,9 +443,9 @@ class Ledger:
         if resources is not None:
             sets.append("resources=?")
             args.append(json.dumps(resources))
-        if finished:
+        if finished:  # `at`: the finish time when it is known (an import, a ledger built with set times)
             sets.append("finished_at=?")
-            args.append(time.time())
+            args.append(time.time() if at is None else at)
         if sets:
             self.conn.execute(f"UPDATE applies SET {', '.join(sets)} WHERE seq=?", (*args, seq))
 

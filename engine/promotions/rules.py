@@ -77,6 +77,8 @@ class Promotion(BaseModel):
     created_at: float
     run_id: str | None = None  # the CI run that promoted (engine/ci_environment.py); None outside CI
     targets: list[str] = []  # the workloads a partial deploy (`env deploy --target`) covered; [] all
+    # the release's commit time (docs/reference-metrics.md#lead-time-for-changes); None: not recorded
+    committed_at: float | None = None
     gates: list[Gate] = []
 
 
@@ -160,6 +162,7 @@ def append(
     open_apply: bool = False,
     run_id: str | None = None,
     targets: list[str] | None = None,
+    committed_at: float | None = None,
 ) -> tuple[str, int]:
     """Compare-and-set append of one promotion (and its promote-time gates, and optionally its
     rollout row, born in the same transaction). Returns (promotion id, apply seq or 0)."""
@@ -180,6 +183,7 @@ def append(
         "created_at": created_at if created_at is not None else time.time(),
         "run_id": run_id,
         "targets": sorted(targets or []),
+        "committed_at": committed_at,
     })
     tx.set_current(env, pid)
     for gate in gates or []:

@@ -15,6 +15,7 @@ class Provenance(BaseModel):
     commit: str | None = None
     branch: str | None = None
     dirty: bool = False
+    committed_at: float | None = None  # the commit's committer time (docs/reference-metrics.md#lead-time-for-changes)
 
 
 def is_repo(root: Path) -> bool:
@@ -45,9 +46,11 @@ def provenance(root: Path) -> Provenance:
     if not is_repo(root):
         return Provenance()
     commit = git_output(root, "rev-parse", "--verify", "-q", "HEAD")
+    when = git_output(root, "show", "-s", "--format=%ct", "HEAD") if commit else None
     branch = git_output(root, "symbolic-ref", "--short", "-q", "HEAD")
     status = git_output(root, "status", "--porcelain", "--", ".", ":(exclude).framework")
-    return Provenance(tree=worktree_tree(root), commit=commit, branch=branch, dirty=bool(status))
+    return Provenance(tree=worktree_tree(root), commit=commit, branch=branch, dirty=bool(status),
+                      committed_at=float(when) if when and when.isdigit() else None)
 
 
 def commits_between(root: Path, old: str | None, new: str | None) -> list[dict[str, str]]:
