@@ -34,6 +34,7 @@ RATIO_LINES = {
     "hosted.py": rf"env status of 2 hosted environments: .*ratio {NUMBER}",
     "k8s.py": rf"^ratio {NUMBER}",
     "kcl_render.py": rf"render, warm cache: .*ratio +{NUMBER}",
+    "metrics.py": rf"ledger metrics over [\d,]+ promotions: .*; ratio {NUMBER}",
     "startup.py": rf"framework env list --json +[\d.]+ +{NUMBER}",
     "status_history.py": rf"1,000 promotions .*; ratio {NUMBER}",
     "tools.py": rf"edit one line of 1 MB .*ratio +{NUMBER}",

@@ -22,8 +22,6 @@ from __future__ import annotations
 import math
 import sqlite3
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -52,18 +50,17 @@ COUNTED = {
                        "healthy time of the next promotion that reached healthy without failing",
 }
 
-SQL = """
-SELECT p.seq, p.id, p.env, p.created_at, p.direction, p.committed_at,
-  (SELECT MIN(a.finished_at) FROM applies a WHERE a.promotion_id = p.id AND a.outcome = 'ready'
-     AND a.finished_at < :until) AS healthy_at,
-  EXISTS (SELECT 1 FROM applies a WHERE a.promotion_id = p.id AND a.outcome IN ('failed', 'timed_out')
-     AND a.finished_at < :until) AS rollout_failed,
-  EXISTS (SELECT 1 FROM gates g WHERE g.promotion_id = p.id AND g.status IN ('failed', 'error')
-     AND g.recorded_at < :until) AS gate_failed
-FROM promotions p
-WHERE p.project = :project {env_clause} AND p.created_at < :until
-ORDER BY p.env, p.seq
-"""
+# Three indexed reads, each one pass (the store's promotions_by_env, applies_by_outcome, gates_by_status):
+# the promotions, then the healthy time and the failures that the rollouts and gates recorded (the
+# project's, whatever the environment: a covering index read, joined by promotion id here).
+PROMOTIONS_SQL = """SELECT env, created_at, direction, committed_at, id FROM promotions
+WHERE project = :project {env_clause} AND created_at < :until ORDER BY env, seq"""
+HEALTHY_SQL = """SELECT promotion_id, MIN(finished_at) FROM applies
+WHERE project = :project AND outcome = 'ready' AND finished_at < :until GROUP BY promotion_id"""
+ROLLOUT_FAILED_SQL = """SELECT DISTINCT promotion_id FROM applies
+WHERE project = :project AND outcome IN ('failed', 'timed_out') AND finished_at < :until"""
+GATE_FAILED_SQL = """SELECT DISTINCT promotion_id FROM gates
+WHERE project = :project AND status IN ('failed', 'error') AND recorded_at < :until"""
 
 
 class Spread(BaseModel):
@@ -135,21 +132,9 @@ class Metrics(BaseModel):
     environments: list[EnvMetrics]
 
 
-@dataclass(slots=True)
-class _Row:
-    seq: int
-    env: str
-    created_at: float
-    direction: str
-    committed_at: float | None
-    healthy_at: float | None
-    rollout_failed: bool
-    gate_failed: bool
-    behind_replaced: bool = False
-
-    @property
-    def failed(self) -> bool:
-        return self.rollout_failed or self.gate_failed or self.behind_replaced
+# One promotion as the pass reads it: (created_at, direction, committed_at, healthy_at, rollout_failed,
+# gate_failed), in seq order per environment. Plain tuples: 100,000 of them cost no objects of our own.
+Row = tuple[float, str, float | None, float | None, bool, bool]
 
 
 def median(values: list[float]) -> float | None:
@@ -191,101 +176,101 @@ def parse_time(text: str, flag: str) -> float:
     return ts
 
 
-def read_rows(conn: sqlite3.Connection, project: str, env: str | None, until: float) -> list[_Row]:
-    """One indexed query: every promotion made before `until`, with what the ledger knew at `until`."""
-    sql = SQL.format(env_clause="AND p.env = :env" if env else "")
+def read_rows(conn: sqlite3.Connection, project: str, env: str | None, until: float) -> dict[str, list[Row]]:
+    """Every promotion made before `until` per environment, with what the ledger knew at `until`."""
     args = {"project": project, "env": env, "until": until}
-    return [_Row(seq, e, created, direction, committed, healthy, bool(rf), bool(gf))
-            for seq, _id, e, created, direction, committed, healthy, rf, gf in conn.execute(sql, args)]
+    cur = conn.cursor()
+    cur.row_factory = None  # plain tuples, not a Row object each
+    healthy = dict(cur.execute(HEALTHY_SQL, args).fetchall())
+    rollout_failed = {r[0] for r in cur.execute(ROLLOUT_FAILED_SQL, args)}
+    gate_failed = {r[0] for r in cur.execute(GATE_FAILED_SQL, args)}
+    out: dict[str, list[Row]] = {}
+    rows: list[Row] = []
+    last = None
+    for e, created, direction, committed, pid in cur.execute(
+            PROMOTIONS_SQL.format(env_clause="AND env = :env" if env else ""), args):
+        if e != last:
+            rows = out.setdefault(e, [])
+            last = e
+        rows.append((created, direction, committed, healthy.get(pid), pid in rollout_failed, pid in gate_failed))
+    return out
+
+
+MONDAY = 4 * 86400.0  # 1970-01-05, the first Monday after the epoch: weeks start on Monday 00:00 UTC
 
 
 def _bucket_start(ts: float, size: str) -> float:
-    day = datetime.fromtimestamp(ts, UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    start = day.timestamp()
-    return start - day.weekday() * 86400 if size == "week" else start  # weeks start on Monday
+    """The UTC day or week holding `ts` (epoch days are exactly 86,400 s: no calendar needed)."""
+    if size == "week":
+        return (ts - MONDAY) // BUCKETS["week"] * BUCKETS["week"] + MONDAY
+    return ts // 86400 * 86400
 
 
-def env_metrics(env: str, rows: list[_Row], since: float, until: float, bucket: str) -> EnvMetrics:
+def env_metrics(env: str, rows: list[Row], since: float, until: float, bucket: str) -> EnvMetrics:
     """The four measures of one environment from its promotions in seq order (one pass, then the buckets)."""
-    for row, following in zip(rows, rows[1:], strict=False):
-        if following.direction == "BEHIND" and following.created_at - row.created_at <= BEHIND_WINDOW:
-            row.behind_replaced = True
-
-    def inside(ts: float | None) -> bool:
-        return ts is not None and since <= ts < until
-
-    starts: dict[float, Bucket] = {}
-    first = _bucket_start(since, bucket)
-    ts = first
-    while ts < until:
-        starts[ts] = Bucket(start=iso(ts), start_ts=ts)
-        ts += BUCKETS[bucket]
-    per_bucket_lead: dict[float, list[float]] = {}
-    per_bucket_restore: dict[float, list[float]] = {}
-
-    deploys, leads, no_commit = 0, [], 0
-    cfr = ChangeFailureRate()
-    restores: list[float] = []
-    incidents = unrestored = 0
+    size = bucket
+    deploys: dict[float, int] = {}
+    made: dict[float, int] = {}
+    failed: dict[float, int] = {}
+    leads: dict[float, list[float]] = {}
+    restores: dict[float, list[float]] = {}
+    no_commit = by_rollout = by_gate = by_behind = incidents = 0
     open_incident: float | None = None  # the start of the run of failures not yet restored
-    for row in rows:
-        if inside(row.healthy_at):
-            assert row.healthy_at is not None
-            deploys += 1
-            key = _bucket_start(row.healthy_at, bucket)
-            starts[key].deploys += 1
-            if row.committed_at is None:
+    last = len(rows) - 1
+    for i, (created, _direction, committed, healthy, rollout_failed, gate_failed) in enumerate(rows):
+        # replaced by a BEHIND promotion (a rollback) within the window: this one failed
+        behind = i < last and rows[i + 1][1] == "BEHIND" and rows[i + 1][0] - created <= BEHIND_WINDOW
+        if healthy is not None and since <= healthy < until:
+            key = _bucket_start(healthy, size)
+            deploys[key] = deploys.get(key, 0) + 1
+            if committed is None:
                 no_commit += 1
             else:
-                lead = max(0.0, row.healthy_at - row.committed_at)
-                leads.append(lead)
-                per_bucket_lead.setdefault(key, []).append(lead)
-        if inside(row.created_at):
-            key = _bucket_start(row.created_at, bucket)
-            cfr.promotions += 1
-            starts[key].promotions += 1
-            if row.failed:
-                cfr.failed += 1
-                starts[key].failed += 1
-                cfr.by_rollout += row.rollout_failed
-                cfr.by_gate += row.gate_failed
-                cfr.by_behind += row.behind_replaced
-        if row.failed:
+                leads.setdefault(key, []).append(max(0.0, healthy - committed))
+        is_failed = rollout_failed or gate_failed or behind
+        if since <= created < until:
+            key = _bucket_start(created, size)
+            made[key] = made.get(key, 0) + 1
+            if is_failed:
+                failed[key] = failed.get(key, 0) + 1
+                by_rollout += rollout_failed
+                by_gate += gate_failed
+                by_behind += behind
+        if is_failed:
             if open_incident is None:
-                open_incident = row.created_at
-                if inside(row.created_at):
-                    incidents += 1
-        elif row.healthy_at is not None and open_incident is not None:
-            if inside(open_incident):
-                restore = max(0.0, row.healthy_at - open_incident)
-                restores.append(restore)
-                per_bucket_restore.setdefault(_bucket_start(open_incident, bucket), []).append(restore)
+                open_incident = created
+                incidents += since <= created < until
+        elif healthy is not None and open_incident is not None:
+            if since <= open_incident < until:
+                restores.setdefault(_bucket_start(open_incident, size), []).append(max(0.0, healthy - open_incident))
             open_incident = None
-    if open_incident is not None and inside(open_incident):
-        unrestored += 1
-    cfr.rate = cfr.failed / cfr.promotions if cfr.promotions else None
-    for key, b in starts.items():
-        b.lead_time_median_seconds = median(per_bucket_lead.get(key, []))
-        b.restore_median_seconds = median(per_bucket_restore.get(key, []))
-        b.change_failure_rate = b.failed / b.promotions if b.promotions else None
+    unrestored = int(open_incident is not None and since <= open_incident < until)
+
+    series = []
+    key = _bucket_start(since, size)
+    while key < until:
+        n, bad = made.get(key, 0), failed.get(key, 0)
+        series.append(Bucket(start=iso(key), start_ts=key, deploys=deploys.get(key, 0),
+                             lead_time_median_seconds=median(leads.get(key, [])), promotions=n, failed=bad,
+                             change_failure_rate=bad / n if n else None,
+                             restore_median_seconds=median(restores.get(key, []))))
+        key += BUCKETS[size]
+    all_leads = [v for values in leads.values() for v in values]
+    all_restores = [v for values in restores.values() for v in values]
+    total_made, total_failed, total_deploys = sum(made.values()), sum(failed.values()), sum(deploys.values())
     days = (until - since) / 86400
     return EnvMetrics(
         env=env,
-        deployment_frequency=DeploymentFrequency(count=deploys, per_day=round(deploys / days, 6) if days else 0.0),
-        lead_time=LeadTime(count=len(leads), median_seconds=median(leads), p90_seconds=p90(leads),
+        deployment_frequency=DeploymentFrequency(count=total_deploys, per_day=round(total_deploys / days, 6)),
+        lead_time=LeadTime(count=len(all_leads), median_seconds=median(all_leads), p90_seconds=p90(all_leads),
                            without_commit_time=no_commit),
-        change_failure_rate=cfr,
-        time_to_restore=TimeToRestore(count=len(restores), median_seconds=median(restores), p90_seconds=p90(restores),
-                                      incidents=incidents, unrestored=unrestored),
-        series=list(starts.values()),
+        change_failure_rate=ChangeFailureRate(rate=total_failed / total_made if total_made else None,
+                                              failed=total_failed, promotions=total_made, by_rollout=by_rollout,
+                                              by_gate=by_gate, by_behind=by_behind),
+        time_to_restore=TimeToRestore(count=len(all_restores), median_seconds=median(all_restores),
+                                      p90_seconds=p90(all_restores), incidents=incidents, unrestored=unrestored),
+        series=series,
     )
-
-
-def _by_env(rows: Iterable[_Row]) -> dict[str, list[_Row]]:
-    out: dict[str, list[_Row]] = {}
-    for row in rows:
-        out.setdefault(row.env, []).append(row)
-    return out
 
 
 def window(since: str | None, until: str | None, bucket: str, now: float | None = None) -> tuple[float, float]:
@@ -304,7 +289,7 @@ def window(since: str | None, until: str | None, bucket: str, now: float | None 
 def machine_metrics(conn: sqlite3.Connection, project: str, ledger: str, env: str | None, since: float,
                     until: float, bucket: str, envs: list[str] | None = None) -> Metrics:
     """The measures over one machine ledger connection (the bench calls this directly)."""
-    grouped = _by_env(read_rows(conn, project, env, until))
+    grouped = read_rows(conn, project, env, until)
     names = sorted(set(grouped) | set(envs or []) | ({env} if env else set()))
     return Metrics(project=project, ledger=ledger, since=iso(since), until=iso(until), since_ts=since,
                    until_ts=until, bucket=bucket,

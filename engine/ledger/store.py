@@ -52,6 +52,8 @@ CREATE TABLE IF NOT EXISTS promotions (
     committed_at REAL
 );
 CREATE INDEX IF NOT EXISTS promotions_by_env ON promotions (project, env, seq);
+-- `ledger metrics` reads every promotion's times from the index alone (not the rows and their images)
+CREATE INDEX IF NOT EXISTS promotions_times ON promotions (project, env, seq, created_at, direction, committed_at, id);
 CREATE TABLE IF NOT EXISTS current (
     project TEXT NOT NULL,
     env TEXT NOT NULL,
@@ -76,8 +78,8 @@ CREATE TABLE IF NOT EXISTS applies (
     namespace TEXT
 );
 CREATE INDEX IF NOT EXISTS applies_by_env ON applies (project, env, seq);
--- a promotion's rollouts and their outcomes, read by `ledger metrics` without touching the rows
-CREATE INDEX IF NOT EXISTS applies_by_promotion ON applies (promotion_id, outcome, finished_at);
+-- rollouts by outcome and gates by status: `ledger metrics` reads them from the index alone
+CREATE INDEX IF NOT EXISTS applies_by_outcome ON applies (project, outcome, promotion_id, finished_at);
 CREATE TABLE IF NOT EXISTS gates (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     project TEXT NOT NULL,
@@ -92,6 +94,7 @@ CREATE TABLE IF NOT EXISTS gates (
     UNIQUE (promotion_id, name, run_id)
 );
 CREATE INDEX IF NOT EXISTS gates_by_promotion ON gates (promotion_id, at_promote, seq);
+CREATE INDEX IF NOT EXISTS gates_by_status ON gates (project, status, promotion_id, recorded_at);
 CREATE TABLE IF NOT EXISTS sessions (
     project TEXT NOT NULL,
     machine TEXT NOT NULL,
