@@ -23,6 +23,7 @@ SCREENS: tuple[ScreenInfo, ...] = (
     ScreenInfo("runs", "Runs", "7", "screens.runs", "RunsScreen"),
     ScreenInfo("debug", "Debug", "8", "screens.debug.screen", "DebugScreen"),
     ScreenInfo("domains", "Domains", "9", "screens.environments.domains", "DomainsScreen"),
+    ScreenInfo("metrics", "Metrics", "0", "screens.environments.metrics", "MetricsScreen"),
 )
 
 BY_NAME = {s.name: s for s in SCREENS}

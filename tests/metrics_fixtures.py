@@ -27,14 +27,23 @@ PROMOTIONS = (
 )
 
 
-def build_known_ledger(project: str) -> None:
-    """The ledger of PROMOTIONS (times set explicitly) in `project`'s machine ledger."""
+def recent_shift(now: float) -> float:
+    """The shift that moves PROMOTIONS to end yesterday: T0 becomes 00:00 UTC eight days before today."""
+    return (now // D) * D - 8 * D - T0
+
+
+def build_known_ledger(project: str, shift: float = 0.0) -> None:
+    """The ledger of PROMOTIONS (times set explicitly, moved by `shift` seconds) in `project`'s machine ledger."""
+    def moved(t: float | None) -> float | None:
+        return None if t is None else t + shift
+
     with Ledger.open(project) as ledger:
-        for env, release, direction, at, committed, outcome, closed, gate in PROMOTIONS:
+        for env, release, direction, at, committed, outcome, closed, gate in (
+                (e, r, d, moved(a), moved(c), o, moved(x), g) for e, r, d, a, c, o, x, g in PROMOTIONS):
             p = ledger.append_promotion(env, release, IMAGES, direction=direction,
                                         expected_current=ledger.current_id(env), created_at=at,
                                         committed_at=committed, open_apply=True, run_id="local")
             if outcome is not None:
                 ledger.update_apply(ledger.last_apply_seq, phase=outcome, outcome=outcome, finished=True, at=closed)
             if gate is not None:
-                ledger.record_gate(env, p.id, Gate(name="e2e", status=gate, run_id="ci-1", recorded_at=closed))
+                ledger.record_gate(env, p.id, Gate(name="e2e", status=gate, run_id="ci-1", recorded_at=closed or 0.0))

@@ -10,24 +10,9 @@ import typer
 from app.cli.options import JSON_OPTION
 
 
-def duration(seconds: float | None) -> str:
-    """A duration as people read one: 45s, 12m, 3.5h, 2.1d; '-' when nothing was counted."""
-    if seconds is None:
-        return "-"
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    if seconds < 3600:
-        return f"{seconds / 60:.0f}m"
-    if seconds < 86400:
-        return f"{seconds / 3600:.1f}h"
-    return f"{seconds / 86400:.1f}d"
-
-
-def percent(rate: float | None) -> str:
-    return "-" if rate is None else f"{rate * 100:.0f}%"
-
-
 def render(m: Any) -> None:
+    from engine.ledger.metrics import duration, percent
+
     out = sys.stdout
     out.write(f"{m.ledger} (project {m.project}), {m.since} to {m.until}, by {m.bucket}\n")
     if not m.environments:

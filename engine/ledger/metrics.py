@@ -154,6 +154,23 @@ def p90(values: list[float]) -> float | None:
     return s[max(0, math.ceil(0.9 * len(s)) - 1)]
 
 
+def duration(seconds: float | None) -> str:
+    """A duration as people read one: 45s, 12m, 3.5h, 2.1d; '-' when nothing was counted."""
+    if seconds is None:
+        return "-"
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f}m"
+    if seconds < 86400:
+        return f"{seconds / 3600:.1f}h"
+    return f"{seconds / 86400:.1f}d"
+
+
+def percent(rate: float | None) -> str:
+    return "-" if rate is None else f"{rate * 100:.0f}%"
+
+
 def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 

@@ -209,7 +209,8 @@ class _SqliteTx:
     def insert_promotion(self, env: str, row: dict[str, Any]) -> None:
         self.conn.execute(
             "INSERT INTO promotions (id, project, env, release, images, direction, previous_id, plan_digest,"
-            " supersede, source, who, created_at, run_id, targets, committed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " supersede, source, who, created_at, run_id, targets, committed_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (row["id"], self.project, env, row["release"], json.dumps(row["images"], sort_keys=True),
              row["direction"], row["previous_id"], row["plan_digest"], int(row["supersede"]), row["source"],
              row["who"], row["created_at"], row["run_id"],

@@ -1,7 +1,8 @@
 """Environments screen: every declared environment with its bound release, rollout phase, verify
 summary, health and the age of its last promotion; live as the ledger, releases or KCL change.
 
-Same engine calls as `framework env list` and `framework env status <env> --json`; they start once
+Same engine calls as `framework env list` and `framework env status <env> --json` (and the Delivery
+panel's, `framework ledger metrics --json`: screens/environments/delivery.py); they start once
 the first frame is on screen and run on a daemon thread (screens/widgets/background.py); rows are
 diffed by key so the cursor stays put on refresh; watchdog observers on deploy/kcl,
 .framework/releases and the ledger file trigger one debounced reload.
@@ -21,7 +22,8 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from screens.base import DashboardScreen
-from screens.widgets.background import in_daemon_thread
+from screens.environments.delivery import PANEL_DAYS, DeliveryPanel, MetricsLoaded, read_metrics
+from screens.widgets.background import in_daemon_thread, read_worker
 from screens.widgets.empty_state import EmptyState
 from screens.widgets.table_keys import TableKeys, table_bindings
 from screens.widgets.table_sync import sync_rows
@@ -112,6 +114,7 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
         table: DataTable[str] = DataTable(id="env-table", cursor_type="row", zebra_stripes=True)
         yield table
         yield EmptyState("", "", id="env-empty")
+        yield DeliveryPanel()
 
     def on_mount(self) -> None:
         table = self.query_one("#env-table", DataTable)
@@ -129,12 +132,20 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
     # -- loading ---------------------------------------------------------------------------
     @work(exclusive=True, group="environments")
     async def load(self) -> None:
+        self.load_delivery()
         self._loading += 1  # a count: a superseded (cancelled) load must not clear a newer one's mark
         try:
             loaded = await in_daemon_thread(partial(_read, self.app.project_dir), "environments-load")
         finally:
             self._loading -= 1
         self.post_message(loaded)
+
+    @read_worker("delivery")
+    def load_delivery(self) -> MetricsLoaded:
+        return read_metrics(self.app.project_dir, days=PANEL_DAYS)
+
+    def on_metrics_loaded(self, message: MetricsLoaded) -> None:
+        self.query_one(DeliveryPanel).show(message)
 
     def on_environments_loaded(self, message: EnvironmentsLoaded) -> None:
         self.loads += 1

@@ -1,0 +1,107 @@
+"""The Delivery panel of the Environments screen (docs/reference-metrics.md#in-the-dashboard): per
+environment, deploys per day and median lead time per day over the last 14 days, as sparklines.
+
+Same engine call as `framework ledger metrics --since <14 days ago> --json` (engine.ledger.metrics),
+read on a daemon thread. The panel stays hidden while the ledger holds no promotion in the window:
+nothing to picture is not a row of empty lines. The numbers behind it are on the Metrics screen (0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Sparkline, Static
+
+PANEL_DAYS = 14
+
+
+@dataclass
+class MetricsLoaded(Message):
+    """One `ledger metrics` result for a screen (either `metrics` or `error` is set)."""
+
+    metrics: Any = None
+    error: Any = None
+
+
+def read_metrics(project_dir: Path, *, days: int | None = None, since: float | None = None,
+                 until: float | None = None, bucket: str = "day") -> MetricsLoaded:
+    """The engine call (on a daemon thread): the machine ledger's measures for every environment."""
+    import time
+
+    from engine.errors import EngineError
+    from engine.ledger.metrics import metrics
+    from engine.project import find_project
+
+    end = until if until is not None else time.time()
+    start = since if since is not None else end - (days or 30) * 86400
+    try:
+        return MetricsLoaded(metrics=metrics(find_project(project_dir), None, since=str(start), until=str(end),
+                                             bucket=bucket))
+    except EngineError as exc:
+        return MetricsLoaded(error=exc)
+
+
+def values(series: list[Any], field: str) -> list[float]:
+    """A series field as sparkline data: a bucket without a value draws as zero."""
+    return [float(getattr(b, field) or 0) for b in series]
+
+
+class DeliveryRow(Horizontal):
+    """One environment: its name, deploys per day and lead time per day."""
+
+    def __init__(self, env: str) -> None:
+        super().__init__(id=f"delivery-{env}", classes="delivery-row")
+        self.env = env
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.env, classes="delivery-env")
+        yield Static("", classes="delivery-count")
+        yield Sparkline([], classes="delivery-deploys")
+        yield Static("lead", classes="delivery-label")
+        yield Sparkline([], classes="delivery-lead")
+
+    def show(self, e: Any) -> None:
+        count = e.deployment_frequency.count
+        self.query_one(".delivery-count", Static).update(f"{count} deploy{'' if count == 1 else 's'}")
+        self.query_one(".delivery-deploys", Sparkline).data = values(e.series, "deploys")
+        self.query_one(".delivery-lead", Sparkline).data = values(e.series, "lead_time_median_seconds")
+
+
+class DeliveryPanel(Vertical):
+    """Sparklines of deploys per day and lead time per environment (hidden without promotions)."""
+
+    def __init__(self) -> None:
+        super().__init__(id="delivery")
+        self.metrics: Any = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"Delivery, last {PANEL_DAYS} days: deploys per day, lead time per day "
+                     "(0 Metrics; framework ledger metrics)", classes="delivery-title")
+
+    def on_mount(self) -> None:
+        self.display = False
+
+    def show(self, loaded: MetricsLoaded) -> None:
+        """Rows keyed by environment: updated in place, added or removed, never rebuilt."""
+        self.metrics = loaded.metrics
+        envs = [e for e in (loaded.metrics.environments if loaded.metrics else [])
+                if e.deployment_frequency.count or e.change_failure_rate.promotions]
+        self.display = bool(envs)
+        wanted = {e.env for e in envs}
+        for row in list(self.query(DeliveryRow)):
+            if row.env not in wanted:
+                row.remove()
+        present = {row.env: row for row in self.query(DeliveryRow)}
+        for e in envs:
+            row = present.get(e.env)
+            if row is None:
+                row = DeliveryRow(e.env)
+                self.mount(row)
+                self.call_after_refresh(row.show, e)
+            else:
+                row.show(e)
