@@ -1,9 +1,9 @@
 """`framework ledger metrics [env]` (docs/reference-metrics.md): the four delivery measures from the
 promotion ledger.
 
-One indexed read of the machine ledger (promotions by (project, env, seq); each promotion's rollout
-outcomes and gate failures from covering indexes, never a scan per bucket), then one pass per
-environment in promotion order. Every figure says how it was counted (`counted`), in words that
+Four reads of the machine ledger, each from a covering index (the promotions' times, the rollouts by
+outcome, the gates by status; never a query per bucket), then one pass per environment in promotion
+order. Every figure says how it was counted (`counted`), in words that
 docs/reference-metrics.md explains:
 
 - deployment frequency: promotions whose rollout closed `ready` (healthy), by their healthy time;
@@ -36,8 +36,6 @@ BEHIND_WINDOW = 24 * 3600  # seconds: a BEHIND promotion this soon after another
 DEFAULT_SPAN = 30 * 86400  # seconds before --until when --since is not given
 LATEST = 253402214400.0  # 9999-12-31T00:00:00Z: the last time a date can name with room for a bucket
 BUCKETS = {"day": 86400, "week": 7 * 86400}
-FAILED_ROLLOUTS = ("failed", "timed_out")  # the apply outcomes (engine/deploy/apply.py) that fail a promotion
-FAILED_GATES = ("failed", "error")  # the gate statuses (engine/deploy/gates.py) that fail a promotion
 
 COUNTED = {
     "deployment_frequency": "promotions whose rollout closed ready (healthy) in the window, by healthy time",
@@ -50,13 +48,16 @@ COUNTED = {
                        "healthy time of the next promotion that reached healthy without failing",
 }
 
-# Three indexed reads, each one pass (the store's promotions_by_env, applies_by_outcome, gates_by_status):
-# the promotions, then the healthy time and the failures that the rollouts and gates recorded (the
-# project's, whatever the environment: a covering index read, joined by promotion id here).
+# Four reads, each over one covering index of the store (promotions_times, applies_by_outcome twice,
+# gates_by_status): the promotions, then the healthy time and the failures that the rollouts (outcomes
+# of engine/deploy/apply.py) and gates (statuses of engine/deploy/gates.py) recorded; the project's,
+# whatever the environment, joined by promotion id in the pass.
 PROMOTIONS_SQL = """SELECT env, created_at, direction, committed_at, id FROM promotions
 WHERE project = :project {env_clause} AND created_at < :until ORDER BY env, seq"""
-HEALTHY_SQL = """SELECT promotion_id, MIN(finished_at) FROM applies
-WHERE project = :project AND outcome = 'ready' AND finished_at < :until GROUP BY promotion_id"""
+# newest first within a promotion: dict() keeps the last pair of each promotion, its earliest ready time
+# (the index read backwards; cheaper than GROUP BY ... MIN)
+HEALTHY_SQL = """SELECT promotion_id, finished_at FROM applies
+WHERE project = :project AND outcome = 'ready' AND finished_at < :until ORDER BY promotion_id DESC, finished_at DESC"""
 ROLLOUT_FAILED_SQL = """SELECT DISTINCT promotion_id FROM applies
 WHERE project = :project AND outcome IN ('failed', 'timed_out') AND finished_at < :until"""
 GATE_FAILED_SQL = """SELECT DISTINCT promotion_id FROM gates

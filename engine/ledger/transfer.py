@@ -207,6 +207,7 @@ def import_ledger(
                     created_at=_when(row.get("created_at")),
                     actor=row.get("who"),
                     targets=list(row.get("targets") or []),
+                    committed_at=row["committed_at"] if isinstance(row.get("committed_at"), (int, float)) else None,
                 )
                 for g in gates:
                     if not g.at_promote:
