@@ -144,3 +144,29 @@ def test_hosted_environment_is_refused_by_name(demo_project, cli):
     doc = json.loads(r.stdout)
     assert r.exit_code == 1 and doc["error"]["code"] == "metrics_unavailable"
     assert "control plane" in doc["error"]["message"]
+
+
+def test_a_ledger_from_before_metrics_gains_the_column_and_indexes(tmp_path):
+    """docs/reference-metrics.md#how-it-is-computed: an existing ledger gains `committed_at` and the
+    metrics' indexes on its first open; its old promotions count without a commit time."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE promotions (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,"
+        " project TEXT NOT NULL, env TEXT NOT NULL, release TEXT NOT NULL, images TEXT NOT NULL,"
+        " direction TEXT NOT NULL, previous_id TEXT,"
+        " plan_digest TEXT, supersede INTEGER NOT NULL DEFAULT 0, source TEXT NOT NULL DEFAULT 'deploy',"
+        " who TEXT NOT NULL, created_at REAL NOT NULL);"
+        "INSERT INTO promotions (id, project, env, release, images, direction, who, created_at)"
+        f" VALUES ('prm_old', 'old', 'prod', 'v0', '{{}}', 'INITIAL', 'u@h', {T0 + H});")
+    conn.close()
+    with Ledger.open("old", path) as ledger:
+        seq = ledger.start_apply("prod", "prm_old", "v0")
+        ledger.update_apply(seq, phase="ready", outcome="ready", finished=True, at=T0 + 2 * H)
+        indexes = {r[0] for r in ledger.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert {"promotions_times", "applies_by_outcome", "gates_by_status"} <= indexes
+        prod = machine_metrics(ledger.conn, "old", str(path), None, SINCE, UNTIL, "day").environments[0]
+    assert prod.deployment_frequency.count == 1
+    assert (prod.lead_time.count, prod.lead_time.without_commit_time) == (0, 1)

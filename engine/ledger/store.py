@@ -52,8 +52,6 @@ CREATE TABLE IF NOT EXISTS promotions (
     committed_at REAL
 );
 CREATE INDEX IF NOT EXISTS promotions_by_env ON promotions (project, env, seq);
--- `ledger metrics` reads every promotion's times from the index alone (not the rows and their images)
-CREATE INDEX IF NOT EXISTS promotions_times ON promotions (project, env, seq, created_at, direction, committed_at, id);
 CREATE TABLE IF NOT EXISTS current (
     project TEXT NOT NULL,
     env TEXT NOT NULL,
@@ -78,8 +76,6 @@ CREATE TABLE IF NOT EXISTS applies (
     namespace TEXT
 );
 CREATE INDEX IF NOT EXISTS applies_by_env ON applies (project, env, seq);
--- rollouts by outcome and gates by status: `ledger metrics` reads them from the index alone
-CREATE INDEX IF NOT EXISTS applies_by_outcome ON applies (project, outcome, promotion_id, finished_at);
 CREATE TABLE IF NOT EXISTS gates (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     project TEXT NOT NULL,
@@ -94,7 +90,6 @@ CREATE TABLE IF NOT EXISTS gates (
     UNIQUE (promotion_id, name, run_id)
 );
 CREATE INDEX IF NOT EXISTS gates_by_promotion ON gates (promotion_id, at_promote, seq);
-CREATE INDEX IF NOT EXISTS gates_by_status ON gates (project, status, promotion_id, recorded_at);
 CREATE TABLE IF NOT EXISTS sessions (
     project TEXT NOT NULL,
     machine TEXT NOT NULL,
@@ -106,6 +101,14 @@ CREATE TABLE IF NOT EXISTS sessions (
     stopped_at REAL,
     PRIMARY KEY (project, machine, worktree)
 );
+"""
+
+# Created after the columns are added (_add_run_id_columns): a ledger from before `committed_at` gains
+# the column first. `ledger metrics` reads each from the index alone (docs/reference-metrics.md#how-it-is-computed).
+METRICS_INDEXES = """
+CREATE INDEX IF NOT EXISTS promotions_times ON promotions (project, env, seq, created_at, direction, committed_at, id);
+CREATE INDEX IF NOT EXISTS applies_by_outcome ON applies (project, outcome, promotion_id, finished_at);
+CREATE INDEX IF NOT EXISTS gates_by_status ON gates (project, status, promotion_id, recorded_at);
 """
 
 
@@ -134,6 +137,7 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous = FULL")
         conn.executescript(SCHEMA)
         _add_run_id_columns(conn)
+        conn.executescript(METRICS_INDEXES)
     except BaseException:
         conn.close()
         raise
