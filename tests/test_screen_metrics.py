@@ -81,3 +81,22 @@ def test_delivery_panel_pictures_each_environment_and_hides_without_promotions(d
     assert shown and sorted(rows) == ["dev", "prod"]
     assert len(rows["prod"]) in (14, 15)  # 14 days back from now: 15 day buckets unless now is 00:00 UTC
     assert sum(rows["prod"]) == 5 and sum(rows["dev"]) == 1
+
+
+def test_metrics_screen_says_so_when_the_ledger_has_no_promotions(demo_project: Path) -> None:
+    """docs/reference-metrics.md#in-the-dashboard: with no promotion the screen shows an empty state that
+    names the command that fills it (nothing invented), and no table or pictures."""
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("0")
+            await until_app(pilot, lambda: getattr(app.screen, "loads", 0) >= 1, what="the metrics")
+            screen = app.screen
+            assert isinstance(screen, MetricsScreen)
+            empty = screen.query_one("#metrics-empty")
+            assert empty.display and not screen.query_one("#metrics-envs").display
+            assert not screen.query_one("#metrics-pictures").display
+            text = " ".join(str(w.render()) for w in empty.query("Static"))
+            assert "No promotions in the ledger" in text and "framework env deploy <env>" in text
+
+    asyncio.run(scenario())

@@ -74,6 +74,7 @@ class MetricsScreen(DashboardScreen):
         self.bucket = "day"
         self.metrics: Any = None
         self.selected: str | None = None
+        self.show_table = False  # `t`: the table behind the pictures instead of the pictures
         self.loads = 0
 
     def compose_body(self) -> ComposeResult:
@@ -122,7 +123,7 @@ class MetricsScreen(DashboardScreen):
             return
         self.query_one("#metrics-empty").display = False
         table = self.query_one("#metrics-envs", DataTable)
-        table.display = True
+        table.display = self.query_one("#metrics-pictures").display = True
         sync_rows(table, [k for k, _ in ENV_COLUMNS], {e.env: _env_row(e) for e in m.environments})
         if self.selected not in {e.env for e in m.environments}:
             self.selected = m.environments[0].env
@@ -139,9 +140,11 @@ class MetricsScreen(DashboardScreen):
         env = next((e for e in self.metrics.environments if e.env == self.selected), None) if self.metrics else None
         if env is None:
             return
-        showing_table = self.query_one("#metrics-series").display
+        self.query_one("#metrics-series").display = self.show_table
+        for picture in self.query(".metrics-picture"):
+            picture.display = not self.show_table
         self.query_one("#metrics-picture-title", Static).update(
-            f"{env.env} per {self.metrics.bucket} ({'table; t pictures' if showing_table else 'pictures; t table'})")
+            f"{env.env} per {self.metrics.bucket} ({'table; t pictures' if self.show_table else 'pictures; t table'})")
         for (field, label), figure in zip(PICTURES, _figures(env), strict=True):
             self.query_one(f"#label-{field}", Static).update(f"{label:<25}{figure}")
             self.query_one(f"#spark-{field}", Sparkline).data = values(env.series, field)
@@ -156,10 +159,7 @@ class MetricsScreen(DashboardScreen):
 
     def action_toggle_table(self) -> None:
         """The table behind the pictures: one row per bucket, the same numbers the sparklines draw."""
-        series = self.query_one("#metrics-series")
-        series.display = not series.display
-        for picture in self.query(".metrics-picture"):
-            picture.display = not series.display
+        self.show_table = not self.show_table
         self._show_selected()
 
     def action_toggle_bucket(self) -> None:
