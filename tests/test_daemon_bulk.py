@@ -23,7 +23,8 @@ import pytest
 from engine.daemon import proto
 from engine.daemon.bulk import ACCEPTED, MAGIC, preamble
 from engine.processes import free_port
-from tests.gateway_fixtures import HEARTBEAT_MS, Stack, make_stack, platform, registered, stack, until  # noqa: F401
+from tests.gateway_fixtures import HEARTBEAT_MS, Stack, make_stack, platform, registered, stack  # noqa: F401
+from tests.waiting import until
 
 
 def daemon_log(stack: Stack) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tests.deploy_fixtures import Demo, make_demo
 from tests.hosted_fixtures import Server, commit, demo, hosted_env, mint, plane, seed_org, server_factory  # noqa: F401
+from tests.waiting import until
 
 CRASH = "import sys\nsys.exit(3)\n"
 
@@ -88,14 +89,8 @@ def test_a_newer_promotion_supersedes_the_wait(plane: Server, demo: Demo) -> Non
     hosted_env(demo, plane.url, service="slow")
     waiting = subprocess.Popen([FRAMEWORK_BIN, "env", "deploy", "cloud", "--yes", "--timeout", "60", "--json"],
                                cwd=demo.root, env=demo.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    import time
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        doc = cp_get(plane, token, "/v1/status?env=cloud").json()["environments"][0]
-        if doc["promotion"] is not None:
-            break
-        time.sleep(0.1)
+    until(lambda: cp_get(plane, token, "/v1/status?env=cloud").json()["environments"][0]["promotion"], 60,
+          what="the first promotion on the control plane")
     (demo.root / "services" / "slow" / "main.py").write_text(
         (demo.root / "services" / "slow" / "main.py").read_text().replace('"3"', '"0"'))
     commit(demo, "faster")

@@ -27,6 +27,7 @@ from tests.hosted_fixtures import (  # noqa: F401
     stop_hosted,
 )
 from tests.pg_fixtures import pg_server, pg_url  # noqa: F401
+from tests.waiting import until
 
 
 def _promotions(srv: Server, token: str, env: str = "cloud") -> list[str]:
@@ -137,14 +138,8 @@ def test_control_plane_killed_mid_rollout(server_factory: Callable[..., Server],
         env = {**demo.env, "FRAMEWORK_CONTROL_PLANE_TOKEN": token}
         deploy = subprocess.Popen([FRAMEWORK_BIN, "env", "deploy", "cloud", "--yes", "--timeout", "90", "--json"],
                                   cwd=demo.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # the control plane is rolling it out
-            r = cp_get(srv, token, "/v1/status?env=cloud").json()["environments"][0]
-            if r["convergence"] == "progressing" and r.get("apply"):
-                break
-            time.sleep(0.1)
-        else:
-            raise AssertionError("the rollout never started")
+        until(lambda: (r := cp_get(srv, token, "/v1/status?env=cloud").json()["environments"][0])["convergence"]
+              == "progressing" and r.get("apply"), 60, what="the control plane to be rolling it out")
         srv.kill()
         # the same HTTP port (the CLI's endpoint); the daemon gateway on any free port (its default, the
         # HTTP port + 1, may be taken by then)
