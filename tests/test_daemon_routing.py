@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.gateway_fixtures import FAST, Stack, make_stack, registered
-from tests.pg_fixtures import pg_server, pg_url  # noqa: F401
+from tests.pg_fixtures import pg_url  # noqa: F401
 from tests.waiting import until
 from tests.webhooks_fixtures import isolated_env, start_server
 

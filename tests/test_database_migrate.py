@@ -10,7 +10,7 @@ from engine.database.dsn import parse
 from engine.database.runner import Runner, lock_id
 from tests.conftest import BIN
 from tests.database_fixtures import advisory_waiters, fw, golang_migrate, query, write
-from tests.pg_fixtures import pg_server, pg_url  # noqa: F401
+from tests.pg_fixtures import pg_url  # noqa: F401
 from tests.waiting import until
 
 LEGACY_AND_TIMESTAMPS = {

@@ -13,7 +13,7 @@ from screen_fixtures import SIZE  # noqa: E402
 from app.dashboard import Dashboard  # noqa: E402
 from app.settings import deterministic_settings  # noqa: E402
 from tests.database_fixtures import fw, without_demo_database, write  # noqa: E402
-from tests.pg_fixtures import pg_server, pg_url  # noqa: E402,F401
+from tests.pg_fixtures import pg_url  # noqa: E402,F401
 from tests.test_database_reset_introspect import DB_ENV  # noqa: E402
 from tests.waiting import until_app
 

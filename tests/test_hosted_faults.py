@@ -26,7 +26,7 @@ from tests.hosted_fixtures import (  # noqa: F401
     start_server,
     stop_hosted,
 )
-from tests.pg_fixtures import pg_server, pg_url  # noqa: F401
+from tests.pg_fixtures import pg_url  # noqa: F401
 from tests.waiting import until
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import FRAMEWORK_BIN  # noqa: E402
-from k8s_fixtures import API, WEB, digest, k8s_fixture, kdemo_fixture  # noqa: E402,F401
+from k8s_fixtures import API, WEB, digest, kdemo_fixture  # noqa: E402,F401
 
 from tests.waiting import until
 

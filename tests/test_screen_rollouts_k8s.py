@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from k8s_fixtures import API, WEB, digest, k8s_fixture, kdemo_fixture  # noqa: E402,F401
+from k8s_fixtures import API, WEB, digest, kdemo_fixture  # noqa: E402,F401
 from screen_fixtures import SIZE  # noqa: E402
 
 from app.dashboard import Dashboard  # noqa: E402

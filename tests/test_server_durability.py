@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.pg_fixtures import pg_server, pg_url  # noqa: F401
+from tests.pg_fixtures import pg_url  # noqa: F401
 from tests.waiting import until
 from tests.webhooks_fixtures import Server, history, make_trigger, server_factory  # noqa: F401
 
