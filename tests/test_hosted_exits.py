@@ -8,7 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from tests.deploy_fixtures import Demo, make_demo
-from tests.hosted_fixtures import Server, commit, demo, hosted_env, mint, plane, seed_org, server_factory  # noqa: F401
+from tests.hosted_fixtures import (  # noqa: F401
+    Server,
+    commit,
+    demo,
+    hosted_env,
+    mint,
+    plane,
+    seed_org,
+    server_factory,
+    slow_start,
+)
 from tests.waiting import until
 
 CRASH = "import sys\nsys.exit(3)\n"
@@ -88,12 +98,13 @@ def test_a_newer_promotion_supersedes_the_wait(plane: Server, demo: Demo) -> Non
     token = mint(plane, "acme")
     demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = token
     hosted_env(demo, plane.url, service="slow")
+    slow_start(demo, 600)  # still rolling out when the newer promotion lands, however loaded the machine
     waiting = subprocess.Popen([FRAMEWORK_BIN, "env", "deploy", "cloud", "--yes", "--timeout", "60", "--json"],
                                cwd=demo.root, env=demo.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     until(lambda: cp_get(plane, token, "/v1/status?env=cloud").json()["environments"][0]["promotion"], 60,
           what="the first promotion on the control plane")
     (demo.root / "services" / "slow" / "main.py").write_text(
-        (demo.root / "services" / "slow" / "main.py").read_text().replace('"3"', '"0"'))
+        (demo.root / "services" / "slow" / "main.py").read_text().replace('"600"', '"0"'))
     commit(demo, "faster")
     code, newer = demo.json("env", "deploy", "cloud", "--yes", "--timeout", "60")
     out, err = waiting.communicate(timeout=90)
@@ -112,6 +123,7 @@ def test_stop_during_a_rollout_leaves_nothing_running(plane: Server, demo: Demo)
     token = mint(plane, "acme")
     demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = token
     hosted_env(demo, plane.url, service="slow")
+    slow_start(demo, 600)  # the stop lands mid-rollout
     code, doc = demo.json("env", "deploy", "cloud", "--yes", "--no-wait")
     assert code == 0
     until(lambda: pids_of_hosted(plane), 60, what="the rollout to start the (slow) workload")
@@ -123,6 +135,6 @@ def test_stop_during_a_rollout_leaves_nothing_running(plane: Server, demo: Demo)
 
     apply = until(lambda: (status()["apply"] or {}).get("finished_at") and status()["apply"], 60,
                   what="the interrupted rollout to end (its apply row closed)")
-    assert apply["outcome"] in ("superseded", "ready"), apply  # ready: it won the race with the stop
+    assert apply["outcome"] == "superseded", apply
     until(lambda: not pids_of_hosted(plane), 30, what="what the rollout had started to stop")
     assert status()["convergence"] == "stopped"

@@ -23,6 +23,7 @@ from tests.hosted_fixtures import (  # noqa: F401
     second_machine,
     seed_org,
     server_factory,
+    slow_start,
     start_server,
     stop_hosted,
 )
@@ -135,6 +136,7 @@ def test_control_plane_killed_mid_rollout(server_factory: Callable[..., Server],
         seed_org(srv, "acme")
         token = mint(srv, "acme")
         port = hosted_env(demo, srv.url, service="slow")
+        slow_start(demo, 10)  # the kill lands mid-rollout, however loaded the machine
         env = {**demo.env, "FRAMEWORK_CONTROL_PLANE_TOKEN": token}
         deploy = subprocess.Popen([FRAMEWORK_BIN, "env", "deploy", "cloud", "--yes", "--timeout", "90", "--json"],
                                   cwd=demo.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
