@@ -56,7 +56,7 @@ GOVULNCHECK_VERSION := v1.1.4
 $(TOOLS_BIN)/govulncheck:
 	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
 
-# Project authoring (spec 3, Generation): buf with the Go protobuf and Connect plugins, pinned to the
+# Project authoring (docs/reference-authoring.md): buf with the Go protobuf and Connect plugins, pinned to the
 # versions engine/authoring/tools.py names (the generated go.mod requires the matching runtimes).
 BUF_VERSION := v1.75.0
 PROTOC_GEN_GO_VERSION := v1.36.11

@@ -161,7 +161,7 @@ FRAMEWORK = Program(
     examples=("framework env list", "framework env list --json", "framework   (on a terminal: the dashboard)"),
 )
 
-# `framework registry ...`: container registries of an environment's images (spec 2, issue 19).
+# `framework registry ...`: container registries of an environment's images (docs/reference-ci.md#commands).
 FRAMEWORK.groups["registry"] = Group(
     help="Container registries the environment's images name: log in (docker's config.json), print pushed refs.",
     commands={
@@ -171,7 +171,7 @@ FRAMEWORK.groups["registry"] = Group(
     examples=("framework registry login staging --username ci --password-env REGISTRY_TOKEN",
               "framework registry ref staging --image api --ci-output"),
 )
-# `framework doctor`: can this machine and project do what the project declares (spec 2, issue 19).
+# `framework doctor`: can this machine and project do what the project declares (docs/reference-ci.md#commands).
 FRAMEWORK.groups["doctor"] = Group(
     help="Check this machine and project: toolchains, KCL, ledger, credentials, port blocks, server, daemon.",
     commands={
@@ -180,7 +180,7 @@ FRAMEWORK.groups["doctor"] = Group(
     examples=("framework doctor", "framework doctor --signal deploy --json", "framework doctor --verbose",
               "framework doctor parity api --env dev"),
 )
-# `framework db ...`: the project's database authoring (spec 3, Database); sub-groups below.
+# `framework db ...`: the project's database authoring (docs/reference-db.md); sub-groups below.
 FRAMEWORK.groups["db"] = Group(
     help="The project's database: forward-only migrations (golang-migrate compatible), seeds, introspection.",
     commands={
@@ -194,7 +194,8 @@ FRAMEWORK.groups["db"] = Group(
     examples=("framework db migrate up", "framework db migration new add_users",
               "framework db migrate status --json"),
 )
-# `framework project ...`: project inspection and upgrade (spec 3, Project); here only `migrate import`.
+# `framework project ...`: project inspection and upgrade; here only `migrate import`
+# (docs/reference-db.md#project-migrate-import---from-goose).
 FRAMEWORK.groups["project"] = Group(
     help="The project itself: import migrations from other tools.",
     commands={
@@ -202,7 +203,7 @@ FRAMEWORK.groups["project"] = Group(
     },
     examples=("framework project migrate import --from goose --src-dir old/migrations --dest-dir db/migrations",),
 )
-# Project authoring (spec 3, Generation/build, Scaffolding, Project, Local helpers; issue 21).
+# Project authoring: new, generate, build, scaffold, api curl (docs/reference-authoring.md#commands).
 FRAMEWORK.groups["project"].commands.update({
     "new": "Create a project: framework.yaml, protos, migrations, deploy/kcl/dev, README; then generate.",
     "introspect": "Inspect the project's protos: introspect handlers (/<package>.<Service>/<Method>, sorted).",
@@ -283,7 +284,7 @@ DB_MIGRATION = Group(
     examples=("framework db migration new add_users", "framework db migration rebase --all-pending"),
 )
 
-# `framework env devstack ...`: a sub-group of env (spec 2, env devstack).
+# `framework env devstack ...`: a sub-group of env (docs/reference-devstack.md#commands).
 DEVSTACK = Group(
     help="Port blocks of dev stacks (.framework/blocks.json): 100 ports per worktree key.",
     commands={
@@ -297,7 +298,7 @@ DEVSTACK = Group(
               "framework env devstack release feature-x --apply"),
 )
 
-# `framework env secrets ...`: a sub-group of env (spec 2, env secrets sync).
+# `framework env secrets ...`: a sub-group of env (docs/reference-k8s.md#env-secrets-sync-env).
 ENV_SECRETS = Group(
     help="Cluster Secrets of a K8sCluster environment, rendered from its secret provider.",
     commands={

@@ -1,4 +1,4 @@
-"""Cost of authentication on an API call (issue 15 item 8): requests/s of GET /api/automations
+"""Cost of authentication on an API call (docs/reference-auth.md): requests/s of GET /api/automations
 through the server's real `api()` wrapper and its one token verifier (engine.auth.tokens), against
 the same handler with authentication disabled, measured in the same run. Aim: >= 0.9x.
 

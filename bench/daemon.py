@@ -1,4 +1,5 @@
-"""The daemon's stream against doing the same thing directly (issue 16 Deliver 6), same run:
+"""The daemon's stream against doing the same thing directly
+(docs/reference-daemon.md#benchmark-benchdaemonpy), same run:
 
 1. Round trip: a no-op shell (`true`) through server -> gateway stream -> daemon -> back
    (POST /api/daemons/<name>/shell, keep-alive HTTP), against running `/bin/sh -c true` locally

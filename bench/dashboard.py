@@ -2,11 +2,11 @@
 empty DataTable, both measured in the same run as whole processes (import, build, first frame).
 
 Each app runs headless and exits on Textual's `Ready` event (sent once the first frame is shown).
-Aim (issue 8): <= 1.5x.
+Aim: <= 1.5x.
 
 Second half: opening the webhook delivery history of a trigger with 100,000 deliveries against
 one with 100, in the same run, on a real `platform server` over a seeded SQLite store; timed from
-pushing the history screen until its first page is painted. Aim (issue 8): <= 2x (the screen
+pushing the history screen until its first page is painted. Aim: <= 2x (the screen
 loads one page through the server's cursor, never the whole history).
 
     python bench/dashboard.py [--runs N] [--only paint|history]

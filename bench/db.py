@@ -1,4 +1,5 @@
-"""Database authoring against baselines measured in the same run (issue 17 item 8).
+"""Database authoring against baselines measured in the same run
+(docs/reference-db.md#benchmarks).
 
 1. `framework db migrate up` of 1,000 small migrations against golang-migrate's `migrate up` on
    the same files (aim <= 1.2x). Both are whole CLI processes on fresh databases of one

@@ -1,4 +1,4 @@
-"""Debug sessions (issue 14 point 6), each figure against a baseline measured in the same run.
+"""Debug sessions (docs/reference-debug.md), each figure against a baseline measured in the same run.
 
 1. Time to a breakpoint: `debug start` + `break` + waiting for the stop, against running the same
    program plainly until it first executes the same line (ratio).

@@ -3,7 +3,7 @@
 Baseline (same run): each service of the stack started by hand (same command, same $PORT) and
 polled on /healthz until it answers; the slowest one's start-to-healthy time. Measured:
 `framework env up dev --background --no-build` from launch until every service answers.
-Aim (issue 5): <= 1.3x, i.e. services start in parallel and the tool adds little.
+Aim: <= 1.3x, i.e. services start in parallel and the tool adds little.
 
 Two stacks: the demo as shipped (services healthy in ~50 ms, so the tool's own start — Python,
 KCL evaluation — dominates), and the demo with each service taking BOOT seconds to come up (as

@@ -1,6 +1,6 @@
-"""Bench: hosted deploys and status against a local control plane (issue 18).
+"""Bench: hosted deploys and status against a local control plane (docs/reference-hosted.md).
 
-1. A hosted deploy of an unchanged release (plan against the control plane's ledger, rule 3 and the
+1. A hosted deploy of an unchanged release (plan against the control plane's ledger, nothing appended, and the
    converge check) vs the same deploy of a self-managed environment on the machine ledger, same run,
    same workload (aim: ratio <= 1.5).
 2. `env status` of 20 hosted environments vs 1 (aim: one round trip to the control plane, not 20;

@@ -1,5 +1,5 @@
-"""Deploy of an unchanged release to Kubernetes (issue 22 item 7): `framework env deploy <env> <v>
---yes` of a release already running (nothing appended; it still applies and waits, spec 2 rule 3)
+"""Deploy of an unchanged release to Kubernetes: `framework env deploy <env> <v>
+--yes` of a release already running (re-deploying it appends nothing; it still applies and waits)
 with 50 Deployments, against `kubectl apply --server-side` of the same rendered manifests alone,
 measured in the same run on the same real control plane (tests/k8s_cluster.py: etcd,
 kube-apiserver, controllers, scheduler, KWOK). Aim: <= 1.3x.

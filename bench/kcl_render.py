@@ -1,6 +1,6 @@
 """Benchmark: `env render` of a 200-workload environment against a bare kcl-lib exec_program.
 
-Issue 3 item 6: aim <= 1.5x the bare evaluation cold (empty cache) and <= 0.2x warm (cached).
+Aim: <= 1.5x the bare evaluation cold (empty cache) and <= 0.2x warm (cached).
 Both are measured in this run, on the same file, in this process (kcl-lib already imported).
 """
 

@@ -1,6 +1,6 @@
 """Startup cost of headless commands against `python -c pass`, measured in the same run.
 
-Prints the median wall time of each command and its ratio to the baseline. Aims (issue 2):
+Prints the median wall time of each command and its ratio to the baseline. Aims:
 `framework --help` <= 8x and `framework env list --json` <= 15x. Commands run without a
 terminal (stdout is a pipe), as in CI; `env list` runs in a copy of examples/demo after one
 warm-up run has filled the KCL evaluation cache (the cold figure is printed too).

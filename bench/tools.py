@@ -1,4 +1,4 @@
-"""Agent tools against their bare baselines, measured in the same run (issue 6 acceptance).
+"""Agent tools against their bare baselines, measured in the same run.
 
 - grep through the tool (parameter validation, rg, result shaping) on Python's standard library
   against bare `rg` with the same arguments: aim <= 1.3x.

@@ -1,9 +1,9 @@
-"""Webhook ingestion throughput and p99 latency (issue 7 item 10).
+"""Webhook ingestion throughput and p99 latency (docs/reference-webhooks.md#benchmark).
 
 Baseline, measured in the same run on the same stack (uvicorn + uvloop + httptools, one
 process): a bare Starlette endpoint that answers 202. The same endpoint is also measured with the
 server's own HTTP protocol (engine/server/http_protocol.py: one write per response instead of
-uvicorn's two), so that what that protocol alone buys is visible. Reference, for orientation: the issue's
+uvicorn's two), so that what that protocol alone buys is visible. Reference, for orientation: the
 naive design, the same endpoint with one inline SQLite insert + commit per request (WAL,
 synchronous=FULL). Subject: `platform server` accepting real deliveries (token in path, distinct
 X-Delivery-Id, durable group-committed recording into SQLite with synchronous=FULL by its

@@ -1,4 +1,4 @@
-"""The CI run this process is part of, read from the CI system's own variables (spec 2, gate: run id).
+"""The CI run this process is part of, read from the CI system's own variables (docs/reference-ci.md#the-ci-run-id).
 
 One place reads the CI environment. Every release cut, gate and promotion made inside CI records
 `run_id`: `<run>.<attempt>` (the attempt number is part of it). The run is what a whole pipeline

@@ -1,4 +1,5 @@
-"""Image references and registry hosts (spec 2: release artifact kind `oci`, `registry login`, `registry ref`).
+"""Image references and registry hosts (release artifact kind `oci`, `registry login`,
+`registry ref`: docs/reference-ci.md#commands).
 
 One parser for `[host[:port]/]repository[:tag][@digest]` as docker and oras read it: no host part means
 Docker Hub (`docker.io`, `library/` for one-segment names). Plain HTTP is used for loopback hosts and

@@ -45,7 +45,7 @@ def cache_dir() -> Path:
 
 
 def ledger_home() -> Path:
-    """Machine ledger root: `$FRAMEWORK_LEDGER_HOME`, default `~/.framework/ledger` (spec 2)."""
+    """Machine ledger root: `$FRAMEWORK_LEDGER_HOME`, default `~/.framework/ledger` (docs/reference-deploy.md#files)."""
     override = os.environ.get("FRAMEWORK_LEDGER_HOME")
     return Path(override) if override else Path.home() / ".framework" / "ledger"
 

@@ -1,6 +1,6 @@
 """Bearer tokens: minted with a brand prefix, stored only as sha256, compared in constant time.
 
-Shared by trigger tokens (spec 1 Authentication) and login/API tokens (spec 2 Authentication).
+Shared by trigger tokens (webhook ingestion) and login/API tokens (docs/reference-auth.md#token-kinds).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Daemon screen: the local tools daemon's instances under ~/.platform/instances (spec 2 platform
-daemon): RUNNING from the advisory lock, the runtime record's state, the gateway stream
+"""Daemon screen: the local tools daemon's instances under ~/.platform/instances
+(docs/reference-daemon.md): RUNNING from the advisory lock, the runtime record's state, the gateway stream
 (connected since, last heartbeat, server), the active sessions (shells, terminals, tool calls,
 file transfers) as the daemon publishes them, and the selected instance's log tail, refreshed
 live. Start, stop and register run the same commands as the CLI, shown beside each key.

@@ -1,4 +1,4 @@
-"""Shared fixtures of the project-authoring tests (issue 21): one generated project per session,
+"""Shared fixtures of the project-authoring tests (docs/reference-authoring.md): one generated project per session,
 private copies for tests that change it, the real Go toolchain on the user's build caches.
 
 The suite gives every test its own HOME; Go's build and module caches live under HOME by default,

@@ -1,5 +1,6 @@
 """Daemon instance directories for tests: a real child process holding the advisory lock (flock),
-a leftover runtime record, and an instance running without a record (spec 2 `daemon ls`)."""
+a leftover runtime record, and an instance running without a record (`platform daemon ls`:
+docs/reference-webhooks.md#daemon-instances-platform-daemon-ls-daemon-screen-key-5)."""
 
 from __future__ import annotations
 

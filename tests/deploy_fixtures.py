@@ -44,8 +44,9 @@ DEV_DATABASE_ON = 'option("database", type="bool", default=True,'
 
 
 def dev_database_off(root: Path) -> None:
-    """The demo's dev runs PostgreSQL by default (issue 17); tests about deploys, dev stacks and screens
-    leave it out, as `-D database=false` would (the database tests pass `-D database=true`)."""
+    """The demo's dev runs PostgreSQL by default (docs/reference-db.md#env-up-and-the-dashboard); tests
+    about deploys, dev stacks and screens leave it out, as `-D database=false` would (the database tests
+    pass `-D database=true`)."""
     dev = root / "deploy" / "kcl" / "dev" / "main.k"
     text = dev.read_text()
     assert DEV_DATABASE_ON in text, "the demo's dev no longer declares its database option as expected"

@@ -1,4 +1,4 @@
-"""Shared fixtures of the domain tests (issue 20): a real authoritative DNS server on 127.0.0.1
+"""Shared fixtures of the domain tests (docs/reference-domains.md): a real authoritative DNS server on 127.0.0.1
 (dnslib, UDP and TCP, a free port) whose zone a test edits to publish or withdraw records, and a
 control plane (`platform server`) configured to verify against it."""
 

@@ -1,4 +1,4 @@
-"""Shared fixtures for the daemon tests (issue 16): a real `platform server` (gateway on port 0,
+"""Shared fixtures for the daemon tests (docs/reference-daemon.md): a real `platform server` (gateway on port 0,
 short heartbeats), an organization and a browser login driven through the consent form, a
 registered daemon, and `platform daemon start` as a real child process with its own HOME.
 `Stack.api` calls the server's daemon API with the login token."""

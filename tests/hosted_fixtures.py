@@ -1,4 +1,4 @@
-"""Shared fixtures of the hosted-environment tests (issue 18): a real `platform server` as the
+"""Shared fixtures of the hosted-environment tests (docs/reference-hosted.md): a real `platform server` as the
 control plane (uvicorn on 127.0.0.1, its own store), organizations seeded with the admin commands,
 organization tokens minted in the server's real store (the browser flow that mints them is
 tested in test_auth_*), and a copy of the demo whose `cloud` environment points at that control

@@ -1,4 +1,4 @@
-"""Shared helpers of the Environments / Plans / Rollouts dashboard tests (issue 8 items 1-3).
+"""Shared helpers of the Environments / Plans / Rollouts dashboard tests (README.md, Dashboard: keys 1-3).
 
 Real copies of examples/demo in tmp git repos (tests/deploy_fixtures.py), real releases cut by
 the real `framework` CLI, real processes (stopped in the `demo` fixture's teardown), and Pilot

@@ -1,4 +1,5 @@
-"""`platform server org add|grant` and `platform server user add` (issue 15 item 1: admin
+"""`platform server org add|grant` and `platform server user add`
+(docs/reference-auth.md#accounts-platform-server-org-addgrant-platform-server-user-add: admin
 commands for users, organizations and permissions): bad input is a clear error with the
 documented exit code, and nothing is half-written."""
 

@@ -1,5 +1,5 @@
-"""Bad input and attacks against the authorization server and the login client (issue 15 item 5;
-spec 2 Authentication 1: authorization code + PKCE, loopback redirect)."""
+"""Bad input and attacks against the authorization server and the login client (authorization code + PKCE,
+loopback redirect: docs/reference-auth.md#the-authorization-server-inside-platform-server)."""
 
 from __future__ import annotations
 
@@ -82,7 +82,8 @@ def db(srv) -> sqlite3.Connection:
 
 
 def test_metadata_is_rfc8414_and_advertises_s256_only(srv) -> None:
-    """Spec 2 Endpoints: /.well-known/oauth-authorization-server; issue 15: PKCE S256 only."""
+    """RFC 8414 metadata at /.well-known/oauth-authorization-server; PKCE S256 only
+    (docs/reference-auth.md#the-authorization-server-inside-platform-server)."""
     doc = httpx.get(f"{srv.url}/.well-known/oauth-authorization-server").json()
     assert doc["issuer"] == srv.url
     assert doc["authorization_endpoint"] == f"{srv.url}/oauth/authorize"
@@ -143,7 +144,9 @@ def test_expired_code_is_refused(srv, agent) -> None:
 
 
 def test_plain_or_missing_pkce_is_refused_at_authorize(srv, agent) -> None:
-    """Issue 15 item 1: PKCE S256 only, plain refused; the error goes back to the validated client."""
+    """PKCE S256 only, plain refused
+    (docs/reference-auth.md#the-authorization-server-inside-platform-server); the error goes back to the
+    validated client."""
     verifier, _ = pkce()
     for challenge, method in ((verifier, "plain"), (verifier, None), (None, None)):
         r = agent.open(authorize_url(srv, REDIRECT, challenge, method))
@@ -165,7 +168,8 @@ def test_non_loopback_or_unknown_client_gets_an_error_page_not_a_redirect(srv, a
 
 
 def test_consent_form_needs_its_csrf_token(srv, agent) -> None:
-    """Issue 15 item 1: CSRF-protected form (double-submit cookie + Origin)."""
+    """CSRF-protected form (double-submit cookie + Origin):
+    docs/reference-auth.md#the-authorization-server-inside-platform-server."""
     _, challenge = pkce()
     url = authorize_url(srv, REDIRECT, challenge)
     page = agent.open(url).text
@@ -219,7 +223,8 @@ def test_expired_and_revoked_tokens_are_refused(srv, agent, tmp_path: Path) -> N
 
 
 def test_token_of_another_server_is_refused(server_factory, tmp_path: Path, agent) -> None:
-    """Attack: token of another server; and no server is current (spec 2 platform auth login)."""
+    """Attack: token of another server; and no server is current (docs/reference-auth.md#platform-auth,
+    `auth login`)."""
     a, b = server_factory(data_dir=tmp_path / "a"), server_factory(data_dir=tmp_path / "b")
     seed_accounts(a)
     seed_accounts(b)
@@ -289,7 +294,8 @@ def test_login_cancelled_closes_the_listener_and_exits_130(srv, tmp_path: Path) 
 
 
 def test_no_secret_in_server_output_cli_json_or_crash_files(srv, agent, tmp_path: Path) -> None:
-    """Issue 15 item 5: no token or secret in logs, --json (except where printed once) or crash files."""
+    """No token or secret in logs (docs/reference-auth.md#the-credentials-file), --json (except where
+    printed once) or crash files."""
     env = client_env(srv, tmp_path)
     doc = login(srv, env, tmp_path, agent)
     token = stored(env)[srv.url]["access_token"]

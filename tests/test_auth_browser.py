@@ -1,4 +1,4 @@
-"""The whole browser flow once, in a real headless Chromium (issue 15 item 6): `platform auth
+"""The whole browser flow once, in a real headless Chromium (docs/reference-auth.md): `platform auth
 login` opens the page (BROWSER hands the URL over), Chromium, driven by chromedriver over plain
 W3C WebDriver HTTP calls, types the email and password and presses Allow; the server redirects
 the browser to the CLI's loopback listener, and the CLI stores the token."""
@@ -85,8 +85,9 @@ def webdriver(tmp_path: Path) -> Iterator[WebDriver]:
 
 
 def test_login_through_a_real_headless_chromium(server_factory, tmp_path: Path, webdriver: WebDriver) -> None:
-    """Spec 2 platform auth login / Authentication 1: browser opens, user signs in and consents,
-    the one-time code returns to the loopback listener, the access token is stored."""
+    """`platform auth login` (docs/reference-auth.md#platform-auth), human login by authorization code +
+    PKCE: browser opens, user signs in and consents, the one-time code returns to the loopback listener, the
+    access token is stored."""
     srv = server_factory()
     seed_accounts(srv)
     env = client_env(srv, tmp_path)

@@ -1,5 +1,6 @@
-"""The credentials file under concurrency (issue 15 item 4: written atomically under a lock, so
-logins at once lose no entry) and the control-plane credential precedence (spec 2)."""
+"""The credentials file under concurrency (written atomically under a lock, so logins at once
+lose no entry: docs/reference-auth.md#the-credentials-file) and the control-plane credential precedence
+(docs/reference-auth.md#framework-login-logout-cloud)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ for i in range(int(sys.argv[2])):
 
 
 def test_concurrent_writers_lose_no_entry(tmp_path: Path) -> None:
-    """Issue 15 item 4: 8 processes x 10 writes at once -> 80 entries, file 0600, no temp files left."""
+    """docs/reference-auth.md#the-credentials-file: 8 processes x 10 writes at once -> 80 entries, file
+    0600, no temp files left."""
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "PYTHONPATH": str(ROOT)}
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, f"w{n}", "10"], env=env, cwd=ROOT) for n in range(8)]
     assert [p.wait(120) for p in procs] == [0] * 8
@@ -49,8 +51,8 @@ def cfg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_control_plane_precedence_flag_env_file_helper(cfg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Spec 2 credential precedence: 1) --token 2) declared token variable 3) credentials entry
-    4) $FRAMEWORK_CREDENTIAL_HELPER (also when the stored login has expired)."""
+    """Credential precedence (docs/reference-auth.md#framework-login-logout-cloud): 1) --token 2) declared
+    token variable 3) credentials entry 4) $FRAMEWORK_CREDENTIAL_HELPER (also when the stored login has expired)."""
     from engine.auth import credentials as c
 
     endpoint = "http://cp.example:7"

@@ -1,4 +1,4 @@
-"""The dashboard and login (issue 15 item 7): a status line of who is signed in where (what
+"""The dashboard and login (docs/reference-auth.md#the-dashboard): a status line of who is signed in where (what
 `platform auth status` reads, no network call), and the Webhooks screen reaching a real
 `platform server` with the stored login instead of PLATFORM_TOKEN."""
 
@@ -42,7 +42,7 @@ def test_header_names_who_is_signed_in_where(demo_project: Path, monkeypatch: py
 
 def test_webhooks_screen_uses_the_stored_login(server_factory, tmp_path: Path, agent, demo_project: Path,  # noqa: F811
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 15 item 7: with PLATFORM_TOKEN unset, the Webhooks screen reads the server with the
+    """docs/reference-auth.md#platform-auth: with PLATFORM_TOKEN unset, the Webhooks screen reads the server with the
     login `platform auth login` stored for it."""
     srv = server_factory()
     seed_accounts(srv)

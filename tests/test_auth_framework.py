@@ -1,5 +1,6 @@
 """`framework login|logout` and `framework cloud status|token ...` against real `platform server`s
-as control planes (spec 2 framework login and cloud, credential precedence; issue 15 item 3)."""
+as control planes (`framework login` and `cloud`, credential precedence:
+docs/reference-auth.md#framework-login-logout-cloud)."""
 
 from __future__ import annotations
 
@@ -65,9 +66,10 @@ def whoami(url: str, token: str) -> httpx.Response:
 
 
 def test_framework_login_signs_in_to_every_declared_control_plane_once(server_factory, tmp_path: Path, agent) -> None:
-    """Spec 2 framework login: with no flag, logs in to every distinct control plane the
-    environments declare (authorization code + PKCE at <endpoint>/oauth/authorize and /oauth/token);
-    cloud status shows endpoint and credential source; logout forgets the project's entries."""
+    """`framework login` (docs/reference-auth.md#framework-login-logout-cloud): with no flag, logs in to
+    every distinct control plane the environments declare (authorization code + PKCE at
+    <endpoint>/oauth/authorize and /oauth/token); cloud status shows endpoint and credential source; logout
+    forgets the project's entries."""
     a, b = server_factory(data_dir=tmp_path / "a"), server_factory(data_dir=tmp_path / "b")
     seed_accounts(a)
     seed_accounts(b)
@@ -104,8 +106,8 @@ def as_json_text(out: str, code: int) -> dict:
 
 
 def test_automation_tokens_need_an_org_admin_session(server_factory, tmp_path: Path, agent) -> None:
-    """Spec 2 cloud token create: no acting user; secret printed once (field `secret`); minting
-    needs a human org-admin session (machine credentials refused); list never shows secrets;
+    """`cloud token create` (docs/reference-auth.md#token-kinds): no acting user; secret printed once (field
+    `secret`); minting needs a human org-admin session (machine credentials refused); list never shows secrets;
     revoke is immediate."""
     srv = server_factory()
     seed_accounts(srv)
@@ -145,8 +147,8 @@ def test_automation_tokens_need_an_org_admin_session(server_factory, tmp_path: P
 
 
 def test_framework_login_with_a_token_checks_and_stores_it(server_factory, tmp_path: Path, agent) -> None:
-    """Spec 2 framework login CI form: --token (checked against the endpoint, stored); a wrong
-    token is refused and nothing is stored."""
+    """`framework login` CI form (docs/reference-auth.md#framework-login-logout-cloud): --token (checked
+    against the endpoint, stored); a wrong token is refused and nothing is stored."""
     srv = server_factory()
     seed_accounts(srv)
     env = client_env(srv, tmp_path)

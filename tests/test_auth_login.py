@@ -1,5 +1,5 @@
-"""`platform auth login|status|logout` against a real `platform server` (spec 2 platform auth;
-issue 15 items 1, 2, 4): the browser flow through the consent form, the credentials file."""
+"""`platform auth login|status|logout` against a real `platform server`
+(docs/reference-auth.md#platform-auth): the browser flow through the consent form, the credentials file."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ from tests.auth_fixtures import (  # noqa: F401
 
 
 def test_login_stores_a_prefixed_90_day_token_that_the_api_accepts(server_factory, tmp_path: Path, agent) -> None:
-    """Spec 2 platform auth login + access token: plt_ prefix, 90 days, scope platform:api + org grants."""
+    """`platform auth login` + access token (docs/reference-auth.md#token-kinds): plt_ prefix, 90 days,
+    scope platform:api + org grants."""
     srv = server_factory()
     seed_accounts(srv)
     env = client_env(srv, tmp_path)
@@ -48,8 +49,8 @@ def test_login_stores_a_prefixed_90_day_token_that_the_api_accepts(server_factor
 
 
 def test_status_says_where_the_server_came_from_without_a_network_call(tmp_path: Path) -> None:
-    """Spec 2 platform auth status: flag > PLATFORM_SERVER_URL > built-in default; no network call
-    (the servers named here do not exist: status still answers)."""
+    """`platform auth status` (docs/reference-auth.md#platform-auth): flag > PLATFORM_SERVER_URL > built-in
+    default; no network call (the servers named here do not exist: status still answers)."""
     from tests.webhooks_fixtures import isolated_env
 
     env = {**isolated_env(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
@@ -67,8 +68,9 @@ def test_status_says_where_the_server_came_from_without_a_network_call(tmp_path:
 def test_two_logins_at_once_keep_both_entries_and_logout_removes_only_its_own(
     server_factory, tmp_path: Path, agent
 ) -> None:
-    """Issue 15 item 4: atomic write under a lock (two concurrent logins lose neither entry);
-    spec 2 logout removes only the resolved server's entry; the token stays valid server-side."""
+    """Atomic write under a lock (two concurrent logins lose neither entry:
+    docs/reference-auth.md#the-credentials-file); logout (docs/reference-auth.md#platform-auth) removes only
+    the resolved server's entry; the token stays valid server-side."""
     a, b = server_factory(data_dir=tmp_path / "a"), server_factory(data_dir=tmp_path / "b")
     seed_accounts(a)
     seed_accounts(b)
@@ -101,7 +103,7 @@ def _write_credentials(env: dict[str, str], text: str, file_mode: int) -> Path:
 
 
 def test_a_0644_credentials_file_is_narrowed_to_0600_with_a_warning(tmp_path: Path) -> None:
-    """Issue 15 item 5: credentials file with mode 0644 -> warn and fix (docs/reference-auth.md)."""
+    """Credentials file with mode 0644 -> warn and fix (docs/reference-auth.md#the-credentials-file)."""
     from tests.webhooks_fixtures import isolated_env
 
     env = {**isolated_env(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
@@ -114,8 +116,8 @@ def test_a_0644_credentials_file_is_narrowed_to_0600_with_a_warning(tmp_path: Pa
 
 
 def test_a_corrupt_credentials_file_is_a_clear_error_and_is_kept(server_factory, tmp_path: Path) -> None:
-    """Issue 15 item 5: corrupt credentials file -> clear error naming it, file kept as it was
-    (status, logout, and login before any browser opens)."""
+    """Corrupt credentials file (docs/reference-auth.md#the-credentials-file) -> clear error naming it, file
+    kept as it was (status, logout, and login before any browser opens)."""
     srv = server_factory()
     env = client_env(srv, tmp_path)
     path = _write_credentials(env, '{"version": 1, "entries": {"http://s:1": {"access_tok', 0o600)

@@ -1,4 +1,4 @@
-"""`platform auth serve --port` (spec 2 platform auth serve; issue 15 item 2): GET /health answers
+"""`platform auth serve --port` (docs/reference-auth.md#platform-auth, `auth serve`): GET /health answers
 identity and readiness; POST /oauth/start runs a third-party account OAuth flow against a provider
 configured by URL (here a second real `platform server`), opening the browser and waiting for the
 callback on this server."""

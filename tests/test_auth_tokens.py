@@ -1,6 +1,6 @@
 """`platform auth token create|list|revoke` and `framework-credential` against real servers,
-and several server processes on one PostgreSQL database (spec 2 platform auth, Limits; issue 15
-items 2 and 6)."""
+and several server processes on one PostgreSQL database (docs/reference-auth.md#token-kinds,
+docs/reference-auth.md#one-verifier-its-cache-and-revocation)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def status(url: str, token: str, path: str = "/api/automations") -> int:
 
 
 def test_api_tokens_create_list_revoke(server_factory, tmp_path: Path, agent) -> None:
-    """Spec 2: token create needs a consented browser login, prints once and stores nothing;
+    """docs/reference-auth.md#token-kinds: token create needs a consented browser login, prints once and stores nothing;
     same name replaces; list is metadata only; revoke by name or id takes effect at once; a token
     never mints a token."""
     srv = server_factory()
@@ -67,7 +67,7 @@ def test_api_tokens_create_list_revoke(server_factory, tmp_path: Path, agent) ->
 def test_framework_credential_is_deploy_secret_domain_only_and_at_most_an_hour(
     server_factory, tmp_path: Path, agent
 ) -> None:
-    """Spec 2: framework-credential -> control-plane token with only deploy, secret, domain
+    """docs/reference-auth.md#token-kinds: framework-credential -> control-plane token with only deploy, secret, domain
     authority, at most 1 hour; PLATFORM_TOKEN skips login; a control-plane token cannot renew itself."""
     srv = server_factory()
     seed_accounts(srv, permissions=("deploy:read", "deploy:write", "domain:read"))
@@ -91,8 +91,9 @@ def test_framework_credential_is_deploy_secret_domain_only_and_at_most_an_hour(
 def test_server_processes_on_one_postgres_accept_each_others_tokens_and_revocations(
     server_factory, tmp_path: Path, agent, pg_url: str
 ) -> None:
-    """Issue 15 item 6: several server processes on one PostgreSQL database accept each other's
-    tokens; a revocation through one is in force on the other when it answers (no stale cache)."""
+    """docs/reference-auth.md#one-verifier-its-cache-and-revocation: several server processes on one
+    PostgreSQL database accept each other's tokens; a revocation through one is in force on the other when
+    it answers (no stale cache)."""
     env = {"DATABASE_URL": pg_url}
     a = server_factory(data_dir=tmp_path / "a", extra_env=env)
     b = server_factory(data_dir=tmp_path / "b", token=a.token, extra_env=env)

@@ -1,4 +1,4 @@
-"""Mocks of internal package contracts (issue 21 item 2; spec 3 Generation, Resources: internal package)."""
+"""Mocks of internal package contracts (`framework generate`: docs/reference-authoring.md#commands)."""
 
 from __future__ import annotations
 
@@ -64,9 +64,9 @@ func TestMockStandsInForTheContract(t *testing.T) {
 
 
 def test_generate_writes_a_mock_of_each_contract_interface(project_copy: Path) -> None:
-    """Issue 21 item 2: `generate` writes mocks of internal package contracts (internal/<name>/contract.go):
-    one Func per method, calls recorded, a compile-time check against the interface; the user's test
-    using the mock builds and passes."""
+    """docs/reference-authoring.md#commands: `generate` writes mocks of internal package contracts
+    (internal/<name>/contract.go): one Func per method, calls recorded, a compile-time check against the
+    interface; the user's test using the mock builds and passes."""
     mock = project_copy / "internal/ordercore/ordercoremock/mock.go"
     assert "var _ ordercore.Contract = (*Contract)(nil)" in mock.read_text()  # project new's own contract
     (project_copy / "internal/ordercore/contract.go").write_text(CONTRACT)

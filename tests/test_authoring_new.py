@@ -1,5 +1,6 @@
-"""`framework project new` options and its dev stack (issue 21 item 1; spec 3 Project `new`, project
-kinds; spec 2 env up runs the generated `deploy/kcl/dev`)."""
+"""`framework project new` options and its dev stack (`project new` and project
+kinds: docs/reference-authoring.md#commands; `env up` runs the generated `deploy/kcl/dev`:
+docs/reference-authoring.md#walk-through-from-project-new-to-a-served-rpc)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ def _files(root: Path) -> set[str]:
 
 
 def test_disable_removes_each_feature_part(authored: Path, tmp_path: Path) -> None:
-    """Spec 3 Project `new --disable`: each feature really removes its part (compared with the session's
-    project, which has every feature), and the project still builds, vets and tests."""
+    """`project new --disable` (docs/reference-authoring.md#features---disable): each feature really removes
+    its part (compared with the session's project, which has every feature), and the project still builds,
+    vets and tests."""
     disabled = ["orm", "migrations", "ci", "build", "deploy", "contracts", "docs", "observability", "hot_reload"]
     code, doc, err = fw("project", "new", "lean", "--service", "order", "--disable", ",".join(disabled[:4]),
                         *[a for f in disabled[4:] for a in ("--disable", f)], cwd=tmp_path)
@@ -44,8 +46,8 @@ def test_disable_removes_each_feature_part(authored: Path, tmp_path: Path) -> No
 
 
 def test_codegen_disabled_and_other_kinds_build(tmp_path: Path) -> None:
-    """Spec 3 Resources project kinds (service, cli, library) and `--disable codegen` (no buf config,
-    no protos, no gen/): each builds and vets."""
+    """Project kinds (service, cli, library; docs/reference-authoring.md#commands) and `--disable codegen`
+    (no buf config, no protos, no gen/): each builds and vets."""
     cases = {"plain": ("--disable", "codegen"), "tool": ("--kind", "cli"), "kit": ("--kind", "library")}
     for name, args in cases.items():
         code, _, err = fw("project", "new", name, *args, cwd=tmp_path)
@@ -62,7 +64,8 @@ def test_codegen_disabled_and_other_kinds_build(tmp_path: Path) -> None:
 
 
 def test_new_refuses_existing_work_unless_force_or_in_place(tmp_path: Path) -> None:
-    """Spec 3 Project `new --force`, `--in-place`, `--name`; bad input exits 2 with a clear message."""
+    """`project new --force`, `--in-place`, `--name` (docs/reference-authoring.md#commands); bad input exits
+    2 with a clear message."""
     (tmp_path / "shop").mkdir()
     (tmp_path / "shop/notes.txt").write_text("mine")
     code, doc, _ = fw("project", "new", "shop", "--disable", "codegen", cwd=tmp_path)
@@ -85,7 +88,8 @@ def test_new_refuses_existing_work_unless_force_or_in_place(tmp_path: Path) -> N
 
 
 def test_introspect_handlers_lists_procedures_sorted(authored: Path, tmp_path: Path) -> None:
-    """Spec 3 Project `introspect handlers`: /<package>.<Service>/<Method> per RPC, sorted; --format json;
+    """`project introspect handlers` (docs/reference-authoring.md#commands): /<package>.<Service>/<Method>
+    per RPC, sorted; --format json;
     --proto-dir compiles another directory."""
     code, out, err = fw_text("project", "introspect", "handlers", cwd=authored)
     assert code == 0, err
@@ -104,9 +108,10 @@ def test_introspect_handlers_lists_procedures_sorted(authored: Path, tmp_path: P
 
 
 def test_env_up_runs_the_generated_dev_stack(project_copy: Path, stacks_cleanup: list) -> None:
-    """Issue 21 item 1: `deploy/kcl/dev` of a new project is something `framework env up` runs: it builds
-    the Go binary (build type go, main ./cmd/<name>), starts it on the declared port (env PORT) and the
-    health check passes; the served RPC answers the request `api curl` prints."""
+    """docs/reference-authoring.md#walk-through-from-project-new-to-a-served-rpc: `deploy/kcl/dev` of a new
+    project is something `framework env up` runs: it builds the Go binary (build type go, main
+    ./cmd/<name>), starts it on the declared port (env PORT) and the health check passes; the served RPC
+    answers the request `api curl` prints."""
     base = free_base()
     dev = project_copy / "deploy/kcl/dev/main.k"
     dev.write_text(dev.read_text().replace("port = 8080", f"port = {base}"))
@@ -125,7 +130,7 @@ def test_env_up_runs_the_generated_dev_stack(project_copy: Path, stacks_cleanup:
 
 
 def test_api_curl_short_forms_and_ambiguity() -> None:
-    """Spec 3 Local helpers `api curl`: the short service form when unique; a clear error listing the
+    """`api curl` (docs/reference-authoring.md#commands): the short service form when unique; a clear error listing the
     candidates when not; a zero-value body from the descriptor (nested, repeated, enum, int64)."""
     from engine.authoring.curl import resolve, zero_value
     from engine.authoring.descriptor import Descriptor, Field, Message, Method, Service

@@ -1,6 +1,6 @@
-"""Scaffolding (issue 21 items 3, 7; spec 3 Scaffolding, Errors 9): entities with their CRUD quintet
-and owned migration (applied on a real PostgreSQL), service batches, RPC stubs, handler files,
-binaries; every `--dry-run` writes nothing."""
+"""Scaffolding (docs/reference-authoring.md#commands; `--resume` and `--force` together are an error):
+entities with their CRUD quintet and owned migration (applied on a real PostgreSQL), service batches, RPC
+stubs, handler files, binaries; every `--dry-run` writes nothing."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from tests.pg_fixtures import pg_url
 
 
 def test_every_dry_run_lists_files_and_writes_nothing(authored: Path) -> None:
-    """Issue 21 item 3: every scaffold has --dry-run listing the files it would write; none is written."""
+    """Every scaffold has --dry-run (docs/reference-authoring.md#commands) listing the files it would write;
+    none is written."""
     before = tree(authored)
     runs = {
         ("scaffold", "entity", "invoice"): {"proto/order/v1/order.proto", "internal/entities/invoice.go",
@@ -42,8 +43,8 @@ def test_every_dry_run_lists_files_and_writes_nothing(authored: Path) -> None:
 
 
 def test_scaffold_births_entities_and_their_table_applies_on_postgresql(project_copy: Path, pg_url: str) -> None:
-    """Spec 3 Scaffolding `scaffold` (no noun) and `scaffold entity`: a framework:entity message with no
-    table gets the CRUD quintet injected once and an owned create-table migration, then generation; the
+    """`scaffold` (no noun) and `scaffold entity` (docs/reference-authoring.md#commands): a framework:entity
+    message with no table gets the CRUD quintet injected once and an owned create-table migration, then generation; the
     migration applies on PostgreSQL (golang-migrate-compatible runner); a second run is a no-op."""
     proto = project_copy / "proto/order/v1/order.proto"
     proto.write_text(proto.read_text() + "\n// framework:entity\nmessage Customer {\n  int64 id = 1;\n"
@@ -81,8 +82,9 @@ def test_scaffold_births_entities_and_their_table_applies_on_postgresql(project_
 
 
 def test_scaffold_service_batch_resume_and_force(project_copy: Path) -> None:
-    """Spec 3 Scaffolding `scaffold service` and Errors 9: one generation run for the batch; an existing
-    service is refused unless --resume (skip) or --force (re-create); both together exit 2."""
+    """`scaffold service` (docs/reference-authoring.md#commands; `--resume` with `--force` is an error): one
+    generation run for the batch; an existing service is refused unless --resume (skip) or --force
+    (re-create); both together exit 2."""
     code, doc, err = fw("scaffold", "service", "billing", "audit", cwd=project_copy)
     assert code == 0, err
     assert doc["born"] == ["billing", "audit"]
@@ -105,8 +107,8 @@ def test_scaffold_service_batch_resume_and_force(project_copy: Path) -> None:
 
 
 def test_scaffold_rpc_handler_file_and_binary(project_copy: Path) -> None:
-    """Spec 3 Scaffolding `scaffold rpc` (stub + printed proto snippet when the RPC is not in the proto;
-    pb-through stub when it is), `handler-file`, `binary` (an entry under `binaries`)."""
+    """`scaffold rpc` (docs/reference-authoring.md#commands; stub + printed proto snippet when the RPC is
+    not in the proto; pb-through stub when it is), `handler-file`, `binary` (an entry under `binaries`)."""
     code, out, err = fw_text("scaffold", "rpc", "order", "Watch", "--stream", "server", cwd=project_copy)
     assert code == 0, err
     assert "rpc Watch(WatchRequest) returns (stream WatchResponse) {}" in out

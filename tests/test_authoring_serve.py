@@ -1,5 +1,6 @@
-"""A generated project builds, vets, passes its own tests and serves a real Connect call (issue 21
-items 1, 2, 5, 7; spec 3 Project `new`, Generation `generate`, Local helpers `api curl`, Limits port)."""
+"""A generated project builds, vets, passes its own tests and serves a real Connect call
+(`project new`, `generate`, `api curl`: docs/reference-authoring.md#commands; default port 8080:
+docs/reference-authoring.md#walk-through-from-project-new-to-a-served-rpc)."""
 
 from __future__ import annotations
 
@@ -25,8 +26,9 @@ from tests.authoring_fixtures import (
 
 
 def test_project_new_writes_the_project_and_records_its_births(authored: Path) -> None:
-    """Spec 3 Project `new`: framework.yaml (framework_version pinned to ours), protos, migrations dir,
-    deploy/kcl/dev, README; scaffold-once files recorded in .framework/scaffolded.json at birth."""
+    """`project new` (docs/reference-authoring.md#commands): framework.yaml (framework_version pinned to
+    ours), protos, migrations dir, deploy/kcl/dev, README; scaffold-once files recorded in
+    .framework/scaffolded.json at birth."""
     config = yaml.safe_load((authored / "framework.yaml").read_text())
     assert config["framework_version"] == __version__
     assert config["module"] == "example.com/shop" and config["kind"] == "service"
@@ -43,8 +45,9 @@ def test_project_new_writes_the_project_and_records_its_births(authored: Path) -
 
 
 def test_generated_project_builds_vets_and_passes_its_own_tests(authored: Path) -> None:
-    """Issue 21 Design: a generated project builds with go build ./..., passes go vet and its own
-    generated tests (handler routing, port resolution PORT > config `port` > 8080, /healthz)."""
+    """docs/reference-authoring.md#walk-through-from-project-new-to-a-served-rpc: a generated project builds
+    with go build ./..., passes go vet and its own generated tests (handler routing, port resolution PORT >
+    config `port` > 8080, /healthz)."""
     for args in (("build", "./..."), ("vet", "./..."), ("test", "-count=1", "./...")):
         proc = go(*args, cwd=authored)
         assert proc.returncode == 0, f"go {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
@@ -53,7 +56,8 @@ def test_generated_project_builds_vets_and_passes_its_own_tests(authored: Path) 
 
 
 def test_generate_twice_changes_nothing_byte_for_byte(project_copy: Path) -> None:
-    """Issue 21 item 2: idempotent; a second run (even a full one that compiles again) changes nothing."""
+    """`generate` is idempotent (docs/reference-authoring.md#speed): a second run (even a full one that
+    compiles again) changes nothing."""
     before = tree(project_copy)
     code, doc, err = fw("generate", cwd=project_copy)
     assert code == 0, err
@@ -65,9 +69,9 @@ def test_generate_twice_changes_nothing_byte_for_byte(project_copy: Path) -> Non
 
 
 def test_served_rpc_answers_the_exact_command_api_curl_prints(project_copy: Path, served: list) -> None:
-    """Issue 21 item 7: generate, build, start the service, call one RPC with the exact command `api curl`
-    printed (run with curl) and get a real answer; a user's edit to a scaffold-once handler survives
-    `generate`; the service listens on env PORT."""
+    """docs/reference-authoring.md#walk-through-from-project-new-to-a-served-rpc: generate, build, start the
+    service, call one RPC with the exact command `api curl` printed (run with curl) and get a real answer; a
+    user's edit to a scaffold-once handler survives `generate`; the service listens on env PORT."""
     stub = project_copy / "internal/handlers/order/rpc_ping.go"
     text = stub.read_text()
     assert "connect.NewResponse(&orderv1.PingResponse{})" in text

@@ -1,4 +1,4 @@
-"""`env build` dispatch on build type (spec 2, framework env build) and `gate record` / `gate list`."""
+"""`env build` dispatch on build type (docs/reference-deploy.md#commands) and `gate record` / `gate list`."""
 
 from __future__ import annotations
 
@@ -73,8 +73,8 @@ func main() {
 
 
 def test_go_build_is_built_released_and_deployed_on_the_process_runtime(demo):
-    """spec 2 `env build` build type `go`: `go build` of a tiny Go workload, its binary cut into a release
-    and deployed on the process runtime (healthy, serving)."""
+    """`env build` build type `go` (docs/reference-deploy.md#commands): `go build` of a tiny Go workload,
+    its binary cut into a release and deployed on the process runtime (healthy, serving)."""
     import urllib.request
 
     from deploy_fixtures import free_port

@@ -1,5 +1,5 @@
 """`ci run <run-id>` and the run id every cut, gate and promotion made inside CI records
-(spec 2: framework ci and doctor, gate run id, Errors `ci run`)."""
+(docs/reference-ci.md#the-ci-run-id; `ci run` and its exit codes: docs/reference-ci.md#commands)."""
 
 from __future__ import annotations
 

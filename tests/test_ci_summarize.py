@@ -1,4 +1,4 @@
-"""`ci summarize <files...>` (spec 2, framework ci and doctor): our real `--json` documents rendered as
+"""`ci summarize <files...>` (docs/reference-ci.md#commands): our real `--json` documents rendered as
 GitHub-flavoured Markdown, appended to $GITHUB_STEP_SUMMARY; exit 0 whatever they say, 1 only when
 an input is unreadable (naming it). The Markdown is parsed by markdown-it's GFM table rule."""
 

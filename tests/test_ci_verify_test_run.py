@@ -1,5 +1,5 @@
-"""`ci verify-test-run` over real `go test -json` streams (spec 2 framework ci: verify-test-run;
-spec 3: ci.test_skips.allow, Errors 6)."""
+"""`ci verify-test-run` over real `go test -json` streams (docs/reference-ci.md#commands:
+`ci.test_skips.allow`; undetermined input or a stream ending mid-run exits non-zero)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_stdin_is_the_default_source(project, go_streams):
 
 
 def test_failures_in_the_stream_fail_the_command(project, go_streams):
-    """Errors 6: failures in the stream fail the command, naming the failed test."""
+    """Failures in the stream fail the command (docs/reference-ci.md#commands), naming the failed test."""
     code, doc = project.json("ci", "verify-test-run", "--from", str(go_streams.write("fail", "fail", "pass")))
     assert code == 1 and doc["error"]["code"] == "test_run_failed"
     assert by_pkg(doc)["fail"]["failed_tests"] == ["TestBad"]
@@ -113,7 +113,8 @@ def test_allow_entry_without_a_reason_is_a_configuration_error(project, go_strea
 
 
 def test_stream_ending_mid_run_is_undetermined(project, go_streams):
-    """Errors 6: a stream that ends mid-run (cut before the package's result) exits non-zero (2)."""
+    """Undetermined input (docs/reference-ci.md#commands): a stream that ends mid-run (cut before the
+    package's result) exits non-zero (2)."""
     path = go_streams.write("cut", "pass", cut=1)
     code, doc = project.json("ci", "verify-test-run", "--from", str(path))
     assert code == 2 and doc["error"]["code"] == "test_run_undetermined"
@@ -121,7 +122,8 @@ def test_stream_ending_mid_run_is_undetermined(project, go_streams):
 
 
 def test_undetermined_input(project, go_streams):
-    """Errors 6: input with no test events (go test -v text, empty, a missing file) exits non-zero (2)."""
+    """Undetermined input (docs/reference-ci.md#commands): input with no test events (go test -v text,
+    empty, a missing file) exits non-zero (2)."""
     for text in (go_streams.verbose_text, ""):
         proc = project.run("ci", "verify-test-run", "--json", input=text)
         assert proc.returncode == 2, proc.stdout

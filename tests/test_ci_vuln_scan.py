@@ -1,7 +1,7 @@
-"""`ci vuln-scan` (spec 2 framework ci; spec 3 Errors 7): the real scanners (pip-audit, govulncheck,
-npm audit; pinned, installed by `make test`) against a local vulnerability database the tests write,
-never the network (tests/vuln_fixtures.py: OSV directory, Go vulnerability database, OSV service
-stand-in)."""
+"""`ci vuln-scan` (docs/reference-ci.md#commands; fails when a selected scanner cannot run): the real
+scanners (pip-audit, govulncheck, npm audit; pinned, installed by `make test`) against a local vulnerability
+database the tests write, never the network (tests/vuln_fixtures.py: OSV directory, Go vulnerability
+database, OSV service stand-in)."""
 
 from __future__ import annotations
 
@@ -96,8 +96,8 @@ def test_a_fixed_version_is_clean(scanned):
 
 
 def test_a_selected_scanner_that_cannot_run_fails(scanned):
-    """Errors 7: a scanner that cannot run (no lockfile for npm audit; a Go package that does not build)
-    fails the command (exit 2), naming it."""
+    """`ci vuln-scan` (docs/reference-ci.md#commands): a selected scanner that cannot run
+    (no lockfile for npm audit; a Go package that does not build) fails the command (exit 2), naming it."""
     project, _, _ = scanned
     (project.root / "web" / "package-lock.json").unlink()
     code, doc = project.json("ci", "vuln-scan", "--scanner", "npm-audit")
@@ -108,8 +108,8 @@ def test_a_selected_scanner_that_cannot_run_fails(scanned):
 
 
 def test_none_selected_or_configured_fails(project):
-    """Errors 7: no scanner configured (or one selected that is not) fails; an unknown name in the
-    configuration is a configuration error."""
+    """`ci vuln-scan` (docs/reference-ci.md#commands): no scanner configured (or one selected that is
+    not) fails; an unknown name in the configuration is a configuration error."""
     code, doc = project.json("ci", "vuln-scan")
     assert code == 2 and "no scanner selected" in doc["error"]["message"]
     project.config("ci:\n  vuln_scan:\n    scanners:\n      - {name: npm-audit, path: .}\n")

@@ -1,6 +1,6 @@
 """The demo's GitHub Actions workflow (examples/demo/.github/workflows/deploy-staging.yml) uses the CI
-helpers end to end: build, release, verify, deploy staging, gate, timeline, summarize (spec 2,
-framework ci and doctor). This test runs its steps' commands in order on a copy of the demo, as the
+helpers end to end: build, release, verify, deploy staging, gate, timeline, summarize
+(docs/reference-ci.md#github-actions). This test runs its steps' commands in order on a copy of the demo, as the
 runner would: bash -eo pipefail per step, $GITHUB_ENV carried between steps, $GITHUB_STEP_SUMMARY,
 the run id variables; `uses:` steps and the install step are the runner's (skipped, and said so)."""
 

@@ -10,7 +10,7 @@ from tests.conftest import run_cli
 
 
 def test_version_on_both_programs(tmp_path: Path) -> None:
-    """Issue 2 item 3: `--version` on both programs."""
+    """`--version` on both programs (README.md#commands)."""
     for program in ("framework", "platform"):
         result = run_cli(program, "--version", cwd=tmp_path)
         assert result.exit_code == 0
@@ -18,7 +18,8 @@ def test_version_on_both_programs(tmp_path: Path) -> None:
 
 
 def test_no_arguments_without_a_tty_prints_help_and_exits_2(tmp_path: Path) -> None:
-    """Issue 2 item 5: no arguments without a TTY prints help and exits 2 (and never opens the dashboard)."""
+    """No arguments without a TTY prints help and exits 2, and never opens the dashboard
+    (README.md#output-and-exit-codes)."""
     for program in ("framework", "platform"):
         result = run_cli(program, cwd=tmp_path)
         assert result.exit_code == 2
@@ -27,7 +28,7 @@ def test_no_arguments_without_a_tty_prints_help_and_exits_2(tmp_path: Path) -> N
 
 
 def test_plain_help_lists_exactly_the_registered_groups(tmp_path: Path) -> None:
-    """Issue 2 item 3: only commands that work are listed; help carries examples."""
+    """Only commands that work are listed; help carries examples (README.md#commands)."""
     result = run_cli("framework", "--help", cwd=tmp_path)
     assert result.exit_code == 0
     commands = result.stdout.split("Commands:")[1].split("Examples:")[0]
@@ -37,7 +38,7 @@ def test_plain_help_lists_exactly_the_registered_groups(tmp_path: Path) -> None:
 
 
 def test_group_help_lists_its_commands(tmp_path: Path) -> None:
-    """Issue 2 item 3: `framework env --help` lists env's commands."""
+    """`framework env --help` lists env's commands (README.md#commands)."""
     result = run_cli("framework", "env", "--help", cwd=tmp_path)
     assert result.exit_code == 0
     for command in FRAMEWORK.groups["env"].commands:
@@ -45,14 +46,14 @@ def test_group_help_lists_its_commands(tmp_path: Path) -> None:
 
 
 def test_leaf_help_goes_through_typer(tmp_path: Path) -> None:
-    """Issue 2 item 3: a command's own --help documents its flags and examples."""
+    """A command's own --help documents its flags and examples (README.md#commands)."""
     result = run_cli("framework", "env", "list", "--help", cwd=tmp_path)
     assert result.exit_code == 0
     assert "--json" in result.stdout and "framework env list --json" in result.stdout
 
 
 def test_platform_framework_is_the_framework_program(demo_project: Path) -> None:
-    """Issue 2 item 3: `platform framework ...` has identical output and exit codes."""
+    """`platform framework ...` has identical output and exit codes (README.md#commands)."""
     for args in (("env", "list", "--json"), ("env", "list"), ("env", "list", "--nope"), ("--help",)):
         direct = run_cli("framework", *args, cwd=demo_project)
         routed = run_cli("platform", "framework", *args, cwd=demo_project)
@@ -62,7 +63,8 @@ def test_platform_framework_is_the_framework_program(demo_project: Path) -> None
 
 
 def test_usage_error_with_json_prints_one_document_and_exits_2(demo_project: Path) -> None:
-    """Issue 2 item 4: --json prints one document even for a usage error; ok false exactly when exit != 0."""
+    """--json prints one document even for a usage error (README.md#output-and-exit-codes); ok false exactly
+    when exit != 0."""
     result = run_cli("framework", "env", "list", "--json", "--bogus", cwd=demo_project)
     assert result.exit_code == 2
     doc = json.loads(result.stdout)
@@ -71,7 +73,7 @@ def test_usage_error_with_json_prints_one_document_and_exits_2(demo_project: Pat
 
 
 def test_unknown_command_is_a_usage_error(tmp_path: Path) -> None:
-    """Issue 2 item 3/4: an unknown command exits 2 with a diagnostic on stderr, nothing on stdout."""
+    """An unknown command (README.md#output-and-exit-codes) exits 2 with a diagnostic on stderr, nothing on stdout."""
     result = run_cli("framework", "nope", cwd=tmp_path)
     assert result.exit_code == 2
     assert "No such command" in result.stderr and result.stdout == ""

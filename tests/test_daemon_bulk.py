@@ -1,6 +1,7 @@
-"""The bulk side channel of large file reads (issue 16 Deliver 6: file throughput; Deliver 5: bad
-input): a one-time ticket given over the authenticated stream, a plain TCP connection the daemon
-dials, the bytes spliced to the HTTP caller; the in-stream fallback; refused tickets and garbage."""
+"""The bulk side channel of large file reads
+(docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes; throughput and bad input): a
+one-time ticket given over the authenticated stream, a plain TCP connection the daemon dials, the bytes
+spliced to the HTTP caller; the in-stream fallback; refused tickets and garbage."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`platform daemon register | start | status | stop | logs` (spec 2 platform daemon; States:
-daemon stop; Limits: daemon logs 50 lines; the credential order of daemon start)."""
+"""`platform daemon register | start | status | stop | logs` (docs/reference-daemon.md#platform-daemon:
+`daemon stop`, `daemon logs` 50 lines, the credential order of `daemon start`)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_background_start_status_logs_and_graceful_stop(bare: Stack) -> None:
     assert status["stream"]["server"] and status["binary"] and status["roots"] == [str(bare.work.resolve())]
     import httpx
 
-    serve = json.loads((bare.instance / "runtime.json").read_text())["auth_serve"]  # spec 2 auth serve
+    serve = json.loads((bare.instance / "runtime.json").read_text())["auth_serve"]  # the daemon serves `auth serve`
     health = httpx.get(serve + "/health", timeout=10).json()
     assert health["service"] == "platform-auth-serve" and health["pid"] == started["pid"]
     again = platform(bare.env, "daemon", "start", "--name", "dev", "--root", str(bare.work), "--json")
@@ -160,8 +160,8 @@ def _holder(instance: Path, mode: str) -> tuple[subprocess.Popen[str], int]:
 
 
 def test_stop_kills_after_the_grace_and_keeps_the_record_when_it_survives(bare: Stack, tmp_path: Path) -> None:
-    """daemon stop (spec 2 States): a process that ignores the graceful signal is killed after the
-    grace; when the instance still runs after SIGKILL (here: a forked child holds its lock), stop
+    """daemon stop (docs/reference-daemon.md#platform-daemon): a process that ignores the graceful signal is
+    killed after the grace; when the instance still runs after SIGKILL (here: a forked child holds its lock), stop
     exits non-zero and keeps the runtime record. --force kills at once."""
     instance = bare.instance.with_name("stubborn")
     holder, _ = _holder(instance, "plain")

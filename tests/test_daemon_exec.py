@@ -1,5 +1,5 @@
-"""The daemon executes what the server asks over its one stream (spec 2 What the service does (1):
-shell, file, tool-server and terminal execution; issue 16 Deliver 3)."""
+"""The daemon executes what the server asks over its one stream (shell, file,
+tool-server and terminal execution: docs/reference-daemon.md#execution-on-the-daemon-with-its-limits)."""
 
 from __future__ import annotations
 
@@ -82,8 +82,9 @@ def test_files_write_read_list_stat(stack: Stack) -> None:
 
 
 def test_paths_outside_the_roots_and_symlink_escapes_are_refused(stack: Stack, tmp_path: Path) -> None:
-    """Issue 16 Deliver 5: a request for a path outside the roots, directly, by `..` or through a
-    symlink inside the root, is refused (outside_roots) and nothing is read or written."""
+    """Allowed roots (docs/reference-daemon.md#execution-on-the-daemon-with-its-limits): a request for a
+    path outside the roots, directly, by `..` or through a symlink inside the root, is refused
+    (outside_roots) and nothing is read or written."""
     secret = tmp_path / "secret.txt"
     secret.write_text("top secret")
     link = stack.work / "escape"
@@ -151,7 +152,8 @@ def test_pty_open_input_resize_output_close(stack: Stack) -> None:
 
 
 def test_fifty_concurrent_shells_on_one_stream(stack: Stack) -> None:
-    """Issue 16 Deliver 5: 50 concurrent shells on one stream each get their own output and exit."""
+    """Many requests multiplexed on one stream (docs/reference-daemon.md#process-model): 50 concurrent
+    shells on one stream each get their own output and exit."""
     import asyncio
 
     import httpx
@@ -171,8 +173,9 @@ def test_fifty_concurrent_shells_on_one_stream(stack: Stack) -> None:
 
 
 def test_one_gib_read_streams_in_chunks_without_holding_it(stack: Stack) -> None:
-    """Issue 16 Deliver 5: a 1 GiB file (sparse) read through the stream arrives whole, while the
-    daemon's and the server's peak memory stay far below the file's size (credit flow control)."""
+    """Files (docs/reference-daemon.md#execution-on-the-daemon-with-its-limits): a 1 GiB file (sparse) read
+    through the stream arrives whole, while the daemon's and the server's peak memory stay far below the
+    file's size (credit flow control)."""
     import hashlib
 
     import httpx

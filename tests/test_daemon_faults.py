@@ -1,5 +1,7 @@
-"""Faults and bad input on the daemon's stream (issue 16 Deliver 5; spec 2 daemon start, States:
-awaiting_credentials, daemon ls). Real processes killed for real: the server, the daemon."""
+"""Faults and bad input on the daemon's stream (`daemon start`, state
+`awaiting_credentials`, `daemon ls`: docs/reference-daemon.md#platform-daemon,
+docs/reference-daemon.md#authentication-and-limits-at-the-gateway). Real processes killed for real: the
+server, the daemon."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""`platform daemon ls` and its engine reader (spec 2 Records: daemon instance = directory under
-~/.platform/instances with an advisory lock and a runtime record; Endpoints: `daemon ls` reports
-RUNNING from the lock and the record separately)."""
+"""`platform daemon ls` and its engine reader (a daemon instance = directory under
+~/.platform/instances with an advisory lock and a runtime record; `daemon ls` reports RUNNING from the
+lock and the record separately: docs/reference-webhooks.md#daemon-instances-platform-daemon-ls-daemon-screen-key-5)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from tests.daemon_fixtures import instances  # noqa: F401
 
 
 def test_running_comes_from_the_lock_and_the_record_is_reported_separately(instances) -> None:  # noqa: F811
-    """Spec 2 `daemon ls`: running from the lock held by a live process; running without record =
-    died before publishing or still starting; record without running = leftover."""
+    """`daemon ls` (docs/reference-daemon.md#platform-daemon): running from the lock held by a live process;
+    running without record = died before publishing or still starting; record without running = leftover."""
     root, holder = instances
     got = {i.name: i for i in list_instances().instances}
     assert list(got) == ["main", "old", "starting"]

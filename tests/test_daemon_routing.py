@@ -1,4 +1,4 @@
-"""Several server processes on one PostgreSQL database (issue 16 Deliver 1): a request for a daemon
+"""Several server processes on one PostgreSQL database (docs/reference-daemon.md#process-model): a request for a daemon
 reaches the process holding its stream, whichever process it was sent to."""
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""Uploads spliced into the bulk side channel (issue 16 Deliver 6: file transfer throughput; Deliver 3:
-files written atomically; Deliver 5: bad input): a `files/write` with Content-Length at or above the
-bulk threshold goes from the caller's socket to the daemon's bulk connection with splice(2); the file
-is byte-exact, the connection stays usable for the next request, and a body cut short commits nothing."""
+"""Uploads spliced into the bulk side channel
+(docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes: throughput; files written
+atomically; bad input): a `files/write` with Content-Length at or above the bulk threshold goes from the
+caller's socket to the daemon's bulk connection with splice(2); the file is byte-exact, the connection stays
+usable for the next request, and a body cut short commits nothing."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ async def _loaded(app: Dashboard, pilot: object) -> None:
 
 
 def test_visits_every_screen_by_number_key_and_sidebar(demo_project: Path) -> None:
-    """Issue 2 item 6: navigation between the eight screens by keyboard (number keys and the sidebar)."""
+    """README.md#dashboard: navigation between every screen by keyboard (number keys and the sidebar)."""
     async def scenario() -> None:
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
         async with app.run_test(size=SIZE) as pilot:
@@ -40,8 +40,8 @@ def test_visits_every_screen_by_number_key_and_sidebar(demo_project: Path) -> No
 
 
 def test_no_screen_is_a_placeholder(demo_project: Path) -> None:
-    """Issue 2 item 6 guarded the honesty of unbuilt views; issue 14 built the last one (Debug):
-    every screen of the catalog is a real view now, none a NotBuiltScreen."""
+    """Nothing shown is invented (README.md#dashboard): every screen of the catalog is a real view, none a
+    NotBuiltScreen."""
     import importlib
 
     from screens.base import NotBuiltScreen
@@ -52,7 +52,7 @@ def test_no_screen_is_a_placeholder(demo_project: Path) -> None:
 
 
 def test_environments_screen_shows_the_same_list_as_the_command(demo_project: Path) -> None:
-    """Issue 2 item 7: the Environments screen shows the same list as `framework env list`."""
+    """README.md#dashboard: the Environments screen shows the same list as `framework env list`."""
     async def scenario() -> None:
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
         async with app.run_test(size=SIZE) as pilot:
@@ -66,7 +66,7 @@ def test_environments_screen_shows_the_same_list_as_the_command(demo_project: Pa
 
 
 def test_filter_with_slash_and_clear_with_escape(demo_project: Path) -> None:
-    """Issue 2 item 6: `/` filters the table; esc clears the filter and keeps every row."""
+    """README.md#dashboard: `/` filters the table; esc clears the filter and keeps every row."""
     async def scenario() -> None:
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
         async with app.run_test(size=SIZE) as pilot:
@@ -83,7 +83,7 @@ def test_filter_with_slash_and_clear_with_escape(demo_project: Path) -> None:
 
 
 def test_details_and_escape_back(demo_project: Path) -> None:
-    """Issue 2 item 6: enter opens an environment's evaluated declaration; esc goes back."""
+    """README.md#dashboard: enter opens an environment's evaluated declaration; esc goes back."""
     async def scenario() -> None:
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
         async with app.run_test(size=SIZE) as pilot:
@@ -98,7 +98,7 @@ def test_details_and_escape_back(demo_project: Path) -> None:
 
 
 def test_help_lists_every_binding(demo_project: Path) -> None:
-    """Issue 2 item 6: `?` lists every binding (app and screen), each with an id and a description."""
+    """README.md#dashboard: `?` lists every binding (app and screen), each with an id and a description."""
     from screens.environments.listing import EnvironmentsScreen
     from screens.help import HelpScreen
 
@@ -119,7 +119,7 @@ def test_help_lists_every_binding(demo_project: Path) -> None:
 
 
 def test_command_line_runs_the_cli_and_jumps_to_screens(demo_project: Path) -> None:
-    """Issue 2 item 6: `:` runs the same commands as the CLI (exit code and output) and screen names switch."""
+    """README.md#dashboard: `:` runs the same commands as the CLI (exit code and output) and screen names switch."""
     async def scenario() -> None:
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
         async with app.run_test(size=SIZE) as pilot:
@@ -140,7 +140,7 @@ def test_command_line_runs_the_cli_and_jumps_to_screens(demo_project: Path) -> N
 
 
 def test_command_palette_opens_and_q_quits(demo_project: Path) -> None:
-    """Issue 2 item 6: ctrl+p opens the command palette; q quits."""
+    """README.md#dashboard: ctrl+p opens the command palette; q quits."""
     from textual.command import CommandPalette
 
     async def scenario() -> None:
@@ -159,7 +159,7 @@ def test_command_palette_opens_and_q_quits(demo_project: Path) -> None:
 
 
 def test_environments_refresh_when_a_kcl_file_changes(demo_project: Path) -> None:
-    """Issue 2 item 7: the Environments screen refreshes when a file under deploy/kcl changes (watchdog)."""
+    """README.md#dashboard: the Environments screen refreshes when a file under deploy/kcl changes (watchdog)."""
     async def scenario() -> None:
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings(watch=True, debounce_seconds=0.05))
         async with app.run_test(size=SIZE) as pilot:
@@ -179,7 +179,8 @@ def test_environments_refresh_when_a_kcl_file_changes(demo_project: Path) -> Non
 
 
 def test_outside_a_project_the_screen_says_so(tmp_path: Path) -> None:
-    """Issue 2 item 7: outside a project, a clear error (here: in the Environments empty state)."""
+    """Outside a project, a clear error (README.md#output-and-exit-codes, `project_not_found`; here: in the
+    Environments empty state)."""
     from screens.widgets.empty_state import EmptyState
 
     async def scenario() -> None:
@@ -215,7 +216,7 @@ def test_settings_file_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_keymap_in_settings_remaps_a_binding_by_id(demo_project: Path) -> None:
-    """Issue 2 item 6 / STYLE: every binding has an id, so settings can remap it (here: Runs on F7)."""
+    """README.md#dashboard / STYLE: every binding has an id, so settings can remap it (here: Runs on F7)."""
     async def scenario() -> None:
         settings = deterministic_settings(keymap={"screen.runs": "f7"})
         app = Dashboard(project_dir=demo_project, settings=settings)
@@ -263,7 +264,7 @@ def test_load_settings_reads_file_and_env_only_when_present(tmp_path: Path, monk
 
 
 def test_first_frame_is_the_real_screen_and_the_engine_read_follows_it(demo_project: Path) -> None:
-    """Issue 8 item 9 (first paint): the first frame is the Environments screen the user gets (header, sidebar,
+    """First paint: the first frame is the Environments screen the user gets (header, sidebar,
     table, footer, "loading"); its engine read starts only after that frame, then fills the table."""
     from textual.widgets import DataTable, Footer, Header
 
@@ -288,7 +289,7 @@ def test_first_frame_is_the_real_screen_and_the_engine_read_follows_it(demo_proj
 
 
 def test_an_engine_read_runs_on_a_daemon_thread_that_quit_does_not_wait_for() -> None:
-    """Issue 8 item 9 (first paint) / STYLE (engine calls off the UI thread): a screen's read runs on a daemon
+    """First paint / STYLE (engine calls off the UI thread): a screen's read runs on a daemon
     thread, so quitting mid-read never waits for it; its result or error reaches the awaiting worker."""
     import threading
 
@@ -319,7 +320,7 @@ def test_an_engine_read_runs_on_a_daemon_thread_that_quit_does_not_wait_for() ->
 def test_quitting_while_a_screen_reads_does_not_wait_for_the_read(
     demo_project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 8 (keyboard: q quits) / STYLE (engine calls off the UI thread): every screen's read
+    """`q` quits (README.md#dashboard) / STYLE (engine calls off the UI thread): every screen's read
     (here the Rollouts screen's) runs on a daemon thread; q quits at once although the read is
     still stuck, and a later load supersedes an older one."""
     import threading

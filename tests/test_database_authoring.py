@@ -1,4 +1,5 @@
-"""`framework db migration new|rebase` (spec 3: Database, Limits, Errors 4; issue 17 item 2)."""
+"""`framework db migration new|rebase` (docs/reference-db.md#commands: 14-digit UTC timestamp versions; a migration
+already on the default branch is refused)."""
 
 from __future__ import annotations
 
@@ -93,7 +94,8 @@ def test_rebase_all_pending_moves_files_below_the_current_version_with_git_mv(tm
 
 
 def test_rebase_refuses_a_migration_on_the_default_branch(tmp_path: Path) -> None:
-    """Errors 4: db migration rebase is refused for a migration already on the default branch."""
+    """`db migration rebase` (docs/reference-db.md#commands) is refused for a migration already on the
+    default branch."""
     root = _repo_with_branch(tmp_path)
     code, doc, err = fw("db", "migration", "rebase", "db/migrations/20240101000000_a.up.sql", cwd=root)
     assert code == 1 and doc["error"]["code"] == "refused" and "already on the default branch (main)" in err

@@ -1,5 +1,5 @@
-"""`framework env up` with a dev PostgreSQL workload (spec 2 env up: "First boot of a dev database
-with all seedable tables empty is auto-seeded", `--no-seed`; issue 17 item 6)."""
+"""`framework env up` with a dev PostgreSQL workload (a first-boot dev database whose seedable
+tables are all empty is auto-seeded; `--no-seed`: docs/reference-db.md#env-up-and-the-dashboard)."""
 
 from __future__ import annotations
 

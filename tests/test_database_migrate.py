@@ -1,5 +1,6 @@
 """`framework db migrate up|status|version|force` against real PostgreSQL and the real golang-migrate
-(spec 3: Database, Errors 1, Versioning 1; issue 17 items 1 and 7)."""
+(docs/reference-db.md#migrations-golang-migrate-compatible: `up` refuses a dirty version until `force`; sequential
+versions stay valid and sort before timestamps)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ LEGACY_AND_TIMESTAMPS = {
 
 
 def test_round_trip_with_golang_migrate_and_legacy_versions_sort_first(tmp_path: Path, pg_url: str) -> None:
-    """Versioning 1 and the golang-migrate compatibility: golang-migrate applies the sequential
+    """Sequential versions stay valid and sort before timestamps, and the golang-migrate compatibility
+    (docs/reference-db.md#migrations-golang-migrate-compatible): golang-migrate applies the sequential
     files, we apply the timestamped ones on the same database, golang-migrate continues after us,
     and both read the same version."""
     d = write(tmp_path / "m", LEGACY_AND_TIMESTAMPS)
@@ -91,8 +93,9 @@ def golang_migrate_cmd(directory: Path, url: str) -> list[str]:
 
 
 def test_two_concurrent_ups_apply_each_migration_once(tmp_path: Path, pg_url: str) -> None:
-    """Issue 17 item 1: two `up`s at once apply each migration once (advisory lock). Both are held
-    at the lock until both wait on it, then released together."""
+    """Two `up`s at once apply each migration once (advisory lock:
+    docs/reference-db.md#migrations-golang-migrate-compatible). Both are held at the lock until both wait on
+    it, then released together."""
     d = write(tmp_path / "m", {
         "20240101000000_t.up.sql": "CREATE TABLE t (n int);\n",
         "20240101000001_once.up.sql": "INSERT INTO t VALUES (1);\n",
@@ -117,9 +120,10 @@ def test_two_concurrent_ups_apply_each_migration_once(tmp_path: Path, pg_url: st
 
 
 def test_bad_sql_marks_dirty_reports_file_line_and_both_force_commands(tmp_path: Path, pg_url: str) -> None:
-    """Errors 1: a failing file leaves the version dirty exactly as golang-migrate does, and says more
-    than "Dirty database version N": file:line, the statement, the database's error, the force
-    command for each case; `up` (ours and golang-migrate's) then refuses until forced."""
+    """Dirty rule (docs/reference-db.md#migrations-golang-migrate-compatible): a failing file leaves the
+    version dirty exactly as golang-migrate does, and says more than "Dirty database version N": file:line,
+    the statement, the database's error, the force command for each case; `up` (ours and golang-migrate's)
+    then refuses until forced."""
     d = write(tmp_path / "m", {
         "20240101000000_a.up.sql": "CREATE TABLE a (id int);\n",
         "20240102000000_b.up.sql": "CREATE TABLE b (id int);\n\n-- the typo is on line 4\n"
@@ -151,8 +155,8 @@ def test_bad_sql_marks_dirty_reports_file_line_and_both_force_commands(tmp_path:
 
 
 def test_dirty_left_by_golang_migrate_is_refused_with_force_none_for_the_first(tmp_path: Path, pg_url: str) -> None:
-    """Errors 1 across tools: golang-migrate fails the first migration; our `up` refuses and names
-    `force none` (nothing before it) or `force <version>`."""
+    """Dirty rule across tools (docs/reference-db.md#migrations-golang-migrate-compatible): golang-migrate
+    fails the first migration; our `up` refuses and names `force none` (nothing before it) or `force <version>`."""
     d = write(tmp_path / "m", {"20240101000000_a.up.sql": "CREATE TABLE a (id int);\nSELECT 1/0;\n"})
     assert golang_migrate(d, pg_url, "up").returncode != 0
     code, doc, _ = fw("db", "migrate", "up", "--dsn", pg_url, "--dir", str(d), cwd=tmp_path)
@@ -197,7 +201,7 @@ def test_force_refuses_an_unknown_version_and_bad_input(tmp_path: Path, pg_url: 
 
 
 def test_platform_framework_db_is_the_same_command(tmp_path: Path, pg_url: str) -> None:
-    """`platform framework db ...` runs the framework program (spec 3 naming)."""
+    """`platform framework db ...` runs the framework program (docs/reference-db.md#commands)."""
     d = write(tmp_path / "m", {"20240101000000_a.up.sql": "SELECT 1;\n"})
     proc = subprocess.run([str(BIN / "platform"), "framework", "db", "migrate", "up", "--dsn", pg_url, "--dir",
                            str(d), "--json"], capture_output=True, text=True, timeout=60, check=False)
@@ -233,7 +237,8 @@ def test_x_migrations_table_is_golang_migrates(tmp_path: Path, pg_url: str) -> N
 
 
 def test_down_files_are_never_run_and_status_lists_them(tmp_path: Path, pg_url: str) -> None:
-    """Forward-only (spec 3, What the service does 2): a .down.sql is never run; status names it."""
+    """Forward-only (docs/reference-db.md#migrations-golang-migrate-compatible): a .down.sql is never run;
+    status names it."""
     d = write(tmp_path / "m", {"20240101000000_a.up.sql": "CREATE TABLE a (id int);\n",
                                "20240101000000_a.down.sql": "DROP TABLE a;\n"})
     code, doc, _ = fw("db", "migrate", "up", "--dsn", pg_url, "--dir", str(d), cwd=tmp_path)

@@ -1,4 +1,5 @@
-"""`framework db reset` and `framework db introspect` (spec 3: Database; Errors 3; issue 17 items 4, 7)."""
+"""`framework db reset` and `framework db introspect` (docs/reference-db.md#db-reset: refused for
+a DSN that is not the environment's declared one; docs/reference-db.md#commands)."""
 
 from __future__ import annotations
 
@@ -89,8 +90,9 @@ def test_reset_drops_recreates_migrates_and_seeds_the_declared_database(reset_pr
 
 
 def test_reset_refusals(reset_project: Path, pg_url: str, tmp_path: Path) -> None:
-    """Errors 3 and dev only: another DSN is refused (loopback too), a non-dev environment is
-    refused, and without a terminal confirmation needs --yes. Nothing is dropped."""
+    """`db reset` (docs/reference-db.md#db-reset) is dev only and needs the declared DSN: another DSN is
+    refused (loopback too), a non-dev environment is refused, and without a terminal confirmation needs
+    --yes. Nothing is dropped."""
     query(pg_url, "CREATE TABLE keep (n int)")
     other = pg_url.rsplit("/", 1)[0] + "/postgres"
     code, doc, err = fw("db", "reset", "--env", "devdb", "--dsn", other, "--yes", cwd=reset_project)

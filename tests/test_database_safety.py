@@ -1,4 +1,4 @@
-"""`framework ci migration-safety` (spec 2, ci; issue 17 item 5): squawk's rules through its JSON
+"""`framework ci migration-safety` (docs/reference-db.md#ci-migration-safety): squawk's rules through its JSON
 reporter plus our pglast checks, each finding with file:line, rule and the safe alternative;
 non-zero exactly on an error-level finding."""
 

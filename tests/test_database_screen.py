@@ -1,5 +1,5 @@
-"""The environment detail shows the declared database's migration state and seed counts (issue 17
-item 6: "The dashboard shows migration state and seed counts on the environment detail")."""
+"""The environment detail shows the declared database's migration state and seed counts
+(docs/reference-db.md#env-up-and-the-dashboard)."""
 
 from __future__ import annotations
 

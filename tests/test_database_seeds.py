@@ -1,5 +1,5 @@
-"""`framework db seed apply|reset|status` on real PostgreSQL (spec 3: Database, Resources: seed
-inputs, database.seed.tables, framework:ref; Errors 2; issue 17 items 3 and 7)."""
+"""`framework db seed apply|reset|status` on real PostgreSQL (docs/reference-db.md#seeds: seed inputs,
+`database.seed.tables`, `framework:ref`; the guards: dev only, refused on pending or dirty migrations)."""
 
 from __future__ import annotations
 
@@ -173,7 +173,7 @@ def test_empty_table_list_applies_only_custom_seeds(project: Path, pg_url: str) 
 
 
 def test_refused_on_pending_or_dirty_migrations(project: Path, pg_url: str) -> None:
-    """Errors 2: seed apply or reset is refused when migrations are pending or dirty."""
+    """Seed guards (docs/reference-db.md#seeds): seed apply or reset is refused when migrations are pending or dirty."""
     code, doc, err = _seed(project, pg_url, "apply")
     assert code == 1 and doc["error"]["code"] == "refused" and "pending" in err
     _migrate(project, pg_url)
@@ -183,8 +183,8 @@ def test_refused_on_pending_or_dirty_migrations(project: Path, pg_url: str) -> N
 
 
 def test_refused_for_non_dev_environments_and_remote_dsns(project: Path, pg_url: str) -> None:
-    """Errors 2 (dev only) and the DSN rule: a non-dev environment is refused; a non-loopback DSN
-    that is not the environment's own needs --allow-remote-dsn."""
+    """Seed guards (docs/reference-db.md#seeds: dev only) and the DSN rule: a non-dev environment is
+    refused; a non-loopback DSN that is not the environment's own needs --allow-remote-dsn."""
     _migrate(project, pg_url)
     code, doc, err = fw("db", "seed", "apply", "--dsn", pg_url, "--env", "prod", cwd=project)
     assert code == 1 and "not a development environment" in err

@@ -1,5 +1,5 @@
-"""`framework db squash` and `framework project migrate import --from goose` (spec 3: Database;
-issue 17 items 4 and 7: squash equality, the goose round trip)."""
+"""`framework db squash` and `framework project migrate import --from goose` (squash equality:
+docs/reference-db.md#db-squash; the goose round trip: docs/reference-db.md#project-migrate-import---from-goose)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`platform db migrate status|up` (spec 2, platform db): status opens without migrating; up
+"""`platform db migrate status|up` (docs/reference-webhooks.md#commands): status opens without migrating; up
 applies every pending embedded migration, exits 0 when current and is safe to re-run."""
 
 from __future__ import annotations

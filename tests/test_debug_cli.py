@@ -1,4 +1,4 @@
-"""`framework debug` command plumbing (spec 3 Local helpers; README Output and exit codes): the
+"""`framework debug` command plumbing (docs/reference-debug.md#commands; README.md#output-and-exit-codes): the
 session commands' Typer-free path prints exactly what the Typer commands print, hands anything
 malformed to Typer (usage, exit 2), and keeps Typer, pydantic and Textual off the command path."""
 

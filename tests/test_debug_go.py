@@ -1,6 +1,6 @@
-"""`framework debug` on the demo's Go worker with the real delve adapter (`dlv dap`; spec 3, Local
-helpers: debug; issue 14 points 1, 2 and 5). The worker is debugged by path: it is not a workload
-of the dev environment (declaring it there would change every dev-environment test and snapshot)."""
+"""`framework debug` on the demo's Go worker with the real delve adapter (`dlv dap`;
+docs/reference-debug.md#commands, docs/reference-debug.md#how-it-works). The worker is debugged by path: it
+is not a workload of the dev environment (declaring it there would change every dev-environment test and snapshot)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`framework debug` on Python targets with the real debugpy adapter (spec 3, Local helpers: debug;
-issue 14 points 1-3 and 5): every command a separate process reaching the session broker."""
+"""`framework debug` on Python targets with the real debugpy adapter (docs/reference-debug.md#commands,
+docs/reference-debug.md#how-it-works): every command a separate process reaching the session broker."""
 
 from __future__ import annotations
 
@@ -218,7 +218,8 @@ def test_attach_to_a_running_python_process_and_detach_leaves_it_serving(debug: 
 
 
 def test_debug_session_file_lives_under_dot_framework(debug: Debug) -> None:
-    """Spec 3 Resources: the session is `.framework/debug-session.json` (address, pid, mode, adapter)."""
+    """The session is `.framework/debug-session.json` with address, pid, mode and adapter
+    (docs/reference-debug.md#how-it-works)."""
     debug.ok("start", "api")
     doc = debug.session()
     assert doc is not None

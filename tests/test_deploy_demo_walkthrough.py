@@ -1,4 +1,4 @@
-"""The demo's walk-through on the process runtime (issue 4, last point; spec 2 Release, Deploy, Status, Gate).
+"""The demo's walk-through on the process runtime (docs/reference-deploy.md#commands: release, deploy, status, gate).
 
 A new user cuts releases of the demo's `staging`, deploys one, sees it in `env status`, deploys an older
 one (labelled BEHIND), records a gate, and deploys `prod` beside it: real processes, a real git copy.
@@ -23,8 +23,9 @@ def get(port: int, path: str = "/") -> str:
 
 
 def test_demo_staging_and_prod_walkthrough_on_the_process_runtime(demo):
-    """Spec 2: cut (env build --release), deploy a version, status shows it healthy, an older release deploys
-    labelled BEHIND (no rollback), gate record/list on the running promotion; prod deploys the same release."""
+    """docs/reference-deploy.md#commands: cut (env build --release), deploy a version, status shows it
+    healthy, an older release deploys labelled BEHIND (no rollback), gate record/list on the running
+    promotion; prod deploys the same release."""
     code, cut = demo.json("env", "build", "staging", "--release", "v1")
     assert code == 0, cut
     demo.edit_api("second")

@@ -1,4 +1,5 @@
-"""`env deploy` on the process runtime, end to end with the real `framework` script (spec 2, Deploy)."""
+"""`env deploy` on the process runtime, end to end with the real `framework` script
+(docs/reference-deploy.md#env-deploy)."""
 
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ def test_deploy_dev_starts_both_waits_healthy_and_records(demo):
 
 
 def test_redeploying_the_running_release_appends_nothing(demo):
-    """Rule 3: re-deploying the release already running appends nothing, is not a conflict, still applies."""
+    """Re-deploying the release already running (docs/reference-deploy.md#env-deploy: "already on this
+    release") appends nothing, is not a conflict, still applies."""
     code, first = demo.json("env", "deploy", "dev", "--yes", *FAST)
     assert code == 0
     code, again = demo.json("env", "deploy", "dev", "--yes", *FAST)
@@ -66,8 +68,9 @@ def test_redeploying_the_running_release_appends_nothing(demo):
 
 
 def test_no_terminal_and_no_yes_exits_5_having_written_no_promotion(demo):
-    """Rule 7: with no terminal and no --yes the command exits 5 having written no promotion; the Forms
-    order (cut, then confirm) means the auto-named release it names in `next_step` is cut."""
+    """With no terminal and no --yes the command exits 5 (docs/reference-deploy.md#env-deploy) having
+    written no promotion; the Forms order (cut, then confirm) means the auto-named release it names in
+    `next_step` is cut."""
     proc = demo.run("env", "deploy", "dev", "--json")
     assert proc.returncode == 5
     doc = json.loads(proc.stdout)
@@ -77,11 +80,12 @@ def test_no_terminal_and_no_yes_exits_5_having_written_no_promotion(demo):
     assert "--yes" in doc["error"]["hint"] or "--approve" in doc["error"]["hint"]
     assert (demo.root / ".framework" / "releases" / f"{doc['target']['release']}.json").is_file()
     assert promotions(demo) == []
-    assert "Deploy plan" in proc.stderr  # rule 10: human output on stderr with --json
+    assert "Deploy plan" in proc.stderr  # human output on stderr with --json
 
 
 def test_exit_5_next_step_run_as_printed_deploys_with_the_plan_digest(demo):
-    """Forms + rule 7 (issue 23, defect 1): the exit-5 document's `next_step`, run verbatim, deploys the
+    """Forms, and no terminal without --yes exits 5 writing no promotion
+    (docs/reference-deploy.md#env-deploy): the exit-5 document's `next_step`, run verbatim, deploys the
     auto-cut release (exit 0) and its promotion carries the plan digest; a rerun reuses the auto name
     ("reused when its tree matches the checkout")."""
     import shlex
@@ -120,8 +124,8 @@ def test_plan_writes_nothing_and_approve_applies_only_that_plan(demo):
 
 
 def test_older_release_deploys_behind_byte_for_byte(demo):
-    """Rule 5: no rollback; deploying an older release is an ordinary deploy labelled BEHIND, and runs its
-    own bytes from the file store (releases redeploy exactly)."""
+    """No rollback (docs/reference-deploy.md#env-deploy): deploying an older release is an ordinary deploy
+    labelled BEHIND, and runs its own bytes from the file store (releases redeploy exactly)."""
     demo.run("env", "build", "dev", "--release", "v1", check=True)
     demo.edit_api("second")
     c2 = demo.commit("second greeting")
@@ -150,11 +154,11 @@ def test_older_release_deploys_behind_byte_for_byte(demo):
 
 
 def test_unknown_version_and_rule_1_refusals_exit_1(demo):
-    """Unknown version is an error (exit 1); --target/--frontends-only need a version (rule 1) unless
+    """Unknown version is an error (exit 1); --target/--frontends-only need a version unless
     --dry-run/--explain."""
     code, doc = demo.json("env", "deploy", "dev", "nope", "--yes")
     assert code == 1 and doc["error"]["code"] == "release_not_found"
-    assert "framework release list" in doc["error"]["hint"]  # issue 23 defect 4: the command that exists
+    assert "framework release list" in doc["error"]["hint"]  # the hint names a command that exists
     code, doc = demo.json("env", "deploy", "dev", "--target", "api", "--yes")
     assert code == 1 and doc["refusal"]["code"] == "invalid_input"
     code, doc = demo.json("env", "deploy", "dev", "--target", "api", "--dry-run")
@@ -194,10 +198,11 @@ def test_hosted_environment_without_reachable_control_plane_exits_2(demo):
 
 
 def test_k8s_environment_without_its_context_is_refused_before_anything_is_written(demo):
-    """Rule 9 (issue 22): a K8sCluster deploy applies to exactly its declared context; where kubectl or
-    the `k3d-demo` context is missing (this test's HOME has no kubeconfig) the deploy and its dry run
-    fail clearly (exit 1) and no release or promotion is written. The real cluster's tests are in
-    tests/test_k8s_deploy.py."""
+    """Applies target exactly the declared context, no override
+    (docs/reference-k8s.md#env-deploy-env-version-on-a-k8scluster): a K8sCluster deploy applies to exactly
+    its declared context; where kubectl or the `k3d-demo` context is missing (this test's HOME has no
+    kubeconfig) the deploy and its dry run fail clearly (exit 1) and no release or promotion is written. The
+    real cluster's tests are in tests/test_k8s_deploy.py."""
     proc = demo.run("env", "deploy", "cluster", "--yes")
     assert proc.returncode == 1
     assert ("k3d-demo" in proc.stderr or "kubectl" in proc.stderr) and "Traceback" not in proc.stderr
@@ -251,7 +256,8 @@ def test_from_env_deploys_exactly_what_that_env_runs(demo):
 
 
 def test_nil_plan_when_the_running_release_is_unknown_offers_the_yes_form(demo):
-    """Rule 6: a missing plan (deploy_plan nil) means no plan could be computed; next_step offers --yes."""
+    """A missing plan (docs/reference-deploy.md#env-deploy: deploy_plan nil) means no plan could be
+    computed; next_step offers --yes."""
     demo.run("env", "build", "dev", "--release", "v1", check=True)
     assert demo.json("env", "deploy", "dev", "v1", "--yes", "--no-wait")[0] == 0
     demo.edit_api("two")
@@ -284,7 +290,7 @@ def test_compose_target_fails_clearly_without_docker_compose(demo):
 
 
 def test_a_deploy_evaluates_its_environment_once(demo):
-    """Issue 23 (house 1): one typed environment end to end: a deploy of the auto form (build, cut,
+    """One typed environment end to end: a deploy of the auto form (build, cut,
     plan, promote, apply, record the declared shape) evaluates the environment's KCL exactly once."""
     code = (
         "import engine.kcl.evaluate as k\n"

@@ -87,8 +87,8 @@ def test_in_flight_rollout_declines_with_4_and_supersede_replaces_it_with_6(demo
 
 
 def test_racing_deploys_append_exactly_one_promotion_other_exits_3(demo):
-    """Rule 2: two deploys racing on one environment (real parallel processes) append exactly one
-    promotion; the other is refused by compare-and-set with exit 3."""
+    """Compare-and-set (docs/reference-deploy.md#env-deploy): two deploys racing on one environment (real
+    parallel processes) append exactly one promotion; the other is refused by compare-and-set with exit 3."""
     demo.run("env", "build", "dev", "--release", "v1", check=True)
     demo.edit_api("two")
     demo.commit("two")
@@ -132,8 +132,8 @@ def test_gate_file_freezes_evidence_onto_the_promotion(demo, tmp_path):
 
 
 def test_gate_list_without_environment_lists_every_environment(demo):
-    """spec 2 `gate list [env]` (issue 23, defect 2): the environment is optional; without it every
-    machine-ledger environment's current gates, each in the spec's order; hosted ones are skipped."""
+    """`gate list [env]` (docs/reference-deploy.md#commands): the environment is optional; without it every
+    machine-ledger environment's current gates, each in the documented order; hosted ones are skipped."""
     assert demo.json("env", "deploy", "dev", "--yes", "--no-wait")[0] == 0
     demo.run("gate", "record", "dev", "--name", "smoke", "--status", "passed", check=True)
     demo.run("gate", "record", "dev", "--name", "load", "--status", "failed", check=True)

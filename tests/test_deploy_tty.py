@@ -1,4 +1,5 @@
-"""`env deploy` on a real terminal (tmux): the plan is shown, then confirmation is asked (spec 2 Deploy)."""
+"""`env deploy` on a real terminal (tmux): the plan is shown, then confirmation is asked
+(docs/reference-deploy.md#env-deploy)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Port blocks `.framework/blocks.json` and `env devstack ...` (spec 2: env devstack, Limits)."""
+"""Port blocks `.framework/blocks.json` and `env devstack ...` (docs/reference-devstack.md#commands,
+docs/reference-devstack.md#limits)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def _registry(repo: Path) -> dict:
 
 
 def test_key_and_port_on_primary_and_worktree(tmp_path):
-    """Spec 2: the primary checkout's key is "" (block 0); port = base + block*100."""
+    """docs/reference-devstack.md#limits: the primary checkout's key is "" (block 0); port = base + block*100."""
     repo = _repo(tmp_path)
     wt = add_worktree(repo, "feature-x")
     assert framework("env", "devstack", "key", cwd=repo).stdout == "\n"
@@ -40,7 +41,7 @@ def test_key_and_port_on_primary_and_worktree(tmp_path):
 
 
 def test_parallel_port_calls_never_hand_out_one_block_twice(tmp_path):
-    """Spec 2: allocation is race-free across processes (file lock + atomic write)."""
+    """docs/reference-devstack.md#files: allocation is race-free across processes (file lock + atomic write)."""
     repo = _repo(tmp_path)
     trees = [add_worktree(repo, f"wt{i}") for i in range(7)]
     procs = [subprocess.Popen([str(BIN / "framework"), "env", "devstack", "port", "4000"], cwd=wt,
@@ -56,7 +57,8 @@ def test_parallel_port_calls_never_hand_out_one_block_twice(tmp_path):
 
 
 def test_ceiling_is_dev_stack_max_stacks(tmp_path):
-    """Spec 2 Limits: dev_stack.max_stacks blocks at most; exceeding it is a clear error (exit 1)."""
+    """docs/reference-devstack.md#limits: dev_stack.max_stacks blocks at most; exceeding it is a clear error
+    (exit 1)."""
     repo = _repo(tmp_path, max_stacks=3)
     a, b, c = (add_worktree(repo, n) for n in ("a", "b", "c"))
     assert framework("env", "devstack", "port", "9000", cwd=a).stdout == "9100\n"
@@ -70,7 +72,8 @@ def test_ceiling_is_dev_stack_max_stacks(tmp_path):
 
 
 def test_list_labels_and_stacks_only(tmp_path):
-    """Spec 2 env devstack list: holders labelled dev stack, derived port-block or standalone."""
+    """`env devstack list` (docs/reference-devstack.md#commands): holders labelled dev stack, derived
+    port-block or standalone."""
     from engine.devstack.blocks import allocate
     from engine.project import find_project
 
@@ -91,8 +94,8 @@ def test_list_labels_and_stacks_only(tmp_path):
 
 
 def test_prune_reclaims_only_blocks_of_vanished_worktrees(tmp_path):
-    """Spec 2 env devstack prune: reclaims blocks of worktrees that no longer exist; never
-    standalone keys, the default key or entries without a recorded origin."""
+    """`env devstack prune` (docs/reference-devstack.md#commands): reclaims blocks of worktrees that no
+    longer exist; never standalone keys, the default key or entries without a recorded origin."""
     repo = _repo(tmp_path)
     gone, kept = add_worktree(repo, "gone"), add_worktree(repo, "kept")
     for cwd in (repo, gone, kept):
@@ -116,7 +119,8 @@ def test_prune_reclaims_only_blocks_of_vanished_worktrees(tmp_path):
 
 
 def test_release_is_a_dry_run_unless_apply(tmp_path):
-    """Spec 2 env devstack release <key>: dry run unless --apply; the freed block is reused."""
+    """`env devstack release <key>` (docs/reference-devstack.md#commands): dry run unless --apply; the freed
+    block is reused."""
     repo = _repo(tmp_path)
     a = add_worktree(repo, "a")
     framework("env", "devstack", "port", "8000", cwd=a)
@@ -131,7 +135,7 @@ def test_release_is_a_dry_run_unless_apply(tmp_path):
 
 
 def test_a_crash_mid_write_leaves_the_registry_whole(tmp_path):
-    """Spec 2: allocation survives a crash mid-write: the lock dies with its holder and the
+    """docs/reference-devstack.md#files: allocation survives a crash mid-write: the lock dies with its holder and the
     table is the old one, never half a file."""
     repo = _repo(tmp_path)
     a, b = add_worktree(repo, "a"), add_worktree(repo, "b")

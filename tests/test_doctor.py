@@ -1,4 +1,4 @@
-"""`framework doctor` (spec 2, framework ci and doctor): each check with status, detail and the fix;
+"""`framework doctor` (docs/reference-ci.md#commands): each check with status, detail and the fix;
 `--signal deploy` keeps what a deploy needs; `--verbose`; non-zero exactly when an error-level check
 fails. Real toolchains, a real machine ledger, a real `platform server`, real credential files."""
 

@@ -1,4 +1,4 @@
-"""`doctor parity <svc> [--env dev]` (spec 2, framework ci and doctor): host mode (the dev stack's
+"""`doctor parity <svc> [--env dev]` (docs/reference-ci.md#commands): host mode (the dev stack's
 process) against cluster mode (the K8sCluster render); bug-class divergences exit 1, secret-channel
 ones alone exit 0. Real KCL, real git worktrees and port blocks."""
 

@@ -1,8 +1,8 @@
-"""A hosted frontend's files in the release, served through the gateway (spec 2: release artifacts
-`file`, immutable and content-addressed; domain binding "workload or frontend name"; spec 3: frontends
-`output` static / standalone / server; issue 20): a real project cut and deployed to a real control
-plane, a domain verified against a real authoritative DNS server, pages fetched over TLS with the
-certificate verified against the exported CA."""
+"""A hosted frontend's files in the release, served through the gateway (release artifacts `file`,
+immutable and content-addressed; a domain bound to a workload or frontend name; frontends' `output`
+static / standalone / server: docs/reference-domains.md#a-hosted-frontends-files): a real project cut and
+deployed to a real control plane, a domain verified against a real authoritative DNS server, pages fetched
+over TLS with the certificate verified against the exported CA."""
 
 from __future__ import annotations
 
@@ -87,11 +87,11 @@ def _live_domain(srv: Server, demo: Demo, env: dict[str, Any], zone: Zone, hostn
 
 def test_static_frontend_is_served_from_its_release_over_tls(gateway_plane: Server, zone: Zone, demo: Demo,  # noqa: F811
                                                              tmp_path: Path) -> None:
-    """Spec 3 frontends (`output`: static, the default) and spec 2 releases (file artifacts,
-    content-addressed, recorded per artifact): `env deploy` of a hosted environment runs the frontend's
-    `build`, cuts a release carrying every file of its output directory (and nothing outside it) and
-    uploads them; a live domain bound to the frontend is served by the gateway from those files over
-    TLS (certificate verified against the exported CA): pages and assets with their content types, a
+    """Frontends (`output`: static, the default) and releases (file artifacts, content-addressed,
+    recorded per artifact; docs/reference-domains.md#a-hosted-frontends-files): `env deploy` of a hosted
+    environment runs the frontend's `build`, cuts a release carrying every file of its output directory (and
+    nothing outside it) and uploads them; a live domain bound to the frontend is served by the gateway from
+    those files over TLS (certificate verified against the exported CA): pages and assets with their content types, a
     directory's index.html, a client-side route falling back to index.html (a single-page app), a
     missing asset 404, no path escaping the output directory, only GET and HEAD; a frontend built under
     a base path served under it; laid out again on
@@ -150,7 +150,7 @@ def test_static_frontend_is_served_from_its_release_over_tls(gateway_plane: Serv
     until(lambda: b"new front" in _tls(port, "web.test", ca)[2])  # the new promotion's files
     assert (laid_out / "web" / "dist" / "index.html").read_text() == INDEX  # the old release's: untouched
 
-    # spec 3 base path: a frontend built under /admin is served under it
+    # base path: a frontend built under /admin is served under it
     admin_port, _ = _live_domain(gateway_plane, demo, env, zone, "admin.test", "admin", tmp_path, "/admin/")
     assert _tls(admin_port, "admin.test", ca, "/admin/")[2] == b"<p>admin</p>"
     assert _tls(admin_port, "admin.test", ca, "/admin")[2] == b"<p>admin</p>"
@@ -171,9 +171,10 @@ def test_static_frontend_is_served_from_its_release_over_tls(gateway_plane: Serv
 
 def test_server_frontend_runs_in_a_directory_holding_its_output(gateway_plane: Server, zone: Zone,  # noqa: F811
                                                                 demo: Demo, tmp_path: Path) -> None:  # noqa: F811
-    """Spec 3 frontends (`output`: server) and spec 2 domain binding to a frontend: the release carries
-    the frontend's built output; the control plane runs its command on its `port` in a directory holding
-    exactly those files, and the gateway proxies the live domain to it over TLS."""
+    """Frontends (`output`: server) and a domain bound to a frontend
+    (docs/reference-domains.md#a-hosted-frontends-files): the release carries the frontend's built output;
+    the control plane runs its command on its `port` in a directory holding exactly those files, and the
+    gateway proxies the live domain to it over TLS."""
     from tests.hosted_fixtures import free_port
 
     seed_org(gateway_plane, "acme")
@@ -198,10 +199,10 @@ def test_server_frontend_runs_in_a_directory_holding_its_output(gateway_plane: S
 
 
 def test_cut_refuses_a_missing_output_and_a_file_over_the_cap(demo: Demo) -> None:  # noqa: F811
-    """Spec 2 framework env build ("cut fails if any declared artifact is missing") and the control
-    plane's 64 MiB artifact cap: a hosted environment's frontend whose output directory does not exist
-    is refused at the cut, by name; so is an output holding a file over 64 MiB; nothing is cut; a
-    standalone / server frontend without a command and port, and a base path that is not a path
+    """A cut fails if any declared artifact is missing, and the control plane's 64 MiB artifact cap
+    (docs/reference-domains.md#a-hosted-frontends-files): a hosted environment's frontend whose output
+    directory does not exist is refused at the cut, by name; so is an output holding a file over 64 MiB;
+    nothing is cut; a standalone / server frontend without a command and port, and a base path that is not a path
     prefix, are refused at evaluation."""
     hosted_env(demo, "http://127.0.0.1:9")
     (demo.root / "web").mkdir()
@@ -237,9 +238,10 @@ def test_cut_refuses_a_missing_output_and_a_file_over_the_cap(demo: Demo) -> Non
 
 
 def test_upload_refuses_a_file_over_the_control_planes_cap_by_name(server_factory: Any, demo: Demo) -> None:  # noqa: F811
-    """Spec 2 releases stored on the control plane, and its 64 MiB artifact cap: a hosted deploy whose
-    release holds a workload file over 64 MiB is refused before any byte is uploaded, naming the file
-    and its size (exit 1, never a traceback); the control plane holds no release afterwards."""
+    """Releases stored on the control plane (docs/reference-hosted.md#releases-and-artifacts), and its 64
+    MiB artifact cap: a hosted deploy whose release holds a workload file over 64 MiB is refused before any
+    byte is uploaded, naming the file and its size (exit 1, never a traceback); the control plane holds no
+    release afterwards."""
     from tests.hosted_fixtures import cp_get
 
     srv = server_factory()

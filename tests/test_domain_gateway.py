@@ -1,7 +1,8 @@
-"""The serving gateway of `platform server` (spec 2: domain binding, Domain states: "certificate
-issued; bound targets start serving by themselves"; issue 20): a hosted environment deployed to a
-real control plane, a domain verified against a real authoritative DNS server, requests routed by
-Host header and by SNI over TLS with a certificate verified against the exported CA."""
+"""The serving gateway of `platform server` (domain binding; once verified a
+certificate is issued and bound targets start serving by themselves:
+docs/reference-domains.md#the-serving-gateway): a hosted environment deployed to a real control plane, a
+domain verified against a real authoritative DNS server, requests routed by Host header and by SNI over TLS
+with a certificate verified against the exported CA."""
 
 from __future__ import annotations
 
@@ -44,8 +45,8 @@ def _https_get(port: int, host: str, cafile: str) -> tuple[str, str]:
 
 def test_verified_domain_serves_its_bound_workload(gateway_plane: Server, zone: Zone, demo: Demo,  # noqa: F811
                                                    tmp_path: Any) -> None:
-    """Spec 2 States (domain verifies -> certificate issued; bound targets start serving by
-    themselves), framework domain bind (`--target`; `--redirect-to` serves a 308; serves only when
+    """docs/reference-domains.md#states (domain verifies -> certificate issued; bound targets start serving by
+    themselves), `framework domain bind` (`--target`; `--redirect-to` serves a 308; serves only when
     live) and `unbind` (no longer serving): the gateway routes by Host header, answers a clear 404
     page for hosts it does not serve, and serves TLS with a certificate of the control plane's CA that
     the client verifies against the exported CA certificate. `env smoke` (smoke route class) probes
@@ -130,8 +131,8 @@ def _leaf_serial(port: int, host: str, cafile: str) -> int:
 
 def test_live_domain_is_reverified_and_its_certificate_renewed(server_factory: Any, zone: Zone,  # noqa: F811
                                                                demo: Demo, tmp_path: Any) -> None:  # noqa: F811
-    """Spec 2 States (domain: DNS verifies -> serving, certificate issued; a live domain leaves only by
-    `domain rm`): the server's poller re-verifies live domains; a withdrawn ownership record is reported
+    """docs/reference-domains.md#states (domain: DNS verifies -> serving, certificate issued; a live domain
+    leaves only by `domain rm`): the server's poller re-verifies live domains; a withdrawn ownership record is reported
     as the last verification while the domain stays live and keeps serving. Certificates are renewed
     before they expire: with a 3 s lifetime the leaf is issued again once less than a third remains,
     and the gateway presents the new one (still verified against the exported CA)."""

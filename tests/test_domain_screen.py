@@ -1,5 +1,6 @@
-"""The dashboard's Domains view (issue 20 item 5; spec 2 Domain states): opened from an environment's
-detail, against a real control plane verifying against a real authoritative DNS server."""
+"""The dashboard's Domains view (docs/reference-domains.md#dashboard; domain states:
+docs/reference-domains.md#states): opened from an environment's detail, against a real control plane
+verifying against a real authoritative DNS server."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from tests.webhooks_fixtures import Server, server_factory  # noqa: F401
 
 def test_domains_view_shows_state_binding_dns_and_runs_actions(quiet_plane: Server, zone: Zone,  # noqa: F811
                                                                 demo: Demo) -> None:  # noqa: F811
-    """Issue 20 item 5: the Domains view lists each domain's state, binding, DNS to publish and last
+    """docs/reference-domains.md#dashboard: the Domains view lists each domain's state, binding, DNS to publish and last
     verification with the command lines of add/verify/bind/unbind/rm; `v` verifies the selected
     domain (pending_dns -> live once the zone carries its records), `u` unbinds it (still live),
     `x` removes it."""
@@ -67,11 +68,12 @@ def test_domains_view_shows_state_binding_dns_and_runs_actions(quiet_plane: Serv
 
 def test_domains_view_adds_and_binds_through_its_input(quiet_plane: Server, zone: Zone,  # noqa: F811
                                                        demo: Demo) -> None:  # noqa: F811
-    """Issue 20 item 5 (the Domains view runs add and bind) and spec 2 framework domain add / bind
-    (`--target <workload or frontend>` or `--redirect-to <hostname>`, replacing any binding): `a` opens an
-    input showing the equivalent `framework domain add` line as the hostname is typed and claims it on
-    the control plane (pending_dns); `b` binds the selected domain to a target, `t` replaces that with a
-    308 redirect; escape closes the input without running anything."""
+    """The Domains view runs add and bind (docs/reference-domains.md#dashboard) as `framework domain add` /
+    `bind` do (docs/reference-domains.md#commands: `--target <workload or frontend>` or
+    `--redirect-to <hostname>`, replacing any binding): `a` opens an input showing the equivalent
+    `framework domain add` line as the hostname is typed and claims it on the control plane (pending_dns);
+    `b` binds the selected domain to a target, `t` replaces that with a 308 redirect; escape closes the
+    input without running anything."""
     env = with_token(demo, domain_org(quiet_plane, "acme"))
     hosted_env(demo, quiet_plane.url)
 
@@ -121,8 +123,8 @@ def test_domains_view_adds_and_binds_through_its_input(quiet_plane: Server, zone
 
 def test_domains_view_is_in_the_screen_catalog_and_chooses_an_environment(quiet_plane: Server,  # noqa: F811
                                                                           zone: Zone, demo: Demo) -> None:  # noqa: F811
-    """Issue 20 item 5 (a Domains view) and the dashboard's catalog (every view by its number key): `9`
-    opens Domains without an environment's detail; it reads the control plane of the first environment
+    """The Domains view (docs/reference-domains.md#dashboard) and the dashboard's catalog (every view by its
+    number key): `9` opens Domains without an environment's detail; it reads the control plane of the first environment
     that has one (local and self-managed environments without a control plane are not offered) and `e`
     moves to the next, its command lines following."""
     env = with_token(demo, domain_org(quiet_plane, "acme"))

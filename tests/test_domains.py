@@ -1,5 +1,5 @@
-"""Domains on the control plane (spec 2: domain record and binding, Domain states, framework domain;
-issue 20): a real `platform server` verifying against a real authoritative DNS server on 127.0.0.1
+"""Domains on the control plane (domain record and binding, states and `framework domain`:
+docs/reference-domains.md): a real `platform server` verifying against a real authoritative DNS server on 127.0.0.1
 whose zone each test edits, driven through `framework domain` and the /v1 API."""
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ def _api(srv: Server, token: str, method: str, path: str, body: dict[str, Any] |
 
 
 def test_domain_commands_walk_the_state_machine(domain_plane: Server, zone: Zone, demo: Demo) -> None:  # noqa: F811
-    """Spec 2 framework domain + States: `add` claims and prints the DNS to publish (apex and www are
-    separate names, each with its own records); `verify` before DNS is published exits 0 with the
-    claim still `pending_dns`; once the zone carries the records the server's poller makes it live by
-    itself; `bind --target` then `--redirect-to` replaces the binding; `unbind` keeps the domain and
-    its verification; `ls` lists every domain; `rm` removes it."""
+    """`framework domain` (docs/reference-domains.md#commands) and docs/reference-domains.md#states: `add`
+    claims and prints the DNS to publish (apex and www are separate names, each with its own records);
+    `verify` before DNS is published exits 0 with the claim still `pending_dns`; once the zone carries the
+    records the server's poller makes it live by itself; `bind --target` then `--redirect-to` replaces the
+    binding; `unbind` keeps the domain and its verification; `ls` lists every domain; `rm` removes it."""
     token = domain_org(domain_plane, "acme")
     hosted_env(demo, domain_plane.url)
     env = with_token(demo, token)
@@ -91,11 +91,11 @@ def test_domain_commands_walk_the_state_machine(domain_plane: Server, zone: Zone
 
 
 def test_verify_checks_dns_now_in_every_state(quiet_plane: Server, zone: Zone, demo: Demo) -> None:  # noqa: F811
-    """Spec 2 framework domain ("verify checks DNS now") and States (a live domain leaves only by
-    `domain rm`): with the poller idle, `verify` asks the DNS server at each call, also once the domain
-    is live: a withdrawn ownership record is reported as this verification's result (exit 0; the state
-    stays `live`, serving, and the ownership record to publish is listed again), and publishing it
-    again is reported at the next `verify`."""
+    """`domain verify` checks DNS now (docs/reference-domains.md#dns-to-publish) and a live domain leaves
+    only by `domain rm` (docs/reference-domains.md#states): with the poller idle, `verify` asks the DNS
+    server at each call, also once the domain is live: a withdrawn ownership record is reported as this
+    verification's result (exit 0; the state stays `live`, serving, and the ownership record to publish is
+    listed again), and publishing it again is reported at the next `verify`."""
     token = domain_org(quiet_plane, "acme")
     hosted_env(demo, quiet_plane.url)
     env = with_token(demo, token)
@@ -169,7 +169,7 @@ def _race(red: Server, blue: Server, zone: Zone) -> None:  # noqa: F811
 
 
 def test_first_organization_to_prove_ownership_takes_the_name(quiet_plane: Server, zone: Zone) -> None:  # noqa: F811
-    """Spec 2 States: claiming does not lock the name (two organizations both hold `pending_dns`
+    """docs/reference-domains.md#states: claiming does not lock the name (two organizations both hold `pending_dns`
     claims); when both verify at once exactly one takes it and the other moves to `conflict`; a later
     claim of an owned name starts in `conflict`; `rm` by the owner frees the name, the others return to
     `pending_dns` and the next to verify takes it."""
@@ -178,8 +178,8 @@ def test_first_organization_to_prove_ownership_takes_the_name(quiet_plane: Serve
 
 def test_ownership_race_across_two_servers_on_postgresql(server_factory: Callable[..., Server],  # noqa: F811
                                                          zone: Zone, tmp_path: Path, pg_url: str) -> None:  # noqa: F811
-    """Spec 2 States ("first to prove ownership takes the name") where it is hardest: two control-plane
-    processes on one PostgreSQL, each organization verifying through a different one at the same
+    """docs/reference-domains.md#states (the first to prove ownership takes the name) where it is hardest:
+    two control-plane processes on one PostgreSQL, each organization verifying through a different one at the same
     moment: exactly one owner (the primary key of the ownership row decides), the other `conflict`."""
     args = ("--dns-resolver", zone.address)
     data = tmp_path / "shared-data"
@@ -193,7 +193,7 @@ def test_ownership_race_across_two_servers_on_postgresql(server_factory: Callabl
 
 
 def test_domain_endpoints_check_who_asks_and_what(domain_plane: Server, zone: Zone) -> None:  # noqa: F811
-    """Spec 2 Authentication (domain authority) and bad input: no token 401; a token without the
+    """Domain authority (docs/reference-domains.md#http-interface) and bad input: no token 401; a token without the
     domain scope 403; another organization's domain is not found; a bad hostname and a binding naming
     both or neither of target and redirect are refused (400, exit 1) and change nothing."""
     token = domain_org(domain_plane, "acme")
@@ -212,7 +212,7 @@ def test_domain_endpoints_check_who_asks_and_what(domain_plane: Server, zone: Zo
 
 
 def test_hosted_spec_carrying_domains_is_refused_at_render(demo: Demo) -> None:  # noqa: F811
-    """Spec 2 framework domain: "Domains are not declared in KCL; a hosted spec carrying a `domains`
+    """docs/reference-domains.md#kcl: "Domains are not declared in KCL; a hosted spec carrying a `domains`
     field is refused at render" -- with a message that says where domains are claimed instead."""
     hosted_env(demo, "http://127.0.0.1:9")
     path = demo.root / "deploy" / "kcl" / "cloud" / "main.k"

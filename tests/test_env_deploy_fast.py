@@ -1,6 +1,6 @@
 """`framework env deploy` without Typer (app.cli.env_deploy_ops.fast, bench/k8s.py): a well-formed
-invocation skips Typer's import and parse, and says exactly what the Typer path says (spec 2,
-framework env deploy: outputs and exit codes; rule 10: one JSON document)."""
+invocation skips Typer's import and parse, and says exactly what the Typer path says (outputs and
+exit codes, and `--json` emits one document: docs/reference-deploy.md#env-deploy)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_well_formed_deploy_does_not_import_typer(demo_project: Path) -> None:
 
 
 def test_fast_path_says_what_typer_says(demo_project: Path) -> None:
-    """Spec 2 (framework env deploy, exit codes): the same stdout, stderr and exit code with or without
+    """docs/reference-deploy.md#env-deploy (exit codes): the same stdout, stderr and exit code with or without
     Typer; a trailing `--` hands the same invocation to Typer."""
     cases = [
         ("env", "deploy", "nosuch", "v9", "--json"),
@@ -40,7 +40,8 @@ def test_fast_path_says_what_typer_says(demo_project: Path) -> None:
 
 
 def test_malformed_deploy_falls_back_to_typer_usage(demo_project: Path) -> None:
-    """Spec 2 (usage errors exit 2): an unknown option, a bad float or a missing value is Typer's to refuse."""
+    """Usage errors exit 2 (README.md#output-and-exit-codes): an unknown option, a bad float or a missing
+    value is Typer's to refuse."""
     for args in (("--no-such-option",), ("--timeout", "soon"), ("--timeout",), ("a", "b", "c")):
         code, _, err = _run(demo_project, "env", "deploy", "dev", *args)
         assert code == 2 and "Usage" in err, args

@@ -11,7 +11,7 @@ from tests.conftest import run_cli
 
 
 def test_env_list_json_lists_the_declared_environments(demo_project: Path) -> None:
-    """Spec 2 `env list`: lists environments declared in deploy/kcl/ (evaluated with kcl-lib)."""
+    """`env list` (README.md#commands) lists environments declared in deploy/kcl/, evaluated with kcl-lib."""
     result = run_cli("framework", "env", "list", "--json", cwd=demo_project)
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
@@ -29,7 +29,7 @@ def test_env_list_json_lists_the_declared_environments(demo_project: Path) -> No
 
 
 def test_env_list_human_table(demo_project: Path) -> None:
-    """Spec 2 `env list`: human output is a table on stdout, nothing on stderr."""
+    """`env list`: human output is a table on stdout, nothing on stderr (README.md#output-and-exit-codes)."""
     result = run_cli("framework", "env", "list", cwd=demo_project)
     assert result.exit_code == 0 and result.stderr == ""
     lines = result.stdout.splitlines()
@@ -38,14 +38,14 @@ def test_env_list_human_table(demo_project: Path) -> None:
 
 
 def test_project_is_found_by_walking_up(demo_project: Path) -> None:
-    """Issue 2 item 7: the project is found by walking up from the current directory to framework.yaml."""
+    """README.md#files: the project is found by walking up from the current directory to framework.yaml."""
     deep = demo_project / "services" / "api"
     result = run_cli("framework", "env", "list", "--json", cwd=deep)
     assert result.exit_code == 0 and Path(json.loads(result.stdout)["root"]) == demo_project.resolve()
 
 
 def test_outside_a_project_is_a_clear_error(tmp_path: Path) -> None:
-    """Issue 2 item 7: outside a project, a clear error and a non-zero exit."""
+    """Outside a project, a clear error and a non-zero exit (README.md#output-and-exit-codes)."""
     result = run_cli("framework", "env", "list", cwd=tmp_path)
     assert result.exit_code == 1
     assert "not inside a framework project" in result.stderr and "framework.yaml" in result.stderr
@@ -55,7 +55,8 @@ def test_outside_a_project_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_a_broken_environment_fails_the_command_but_others_are_listed(demo_project: Path) -> None:
-    """Spec 2 `env list` + issue 2 item 4: a KCL error names file and line; exit non-zero; nothing else lost."""
+    """`env list`: a KCL error names file and line (README.md#output-and-exit-codes); exit non-zero; nothing
+    else lost."""
     bad = demo_project / "deploy" / "kcl" / "broken"
     bad.mkdir()
     (bad / "main.k").write_text("import framework\n\nenvironment = framework.Environment {\n    name =\n}\n")
@@ -73,7 +74,8 @@ def test_a_broken_environment_fails_the_command_but_others_are_listed(demo_proje
 
 
 def test_a_failed_check_is_reported(demo_project: Path) -> None:
-    """Spec 2 environments in KCL: a failed schema `check:` is an evaluation error with its message."""
+    """Environments in KCL (docs/reference-env.md#schemas): a failed schema `check:` is an evaluation error
+    with its message."""
     bad = demo_project / "deploy" / "kcl" / "nocheck"
     bad.mkdir()
     (bad / "main.k").write_text('import framework\n\nenvironment = framework.Environment {\n'
@@ -84,7 +86,8 @@ def test_a_failed_check_is_reported(demo_project: Path) -> None:
 
 
 def test_directory_and_declared_name_must_agree(demo_project: Path) -> None:
-    """Spec 2: an environment is named by its directory deploy/kcl/<env>/; a different declared name is an error."""
+    """An environment is named by its directory deploy/kcl/<env>/ (README.md#files); a different declared
+    name is an error."""
     path = demo_project / "deploy" / "kcl" / "dev" / "main.k"
     path.write_text(path.read_text().replace('name = "dev"', 'name = "devel"'))
     row = next(e for e in list_environments(find_project(demo_project)).environments if e.name == "dev")
@@ -92,7 +95,7 @@ def test_directory_and_declared_name_must_agree(demo_project: Path) -> None:
 
 
 def test_evaluation_is_cached_by_content_and_invalidated_by_any_edit(demo_project: Path, isolated_home: Path) -> None:
-    """Issue 2 item 10: evaluated KCL is cached by content hash; an edit misses the cache."""
+    """Evaluated KCL is cached by content hash (docs/reference-env.md#rendering); an edit misses the cache."""
     project = find_project(demo_project)
     first = list_environments(project)
     cache = isolated_home / ".cache" / "framework" / "kcl"
@@ -110,7 +113,7 @@ def test_evaluation_is_cached_by_content_and_invalidated_by_any_edit(demo_projec
 
 
 def test_no_environments_is_an_empty_list(tmp_path: Path) -> None:
-    """Spec 2 `env list`: a project with no deploy/kcl lists nothing and succeeds."""
+    """`env list` (README.md#commands): a project with no deploy/kcl lists nothing and succeeds."""
     (tmp_path / "framework.yaml").write_text("name: empty\n")
     result = run_cli("framework", "env", "list", "--json", cwd=tmp_path)
     assert result.exit_code == 0 and json.loads(result.stdout)["environments"] == []
@@ -125,7 +128,8 @@ def test_invalid_framework_yaml_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_the_shipped_demo_runs_its_dev_database_by_default(tmp_path):
-    """Issue 17 point 6 (spec 2 env up: a dev database, migrated and auto-seeded on first boot): the demo's
+    """`env up` runs a dev database, migrated and auto-seeded on first boot
+    (docs/reference-db.md#env-up-and-the-dashboard): the demo's
     `dev` as shipped declares the PostgreSQL workload and gives the api its DATABASE_URL; -D database=false
     leaves both out."""
     import shutil

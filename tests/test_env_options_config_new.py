@@ -1,4 +1,5 @@
-"""`env options`, `env config`, `env new` and `ci validate-kcl` (spec 2)."""
+"""`env options`, `env config`, `env new` and `ci validate-kcl` (docs/reference-env.md#render-options,
+docs/reference-env.md#shape-diff-config-new)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from tests.kcl_fixtures import FAILED_CHECK_ENV, PLACEHOLDER_ENV, fw, fw_json, w
 
 
 def test_options_lists_name_type_default_help(demo_project: Path) -> None:
-    """Spec 2 env options: lists render options (name, type, default, help); derived ones are not settable."""
+    """`env options` (docs/reference-env.md#render-options): lists render options (name, type, default,
+    help); derived ones are not settable."""
     result, doc = fw_json(demo_project, "env", "options", "cluster")
     assert result.exit_code == 0
     assert doc["options"] == [
@@ -34,7 +36,8 @@ def test_options_lists_name_type_default_help(demo_project: Path) -> None:
 
 
 def test_config_resolves_variables_and_hides_secret_values(demo_project: Path) -> None:
-    """Spec 2 env config: resolved variables per workload; --workload; secret values never shown."""
+    """`env config` (docs/reference-env.md#shape-diff-config-new): resolved variables per workload;
+    --workload; secret values never shown."""
     secret = "postgres://u:very-secret@db/app"
     result = fw(
         demo_project, "env", "config", "cluster", "--workload", "api", "--json", env={"DATABASE_URL": secret}
@@ -55,7 +58,8 @@ def test_config_resolves_variables_and_hides_secret_values(demo_project: Path) -
 
 
 def test_new_from_env_turns_danger_knobs_into_placeholders(demo_project: Path) -> None:
-    """Spec 2 env new --from: copies it; danger knobs become REPLACE_ME_*; renders refuse them."""
+    """`env new --from` (docs/reference-env.md#shape-diff-config-new): copies it; danger knobs become
+    REPLACE_ME_*; renders refuse them."""
     result, doc = fw_json(demo_project, "env", "new", "qa", "--from", "cluster")
     assert result.exit_code == 0, result.stderr
     text = (demo_project / "deploy" / "kcl" / "qa" / "main.k").read_text()
@@ -76,7 +80,8 @@ def test_new_from_env_turns_danger_knobs_into_placeholders(demo_project: Path) -
 
 
 def test_new_with_bindings(demo_project: Path) -> None:
-    """Spec 2 env new --bind <name>=hosted|cluster|bucket; a bucket binding leaves a bucket placeholder."""
+    """`env new --bind <name>=hosted|cluster|bucket` (docs/reference-env.md#shape-diff-config-new); a bucket
+    binding leaves a bucket placeholder."""
     result, doc = fw_json(
         demo_project, "env", "new", "edge", "--from", "dev", "--bind", "web=bucket", "--bind", "api=cluster"
     )
@@ -96,7 +101,8 @@ def test_new_with_bindings(demo_project: Path) -> None:
 
 
 def test_ci_validate_kcl(demo_project: Path) -> None:
-    """Spec 2 ci validate-kcl: every environment must render deployable manifests."""
+    """`ci validate-kcl` (docs/reference-env.md#shape-diff-config-new): every environment must render
+    deployable manifests."""
     ok, doc = fw_json(demo_project, "ci", "validate-kcl")
     assert ok.exit_code == 0 and [e["status"] for e in doc["environments"]] == ["ok", "ok", "ok", "ok", "ok"]
     write_env(demo_project, "bad", FAILED_CHECK_ENV)

@@ -1,4 +1,4 @@
-"""`framework env render` on the demo and on purpose-built environments (spec 2, env render)."""
+"""`framework env render` on the demo and on purpose-built environments (docs/reference-env.md#rendering)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def _documents(stream: str) -> list[tuple[str, dict]]:
 
 
 def test_k8s_render_is_valid_kubernetes(demo_project: Path) -> None:
-    """Issue 3 item 4: a K8sCluster environment renders manifests valid against the Kubernetes schemas."""
+    """docs/reference-env.md#rendering: a K8sCluster environment renders manifests valid against the
+    Kubernetes schemas."""
     import kubernetes_validate
 
     result = fw(demo_project, "env", "render", "cluster")
@@ -56,7 +57,7 @@ def test_k8s_render_is_valid_kubernetes(demo_project: Path) -> None:
 
 
 def test_hosted_render_is_valid_kubernetes(demo_project: Path) -> None:
-    """Issue 3 item 4: the hosted environment renders the manifests its control plane converges."""
+    """docs/reference-env.md#rendering: the hosted environment renders the manifests its control plane converges."""
     import kubernetes_validate
 
     result = fw(demo_project, "env", "render", "cloud")
@@ -67,7 +68,8 @@ def test_hosted_render_is_valid_kubernetes(demo_project: Path) -> None:
 
 
 def test_compose_render_matches_the_compose_specification(demo_project: Path) -> None:
-    """Issue 3 item 4: a Compose environment renders a compose file the Compose specification accepts."""
+    """docs/reference-env.md#rendering: a Compose environment renders a compose file the Compose
+    specification accepts."""
     import jsonschema
 
     write_env(demo_project, "box", COMPOSE_ENV)
@@ -85,7 +87,8 @@ def test_compose_render_matches_the_compose_specification(demo_project: Path) ->
 
 
 def test_process_render_is_the_process_plan(demo_project: Path) -> None:
-    """Issue 3 item 4: a process environment renders the process runtime's plan (command, cwd, env, ports)."""
+    """docs/reference-env.md#rendering: a process environment renders the process runtime's plan (command,
+    cwd, env, ports)."""
     plan = process_plan(find_project(demo_project), "dev")
     api = plan.process("api")
     assert api.command == ["python3", "services/api/main.py"]
@@ -102,7 +105,8 @@ def test_process_render_is_the_process_plan(demo_project: Path) -> None:
 
 
 def test_list_cluster_kind_and_target_filters(demo_project: Path) -> None:
-    """Spec 2 env render: --list, --cluster, --kind k1,k2 and --target <app> select objects."""
+    """`env render` (docs/reference-env.md#rendering): --list, --cluster, --kind k1,k2 and --target <app>
+    select objects."""
     result, doc = fw_json(
         demo_project,
         "env",
@@ -128,7 +132,7 @@ def test_list_cluster_kind_and_target_filters(demo_project: Path) -> None:
 
 
 def test_declared_option_changes_the_render(demo_project: Path) -> None:
-    """Issue 3 item 3: -D sets an option the environment declares."""
+    """-D sets an option the environment declares (docs/reference-env.md#render-options)."""
     result = fw(
         demo_project,
         "env",
@@ -149,7 +153,8 @@ def test_declared_option_changes_the_render(demo_project: Path) -> None:
 
 
 def test_undeclared_and_derived_options_are_usage_errors(demo_project: Path) -> None:
-    """Issue 3 item 3: undeclared names are refused; derived names are refused saying they are derived."""
+    """docs/reference-env.md#render-options: undeclared names are refused; derived names are refused saying
+    they are derived."""
     undeclared = fw(demo_project, "env", "render", "cluster", "-D", "nope=1")
     assert (
         undeclared.exit_code == 2
@@ -166,7 +171,7 @@ def test_undeclared_and_derived_options_are_usage_errors(demo_project: Path) -> 
 
 
 def test_placeholder_left_in_is_refused(demo_project: Path) -> None:
-    """Spec 2 env new: REPLACE_ME_* placeholders are refused by every render."""
+    """`env new` placeholders (REPLACE_ME_*) are refused by every render (docs/reference-env.md#rendering)."""
     write_env(demo_project, "bad", PLACEHOLDER_ENV)
     result, doc = fw_json(demo_project, "env", "render", "bad")
     assert result.exit_code == 1 and doc["error"]["code"] == "placeholder_left"
@@ -174,14 +179,15 @@ def test_placeholder_left_in_is_refused(demo_project: Path) -> None:
 
 
 def test_missing_environment(demo_project: Path) -> None:
-    """Issue 3 item 7: a missing environment exits 1 naming the declared ones."""
+    """A missing environment exits 1 naming the declared ones (README.md#output-and-exit-codes)."""
     result = fw(demo_project, "env", "render", "nowhere")
     assert result.exit_code == 1 and "not declared" in result.stderr
     assert "cloud, cluster, dev, prod, staging" in result.stderr
 
 
 def test_fail_on_write(demo_project: Path) -> None:
-    """Spec 2 env render --fail-on-write: a render that writes files fails; without the flag it warns."""
+    """`env render --fail-on-write` (docs/reference-env.md#rendering): a render that writes files fails;
+    without the flag it warns."""
     write_env(demo_project, "bad", WRITING_ENV)
     failed = fw(demo_project, "env", "render", "bad", "--fail-on-write")
     assert failed.exit_code == 1 and "leak.txt" in failed.stderr
@@ -190,7 +196,8 @@ def test_fail_on_write(demo_project: Path) -> None:
 
 
 def test_no_charts(demo_project: Path) -> None:
-    """Spec 2 env render --no-charts: declared Helm charts are skipped (else helm, or a clear error)."""
+    """`env render --no-charts` (docs/reference-env.md#rendering): declared Helm charts are skipped (else
+    helm, or a clear error)."""
     main = demo_project / "deploy" / "kcl" / "cluster" / "main.k"
     main.write_text(
         main.read_text().replace(
@@ -209,7 +216,8 @@ def test_no_charts(demo_project: Path) -> None:
 
 
 def test_process_plan_runs_the_demo_service(demo_project: Path) -> None:
-    """Issue 3 item 4: the process plan is runnable as is: the demo api answers its health check on $PORT."""
+    """docs/reference-env.md#rendering: the process plan is runnable as is: the demo api answers its health
+    check on $PORT."""
     import os
     import socket
     import subprocess

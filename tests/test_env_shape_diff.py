@@ -1,4 +1,5 @@
-"""`env shape` and `env diff` (spec 2): hashes per object, no secret values, recorded bundles."""
+"""`env shape` and `env diff` (docs/reference-env.md#shape-diff-config-new): hashes per object, no secret
+values, recorded bundles."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from tests.kcl_fixtures import SYNTAX_ERROR_ENV, WRITING_ENV, fw, fw_json, write
 
 
 def test_shape_json_fields_and_one_hash_per_object(demo_project: Path) -> None:
-    """Spec 2 env shape --json: project, env, kind, shape (one hash per object), provenance."""
+    """`env shape --json` (docs/reference-env.md#shape-diff-config-new): project, env, kind, shape (one hash
+    per object), provenance."""
     result, doc = fw_json(demo_project, "env", "shape", "cluster")
     assert result.exit_code == 0, result.stderr
     assert (doc["project"], doc["env"], doc["kind"]) == ("demo", "cluster", "self_managed")
@@ -25,14 +27,16 @@ def test_shape_json_fields_and_one_hash_per_object(demo_project: Path) -> None:
 
 
 def test_shape_carries_no_secret_values(demo_project: Path) -> None:
-    """Spec 2 env shape: carries no secret values, even when the secret is set in the environment."""
+    """`env shape` carries no secret values (docs/reference-env.md#shape-diff-config-new), even when the
+    secret is set in the environment."""
     secret = "postgres://user:s3cr3t-value@db/app"
     result = fw(demo_project, "env", "shape", "cluster", "--json", env={"DATABASE_URL": secret})
     assert result.exit_code == 0 and secret not in result.stdout and "s3cr3t" not in result.stdout
 
 
 def test_shape_hash_follows_the_declaration(demo_project: Path) -> None:
-    """Spec 2 env shape: the object hash changes exactly for the object whose declaration changed."""
+    """`env shape` (docs/reference-env.md#shape-diff-config-new): the object hash changes exactly for the
+    object whose declaration changed."""
     project = find_project(demo_project)
     before = compute_shape(project, "cluster").object_hashes()
     after = compute_shape(project, "cluster", {"api_replicas": "5"}).object_hashes()
@@ -41,14 +45,15 @@ def test_shape_hash_follows_the_declaration(demo_project: Path) -> None:
 
 
 def test_shape_fails_if_the_render_wrote_files(demo_project: Path) -> None:
-    """Spec 2 env shape: fails if the render wrote files."""
+    """`env shape` fails if the render wrote files (docs/reference-env.md#rendering)."""
     write_env(demo_project, "bad", WRITING_ENV)
     result, doc = fw_json(demo_project, "env", "shape", "bad")
     assert result.exit_code == 1 and doc["error"]["code"] == "render_wrote_files"
 
 
 def test_diff_without_bundle_lists_the_declared_shape(demo_project: Path) -> None:
-    """Spec 2 env diff: with no recorded bundle the declared shape is the baseline; read-only."""
+    """`env diff` (docs/reference-env.md#shape-diff-config-new): with no recorded bundle the declared shape
+    is the baseline; read-only."""
     result, doc = fw_json(demo_project, "env", "diff", "cluster")
     assert result.exit_code == 0
     (env,) = doc["environments"]
@@ -57,7 +62,8 @@ def test_diff_without_bundle_lists_the_declared_shape(demo_project: Path) -> Non
 
 
 def test_diff_against_recorded_bundle(demo_project: Path, isolated_home: Path) -> None:
-    """Spec 2 env diff: hashes against the last recorded bundle: unchanged, changed, added, removed."""
+    """`env diff` (docs/reference-env.md#shape-diff-config-new): hashes against the last recorded bundle:
+    unchanged, changed, added, removed."""
     project = find_project(demo_project)
     shape = compute_shape(project, "cluster").model_dump(mode="json")
     record_bundle(project.key, "cluster", shape)
@@ -82,7 +88,8 @@ def test_diff_against_recorded_bundle(demo_project: Path, isolated_home: Path) -
 
 
 def test_diff_all_reports_errors_per_environment(demo_project: Path) -> None:
-    """Spec 2 env diff --all: every environment with a guard status; a broken one is `error`, exit 1."""
+    """`env diff --all` (docs/reference-env.md#shape-diff-config-new): every environment with a guard
+    status; a broken one is `error`, exit 1."""
     write_env(demo_project, "broken", SYNTAX_ERROR_ENV.replace('"bad"', '"broken"'))
     write_env(demo_project, "impure", WRITING_ENV.replace('"bad"', '"impure"'))
     result, doc = fw_json(demo_project, "env", "diff", "--all")
@@ -97,7 +104,8 @@ def test_diff_all_reports_errors_per_environment(demo_project: Path) -> None:
 
 
 def test_diff_charts_flag_includes_chart_objects(demo_project: Path) -> None:
-    """Spec 2 env diff --charts: chart objects of the recorded bundle are compared only with --charts."""
+    """`env diff --charts` (docs/reference-env.md#shape-diff-config-new): chart objects of the recorded
+    bundle are compared only with --charts."""
     project = find_project(demo_project)
     shape = compute_shape(project, "cluster").model_dump(mode="json")
     shape["shape"]["objects"].append(

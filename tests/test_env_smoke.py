@@ -1,6 +1,6 @@
-"""`framework env smoke` on a self-managed Process environment (spec 2, framework env: `env smoke`;
-smoke route class): every route is probed on its workload's port on this machine and classified by
-what a real service answers."""
+"""`framework env smoke` on a self-managed Process environment (`env smoke` and the
+smoke route class: docs/reference-domains.md#framework-env-smoke-env): every route is probed on its
+workload's port on this machine and classified by what a real service answers."""
 
 from __future__ import annotations
 
@@ -86,8 +86,8 @@ def edge(demo: Demo) -> Iterator[tuple[Demo, int]]:  # noqa: F811
 
 
 def test_smoke_classifies_each_route_of_a_process_environment(edge: tuple[Demo, int]) -> None:
-    """Spec 2 smoke route class: PASS for a served page and for an API route carrying
-    Access-Control-Allow-Origin; FAIL for an API route without it; WARN for a plain 404 text page
+    """Smoke route class (docs/reference-domains.md#framework-env-smoke-env): PASS for a served page and for
+    an API route carrying Access-Control-Allow-Origin; FAIL for an API route without it; WARN for a plain 404 text page
     (likely misroute); the run exits non-zero because one route FAILs; `--tag` labels the run and the
     last run is recorded for the dashboard."""
     demo, port = edge  # noqa: F811
@@ -103,8 +103,8 @@ def test_smoke_classifies_each_route_of_a_process_environment(edge: tuple[Demo, 
 
 
 def test_smoke_exits_zero_when_nothing_fails_and_fails_when_the_service_is_down(edge: tuple[Demo, int]) -> None:
-    """Spec 2 `env smoke`: exit non-zero only if a route FAILs (WARN alone exits 0); a route whose
-    port answers nothing is a transport FAIL."""
+    """`env smoke` (docs/reference-domains.md#framework-env-smoke-env): exit non-zero only if a route FAILs
+    (WARN alone exits 0); a route whose port answers nothing is a transport FAIL."""
     demo, port = edge  # noqa: F811
     path = demo.root / "deploy" / "kcl" / "edge" / "main.k"
     text = path.read_text()
@@ -145,7 +145,7 @@ def _detail_smoke(demo: Demo, press_s: bool = False) -> tuple[str, str]:  # noqa
 
 
 def test_environment_detail_shows_the_last_smoke_per_route(edge: tuple[Demo, int]) -> None:
-    """Issue 20 item 5 (spec 2 smoke route class in the dashboard): the environment detail shows the
+    """The smoke route class in the dashboard (docs/reference-domains.md#dashboard): the environment detail shows the
     last `env smoke` run, one line per route with its class, and the command that runs it again."""
     demo, _ = edge  # noqa: F811
     run_json(demo, demo.env, "env", "smoke", "edge", "--tag", "v1")
@@ -155,7 +155,7 @@ def test_environment_detail_shows_the_last_smoke_per_route(edge: tuple[Demo, int
 
 
 def test_environment_detail_runs_smoke_and_shows_each_route(edge: tuple[Demo, int]) -> None:
-    """Issue 20 item 5 (smoke results per route on the environment detail; spec 2 `env smoke`): before
+    """Smoke results per route on the environment detail (docs/reference-domains.md#dashboard): before
     any run the detail says none is recorded and how to run one; `s` probes every route (the same
     engine call as `framework env smoke <env>`, recorded for the command line too) and the detail then
     shows each route's class, status and reason."""

@@ -1,4 +1,5 @@
-"""`env up` frontend phase: dev servers on the block's ports, tokens after `--` (spec 2, env up)."""
+"""`env up` frontend phase: dev servers on the block's ports, tokens after `--` (docs/reference-devstack.md#commands,
+docs/reference-devstack.md#env-up-flags)."""
 
 from __future__ import annotations
 
@@ -53,8 +54,8 @@ environment = framework.Environment {{
 
 
 def test_frontend_phase_runs_dev_servers_with_tokens_after_double_dash(demo_repo, stacks_cleanup):
-    """Spec 2 env up: phases build, deploy, host, frontend; tokens after `--` go to each
-    frontend's dev server; frontends get the worktree's block ports too."""
+    """`env up` (docs/reference-devstack.md#commands): phases build, deploy, host, frontend; tokens after
+    `--` go to each frontend's dev server; frontends get the worktree's block ports too."""
     repo, base = demo_repo
     _add_frontend_env(repo, base)
     wt = add_worktree(repo, "ui-work")

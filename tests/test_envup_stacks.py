@@ -1,4 +1,4 @@
-"""`env up` / `env down` / `env ps` with real git worktrees and real processes (spec 2)."""
+"""`env up` / `env down` / `env ps` with real git worktrees and real processes (docs/reference-devstack.md)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,9 @@ def _pids(doc: dict) -> dict[str, int]:
 
 
 def test_two_worktrees_run_dev_at_once_on_disjoint_ports_and_down_stops_only_one(demo_repo, stacks_cleanup):
-    """Spec 2 env up / Records port-block registry: host port = base + block*100 per worktree key,
-    two stacks of one project run at once; `env down` in one leaves the other running."""
+    """`env up` and the port-block registry (docs/reference-devstack.md#limits,
+    docs/reference-devstack.md#files): host port = base + block*100 per worktree key, two stacks of one
+    project run at once; `env down` in one leaves the other running."""
     repo, base = demo_repo
     wt = add_worktree(repo, "feature-a")
     procs = [subprocess.Popen([str(BIN / "framework"), "env", "up", "dev", "--json"], cwd=cwd,
@@ -60,7 +61,7 @@ def test_two_worktrees_run_dev_at_once_on_disjoint_ports_and_down_stops_only_one
     ps = framework_json("env", "ps", cwd=Path("/"))
     assert [s["key"] for s in ps["stacks"]] == [""]
 
-    # local sessions: one per worktree, the stopped one marked so (spec 2 States: local session)
+    # local sessions: one per worktree, the stopped one marked so (docs/reference-devstack.md#files)
     from engine.ledger.store import Ledger
 
     with Ledger.open("demo") as ledger:
@@ -70,9 +71,9 @@ def test_two_worktrees_run_dev_at_once_on_disjoint_ports_and_down_stops_only_one
 
 
 def test_foreign_listener_in_the_block_is_never_signalled(demo_repo, stacks_cleanup):
-    """Spec 2 env down: only processes carrying our ownership markers are signalled. A process we
-    did not start listening on a block port survives `env down`; one holding a service port makes
-    `env up` fail clearly and is left alone."""
+    """`env down` (docs/reference-devstack.md#ownership-what-env-down-signals): only processes carrying our
+    ownership markers are signalled. A process we did not start listening on a block port survives
+    `env down`; one holding a service port makes `env up` fail clearly and is left alone."""
     repo, base = demo_repo
     foreign = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(base + 50)],
                                cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -113,8 +114,8 @@ def _listening(port: int) -> bool:
 
 
 def test_a_recorded_pid_without_our_markers_is_left_alone(demo_repo, stacks_cleanup):
-    """Spec 2 env down: markers AND the record must match; a recorded pid now held by another
-    process (pid reuse, or a tampered record) is never signalled."""
+    """`env down` (docs/reference-devstack.md#ownership-what-env-down-signals): markers AND the record must
+    match; a recorded pid now held by another process (pid reuse, or a tampered record) is never signalled."""
     repo, _ = demo_repo
     up = framework_json("env", "up", "dev", "--no-build", cwd=repo)
     assert up["ok"]
@@ -135,8 +136,9 @@ def test_a_recorded_pid_without_our_markers_is_left_alone(demo_repo, stacks_clea
 
 
 def test_env_down_never_signals_the_running_command_or_its_ancestors(demo_repo, stacks_cleanup, tmp_path):
-    """Spec 2 env down: never the running command or its ancestors. `env down --all` run from
-    inside a process recorded (with genuine markers) in a stack leaves that process alone."""
+    """`env down` (docs/reference-devstack.md#ownership-what-env-down-signals): never the running command or
+    its ancestors. `env down --all` run from inside a process recorded (with genuine markers) in a stack
+    leaves that process alone."""
     from engine.devstack import stacks as registry
 
     repo, _ = demo_repo
@@ -165,7 +167,8 @@ def test_env_down_never_signals_the_running_command_or_its_ancestors(demo_repo, 
 
 
 def test_up_replaces_an_existing_stack_and_json_is_one_document(demo_repo, stacks_cleanup):
-    """Spec 2 env up: one stack per (project, env): an existing stack is stopped first."""
+    """`env up` (docs/reference-devstack.md#commands): one stack per (project, env): an existing stack is
+    stopped first."""
     repo, base = demo_repo
     first = framework_json("env", "up", "dev", "--no-build", "-D", "greeting=first", cwd=repo)
     assert json.loads(get(base))["message"] == "first"
@@ -178,8 +181,8 @@ def test_up_replaces_an_existing_stack_and_json_is_one_document(demo_repo, stack
 
 
 def test_up_refuses_non_local_and_bad_render_options(demo_repo, stacks_cleanup):
-    """Spec 2 env up: local only (pointing to env deploy); -D names must be declared; derived
-    options are rejected; --target must name a workload."""
+    """`env up` (docs/reference-devstack.md#exit-codes, docs/reference-devstack.md#env-up-flags): local only
+    (pointing to env deploy); -D names must be declared; derived options are rejected; --target must name a workload."""
     repo, _ = demo_repo
     out = framework("env", "up", "staging", "--no-build", cwd=repo)
     assert out.returncode == 1 and "env deploy staging" in out.stderr
@@ -193,7 +196,8 @@ def test_up_refuses_non_local_and_bad_render_options(demo_repo, stacks_cleanup):
 
 
 def test_target_runs_one_workload_and_no_seed_is_accepted(demo_repo, stacks_cleanup):
-    """Spec 2 env up: --target scopes the stack; --no-seed is accepted (no seed hook exists yet)."""
+    """`env up` (docs/reference-devstack.md#env-up-flags): --target scopes the stack; --no-seed is accepted
+    (no seed hook exists yet)."""
     repo, base = demo_repo
     doc = framework_json("env", "up", "dev", "--target", "api", "--no-seed", "--no-deploy", cwd=repo)
     assert doc["ok"] and [p["name"] for p in doc["processes"]] == ["api"]
@@ -203,7 +207,8 @@ def test_target_runs_one_workload_and_no_seed_is_accepted(demo_repo, stacks_clea
 
 
 def test_background_beats_watch_and_returns(demo_repo, stacks_cleanup):
-    """Spec 2 env up: --background beats --watch: the command returns, processes keep running."""
+    """`env up` (docs/reference-devstack.md#env-up-flags): --background beats --watch: the command returns,
+    processes keep running."""
     repo, base = demo_repo
     doc = framework_json("env", "up", "dev", "--no-build", "--watch", "--background", cwd=repo)
     assert doc["ok"] and not doc["held"] and not doc["watch"]
@@ -211,7 +216,8 @@ def test_background_beats_watch_and_returns(demo_repo, stacks_cleanup):
 
 
 def test_watch_restarts_a_service_after_its_file_changes(demo_repo, stacks_cleanup):
-    """Spec 2 env up --watch: rebuild and restart what changed (watchdog); only that service."""
+    """`env up --watch` (docs/reference-devstack.md#env-up-flags): rebuild and restart what changed
+    (watchdog); only that service."""
     repo, base = demo_repo
     proc = subprocess.Popen([str(BIN / "framework"), "env", "up", "dev", "--watch"], cwd=repo,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -242,7 +248,7 @@ def test_watch_restarts_a_service_after_its_file_changes(demo_repo, stacks_clean
 
 
 def test_background_stack_keeps_its_local_session_fresh(demo_repo, stacks_cleanup, monkeypatch):
-    """Spec 2 Records: local session refreshed while a stack runs (a background stack's keeper
+    """Local session (docs/reference-devstack.md#files) refreshed while a stack runs (a background stack's keeper
     refreshes it); `env down` marks it stopped and stops the keeper too."""
     from engine.devstack.keeper import REFRESH_ENV
     from engine.ledger.store import Ledger

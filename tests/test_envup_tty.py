@@ -1,4 +1,5 @@
-"""`env up` on a terminal: holds the foreground with live status, tears down on interrupt (spec 2)."""
+"""`env up` on a terminal: holds the foreground with live status, tears down on interrupt
+(docs/reference-devstack.md#env-up-flags)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ demo_repo, stacks_cleanup = fx.demo_repo, fx.stacks_cleanup  # fixtures
 
 
 def test_terminal_holds_the_foreground_and_sigint_tears_the_stack_down(demo_repo, stacks_cleanup):
-    """Spec 2 env up: with a TTY it holds the foreground (live status) and tears down on interrupt."""
+    """`env up` (docs/reference-devstack.md#env-up-flags): with a TTY it holds the foreground (live status)
+    and tears down on interrupt."""
     repo, base = demo_repo
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))

@@ -1,4 +1,4 @@
-"""The dashboard with a hosted environment (issue 18 item 4): deployed from the Plans screen to a real
+"""The dashboard with a hosted environment (docs/reference-hosted.md): deployed from the Plans screen to a real
 control plane; the Environments screen shows it like the others: queued with its action URL, then
 phase and health once billing lets it go live, then stopped."""
 
@@ -16,9 +16,9 @@ from tests.waiting import until_app
 
 
 def test_hosted_environment_on_the_plans_and_environments_screens(plane: Server, demo: Demo) -> None:  # noqa: F811
-    """Spec 2 States (queued on billing: exit 7 with the wait and action URL; goes live by itself; env
-    stop) and Status, as the dashboard shows them; the deploy is the Plans screen's (confirm bound to
-    the plan digest)."""
+    """Hosted states (docs/reference-hosted.md#commands-on-hosted-environments: queued on billing, exit 7
+    with the wait and action URL; goes live by itself; env stop) and status, as the dashboard shows them;
+    the deploy is the Plans screen's (confirm bound to the plan digest)."""
     seed_org(plane, "beta", billing=False)
     demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "beta")
     hosted_env(demo, plane.url)

@@ -1,4 +1,4 @@
-"""Hosted environments on the control plane (spec 2; issue 18): deploy, status, ledger, releases,
+"""Hosted environments on the control plane (docs/reference-hosted.md): deploy, status, ledger, releases,
 against a real `platform server` that converges them with the process runtime."""
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from tests.waiting import until
 
 
 def test_hosted_deploy_converges_on_the_control_plane(plane: Server, demo: Demo) -> None:  # noqa: F811
-    """Deploy rule 4: a hosted environment is converged by the control plane; the CLI waits on its
-    status and exits 0 once healthy. Rule 3: re-deploying the running release appends nothing.
-    `ledger where` names the control plane and the declaration; `cloud releases` lists the release."""
+    """A hosted environment is converged by the control plane
+    (docs/reference-hosted.md#commands-on-hosted-environments); the CLI waits on its status and exits 0 once
+    healthy. Re-deploying the running release appends nothing. `ledger where` names the control plane and
+    the declaration; `cloud releases` lists the release."""
     seed_org(plane, "acme")
     demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "acme")
     port = hosted_env(demo, plane.url)
@@ -50,8 +51,8 @@ def test_hosted_deploy_converges_on_the_control_plane(plane: Server, demo: Demo)
 
 
 def test_the_control_plane_restarts_a_crashed_workload(plane: Server, demo: Demo) -> None:  # noqa: F811
-    """Deploy rule 4 / hosted convergence: the control plane supervises what it runs; a workload process
-    that dies is started again (health-checked), with no deploy and no new promotion."""
+    """Hosted convergence (docs/reference-hosted.md#convergence): the control plane supervises what it runs;
+    a workload process that dies is started again (health-checked), with no deploy and no new promotion."""
     import os
     import signal
 
@@ -72,7 +73,7 @@ def test_the_control_plane_restarts_a_crashed_workload(plane: Server, demo: Demo
 
 
 def test_ci_run_reads_a_hosted_environment_from_its_control_plane(plane: Server, demo: Demo) -> None:  # noqa: F811
-    """`ci run <run-id> --env <hosted>` (spec 2, framework ci): the promotions and gates a CI run recorded
+    """`ci run <run-id> --env <hosted>` (docs/reference-ci.md#commands): the promotions and gates a CI run recorded
     on the control plane form its timeline; the promotion carries the run id (`<run>.<attempt>`)."""
     from tests.hosted_fixtures import run_json
 

@@ -1,5 +1,6 @@
-"""Hosted deploy exit codes beyond success (spec 2, Deploy exit codes 1, 2, 8; Records: release
-immutable on the control plane) against a real control plane."""
+"""Hosted deploy exit codes beyond success (1, 2 and 8: docs/reference-deploy.md#env-deploy; a release is
+immutable on the control plane:
+docs/reference-hosted.md#the-http-interface-v1-json-bearer-tokens) against a real control plane."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Faults of hosted environments (issue 18 item 5) against real control planes: a deploy:read token
-cannot promote; organizations are isolated both ways; two machines racing -> one promotion and
-exit 3 (on a PostgreSQL-backed control plane); the control plane killed mid-rollout."""
+"""Faults of hosted environments (docs/reference-hosted.md#design, docs/reference-hosted.md#convergence)
+against real control planes: a deploy:read token cannot promote; organizations are isolated both ways; two
+machines racing -> one promotion and exit 3 (on a PostgreSQL-backed control plane); the control plane killed
+mid-rollout."""
 
 from __future__ import annotations
 
@@ -38,8 +39,9 @@ def _promotions(srv: Server, token: str, env: str = "cloud") -> list[str]:
 
 
 def test_deploy_read_token_cannot_promote_but_deploy_write_records_gates(plane: Server, demo: Demo) -> None:  # noqa: F811
-    """Authentication 4: a token with only deploy:read cannot promote (nothing appended); gate
-    recording needs only deploy:write, deliberately weaker than promote; append-only and idempotent."""
+    """Scopes (docs/reference-hosted.md#the-http-interface-v1-json-bearer-tokens): a token with only
+    deploy:read cannot promote (nothing appended); gate recording needs only deploy:write, deliberately
+    weaker than promote; append-only and idempotent."""
     seed_org(plane, "acme")
     full = mint(plane, "acme", name="full")
     reader = mint(plane, "acme", ("deploy:read",), name="reader")
@@ -101,8 +103,8 @@ def test_organizations_are_isolated_both_ways(plane: Server, demo: Demo, tmp_pat
 
 def test_two_machines_race_one_promotion_on_postgresql(server_factory: Callable[..., Server], demo: Demo,  # noqa: F811
                                                        tmp_path: Path, pg_url: str) -> None:  # noqa: F811
-    """Deploy rule 2 on a PostgreSQL-backed control plane: two machines (two ledger homes) approve the
-    same plan at once -> exactly one promotion is appended, the other exits 3."""
+    """Compare-and-set (docs/reference-hosted.md#design) on a PostgreSQL-backed control plane: two machines
+    (two ledger homes) approve the same plan at once -> exactly one promotion is appended, the other exits 3."""
     srv = server_factory(extra_env={"DATABASE_URL": pg_url})
     try:
         seed_org(srv, "acme")

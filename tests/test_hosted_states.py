@@ -1,5 +1,5 @@
-"""Hosted environment states (spec 2, States: queued on billing, env stop, env start, env delete;
-deploy and status exit 7) against a real control plane."""
+"""Hosted environment states (queued on billing, env stop, env start, env delete;
+deploy and status exit 7: docs/reference-hosted.md#commands-on-hosted-environments) against a real control plane."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ def _imported_modules(program: str, *args: str, cwd: Path) -> tuple[int, set[str
 
 
 def test_headless_help_and_commands_never_import_textual(demo_project: Path) -> None:
-    """Issue 2 item 5: `framework --help` and a real command run without importing Textual."""
+    """Headless commands never import textual: `framework --help` and a real command run without it."""
     for args in (("--help",), ("env", "--help"), ("env", "list", "--json"), ("env", "list"), ("env", "list", "--help")):
         code, modules = _imported_modules("framework", *args, cwd=demo_project)
         assert code == 0
@@ -31,20 +31,20 @@ def test_headless_help_and_commands_never_import_textual(demo_project: Path) -> 
 
 
 def test_plain_help_does_not_import_typer(demo_project: Path) -> None:
-    """Issue 2 item 10: plain --help (not on a terminal) is answered without importing Typer or pydantic."""
+    """Startup: plain --help (not on a terminal) is answered without importing Typer or pydantic."""
     code, modules = _imported_modules("framework", "--help", cwd=demo_project)
     assert code == 0 and "typer" not in modules and "pydantic" not in modules and "rich" not in modules
 
 
 def test_json_command_does_not_import_rich_or_kcl_when_cached(demo_project: Path) -> None:
-    """Issue 2 item 10: `env list --json` needs neither rich nor (with a warm cache) kcl-lib."""
+    """Startup: `env list --json` needs neither rich nor (with a warm cache, by content hash) kcl-lib."""
     assert _imported_modules("framework", "env", "list", "--json", cwd=demo_project)[0] == 0  # warms the cache
     code, modules = _imported_modules("framework", "env", "list", "--json", cwd=demo_project)
     assert code == 0 and "rich" not in modules and "kcl_lib" not in modules
 
 
 def test_engine_never_imports_ui_libraries() -> None:
-    """Issue 2 item 5 / STYLE: the engine is reachable without the UI (subprocess import of every module)."""
+    """STYLE: the engine is reachable without the UI (subprocess import of every module)."""
     names = [m.name for m in pkgutil.walk_packages(engine.__path__, "engine.")]
     assert "engine.environments.evaluate" in names
     script = (
@@ -60,8 +60,9 @@ def test_engine_never_imports_ui_libraries() -> None:
 
 
 def test_import_linter_contracts_hold() -> None:
-    """Issue 2 item 5 and issue 23 (house 3): the import-linter contracts are kept: the engine never imports
-    the UI, no import circles at any depth (acyclic_siblings), the engine's layers and sides."""
+    """docs/architecture.md (the layers the import contracts enforce): the import-linter contracts are
+    kept: the engine never imports the UI, no import circles at any depth (acyclic_siblings), the
+    engine's layers and sides."""
     proc = subprocess.run([str(BIN / "lint-imports")], cwd=REPO, capture_output=True, text=True, timeout=300,
                           check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,4 +1,4 @@
-"""The kubeconfig's contexts as kubectl lists them (Deploy rule 9: applies target exactly the declared
+"""The kubeconfig's contexts as kubectl lists them (the declared context only: applies target exactly the declared
 context; a missing one is a clear error): engine.runtime.k8s reads the kubeconfig files itself and
 must agree with `kubectl config get-contexts -o name` (the real kubectl of tests/k8s_cluster.py)."""
 
@@ -31,7 +31,8 @@ def _kubectl(env: dict[str, str]) -> list[str]:
 @pytest.mark.parametrize("listed", ["a.yaml", "a.yaml:b.yaml", "b.yaml:missing.yaml:a.yaml", "empty.yaml",
                                     "none.yaml:b.yaml", "missing.yaml", "", "HOME"])
 def test_contexts_from_files_agree_with_kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listed: str) -> None:
-    """Rule 9: the contexts read from KUBECONFIG's files (or ~/.kube/config) are kubectl's, sorted and unique."""
+    """The declared context only: the contexts read from KUBECONFIG's files (or ~/.kube/config) are kubectl's,
+    sorted and unique."""
     for name, text in CONFIGS.items():
         (tmp_path / name).write_text(text)
     home = tmp_path / "home"
@@ -49,7 +50,8 @@ def test_contexts_from_files_agree_with_kubectl(tmp_path: Path, monkeypatch: pyt
 
 
 def test_unreadable_kubeconfig_is_left_to_kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Rule 9: a kubeconfig that is not the expected shape is not guessed at: kubectl itself answers."""
+    """The declared context only: a kubeconfig that is not the expected shape is not guessed at: kubectl
+    itself answers."""
     bad = tmp_path / "bad.yaml"
     bad.write_text("contexts: {not: a list}\n")
     monkeypatch.setenv("KUBECONFIG", str(bad))
@@ -65,7 +67,7 @@ def test_unreadable_kubeconfig_is_left_to_kubectl(tmp_path: Path, monkeypatch: p
     ("minikube-prod", False), ("my-k3d-demo", False), ("kind", False), ("", False),
 ])
 def test_local_cluster_rule(context: str, local: bool) -> None:
-    """`env secrets sync` (local clusters only) and Deploy rule 8 (preflight for remote clusters only)
+    """`env secrets sync` (local clusters only) and the deploy preflight (remote clusters only)
     share one rule: a context a local-cluster tool creates (`k3d-` as `cluster up` pins it, `kind-`,
     minikube, Docker Desktop, Rancher Desktop, Colima, OrbStack); any other context is remote."""
     assert k8s.is_local(context) is local

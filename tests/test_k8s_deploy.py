@@ -1,6 +1,8 @@
 """The k8s runtime against a real API server (etcd + kube-apiserver + controllers + scheduler, KWOK
-simulating the node): spec 2 deploy targets (`framework.K8sCluster`: render, apply, wait rollouts),
-Deploy rules 2, 3, 8, 9, the rollout outcomes per resource and the deploy exit codes 0, 1, 6, 8,
+simulating the node): docs/reference-k8s.md#env-deploy-env-version-on-a-k8scluster (render, apply,
+wait rollouts), the deploy rules on a cluster (compare-and-set, re-deploying the running release
+appends nothing, preflight, the declared context only), the rollout outcomes per resource and the
+deploy exit codes 0, 1, 6, 8,
 and Status (verify state per image read from the live cluster)."""
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ def images(kd, name: str) -> list[str]:  # type: ignore[no-untyped-def]
 
 def test_deploy_applies_server_side_and_waits_then_unchanged_redeploy_appends_nothing(kdemo):
     """Deploy targets: K8sCluster applies server-side (field manager `framework`) to the declared context
-    and waits each Deployment's rollout: outcome `ready` per resource, exit 0. Rule 3 and the
-    environment transition `release equals current`: a redeploy appends nothing and still applies
-    and waits. Status reads the live cluster: every image `match`; `--wait` reports it stayed up past
-    the stability window."""
+    and waits each Deployment's rollout: outcome `ready` per resource, exit 0. Re-deploying the running
+    release (the environment transition `release equals current`): a redeploy appends nothing and still
+    applies and waits. Status reads the live cluster: every image `match`; `--wait` reports
+    it stayed up past the stability window."""
     kd = kdemo
     kd.release("v1", {"api": (API, digest("api-1")), "web": (WEB, digest("web-1"))})
     code, doc = kd.json("env", "deploy", "cluster", "v1", "--yes", "--timeout", "90")
@@ -124,7 +126,7 @@ def test_crash_looping_pod_is_degraded_exit_1(kdemo):
 
 
 def test_missing_context_is_refused_and_nothing_is_written(kdemo):
-    """Rule 9: applies target exactly the declared context, no override; a context missing from the
+    """The declared context only: applies target exactly the declared context, no override; a context missing from the
     kubeconfig fails clearly, and no promotion, apply or object is written."""
     kd = kdemo
     kd.edit_kcl('context = "k3d-demo"', 'context = "k3d-absent"')
@@ -139,7 +141,7 @@ def test_missing_context_is_refused_and_nothing_is_written(kdemo):
 
 
 def test_preflight_names_the_missing_secret_key_on_a_remote_cluster(kdemo):
-    """Rule 8: before the first apply, a remote cluster must hold every secret key the objects reference
+    """Preflight: before the first apply, a remote cluster must hold every secret key the objects reference
     and every image must resolve; it runs under --dry-run, names the object and the key, and
     --skip-preflight bypasses it."""
     kd = kdemo
@@ -226,9 +228,9 @@ def test_status_reports_drift_after_a_hand_edit(kdemo):
 
 def test_confirmation_compare_and_set_gates_and_partial_apply_are_the_engines_own(kdemo):
     """One deploy engine, two runtimes: on a K8sCluster, no terminal and no --yes exits 5 having written
-    nothing (rule 7); a stale --expect-current exits 3 (rule 2); --gate freezes evidence onto the
-    promotion; --no-wait records `not_waited`; `--target <app>` applies that workload's objects only
-    and prunes nothing."""
+    nothing (no terminal, no --yes: exit 5); a stale --expect-current exits 3 (compare-and-set); --gate
+    freezes evidence onto the promotion; --no-wait records `not_waited`; `--target <app>` applies that
+    workload's objects only and prunes nothing."""
     kd = kdemo
     kd.release("v1", {"api": (API, digest("api-1")), "web": (WEB, digest("web-1"))})
     code, doc = kd.json("env", "deploy", "cluster", "v1", "--explain")

@@ -1,5 +1,5 @@
 """The kubectl a K8sCluster deploy starts before its promotion (engine/runtime/k8s.py, PendingApply),
-against a real API server: Deploy rule 2 (compare-and-set: a refused deploy, exit 3, writes no
+against a real API server: compare-and-set (docs/reference-deploy.md#env-deploy: a refused deploy, exit 3, writes no
 promotion) holds for the cluster too, since that kubectl is killed unsent and applies nothing; and
 kubectl given no object at all prunes nothing, so a deploy that dies while its kubectl waits leaves
 the cluster as it was."""
@@ -34,7 +34,7 @@ def _api_image(kd) -> str:  # type: ignore[no-untyped-def]
 
 
 def test_refused_deploy_applies_nothing_and_leaves_no_kubectl(kdemo):
-    """Rule 2: a deploy refused by compare-and-set (--expect-current of another promotion: exit 3)
+    """Compare-and-set: a deploy refused by compare-and-set (--expect-current of another promotion: exit 3)
     after its kubectl was started applies nothing (the Deployment keeps the running release's image)
     and leaves no kubectl behind."""
     kd = kdemo

@@ -1,4 +1,4 @@
-"""`env deploy --namespace` against a real API server (spec 2, Deploy flags: `--namespace`): the
+"""`env deploy --namespace` against a real API server (docs/reference-k8s.md, `--namespace`): the
 objects of a K8sCluster environment are rendered, applied, pruned (their ApplySet) and waited for in
 the given namespace instead of the target's; the apply records it on the ledger, where `env status`
 and `env secrets sync` read it. A name Kubernetes would refuse, or the flag on an environment that does not deploy to a

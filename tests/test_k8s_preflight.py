@@ -1,5 +1,6 @@
-"""Deploy rule 8 (preflight, remote clusters) with every piece real: the API server of the session,
-and a Docker registry (Debian's docker-registry) holding the release's images, open or password-protected."""
+"""The deploy preflight (remote clusters; docs/reference-k8s.md#env-deploy-env-version-on-a-k8scluster) with
+every piece real: the API server of the session, and a Docker registry (Debian's docker-registry) holding the
+release's images, open or password-protected."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from test_release_verify import (
 
 
 def test_preflight_passes_when_keys_and_images_are_there_and_names_an_image_that_is_not(kdemo, registry):
-    """Rule 8: with every secret key provisioned and every image's manifest in its registry, the
+    """Preflight: with every secret key provisioned and every image's manifest in its registry, the
     preflight of a remote cluster finds nothing and the deploy applies; an image digest the registry
     does not hold is a finding naming the object and the image, before anything is applied."""
     kd = kdemo
@@ -50,13 +51,14 @@ def test_preflight_passes_when_keys_and_images_are_there_and_names_an_image_that
 
 
 def test_preflight_reads_a_password_protected_registry_with_the_registry_login_credential(kdemo, tmp_path):
-    """Rule 8 with spec 2 `registry login`: every image must resolve in its registry, anonymously or
-    with the credential `registry login` stored (docker's config.json). Against a real docker-registry
-    with an htpasswd user on this machine's non-loopback address: without a credential each image is a
-    finding naming the object and the image, saying the registry refused anonymous access (exit 1,
-    nothing applied or appended); a wrong stored credential is refused as such; after the real
-    `framework registry login` the same preflight passes and the deploy applies, while `release verify`
-    still reads anonymously (spec 2: "anonymous reads"). The credential is never printed."""
+    """Preflight with `registry login` (docs/reference-k8s.md#env-deploy-env-version-on-a-k8scluster):
+    every image must resolve in its registry, anonymously or with the credential `registry login` stored
+    (docker's config.json). Against a real docker-registry with an htpasswd user on this machine's
+    non-loopback address: without a credential each image is a finding naming the object and the image,
+    saying the registry refused anonymous access (exit 1, nothing applied or appended); a wrong stored
+    credential is refused as such; after the real `framework registry login` the same preflight passes
+    and the deploy applies, while `release verify` still reads anonymously (its reads are always
+    anonymous). The credential is never printed."""
     kd = kdemo
     host = f"{lan_address()}:{free_port()}"
     kd.demo.env["FRAMEWORK_INSECURE_REGISTRIES"] = host  # plain HTTP in the test, as for loopback
@@ -100,7 +102,7 @@ def test_preflight_reads_a_password_protected_registry_with_the_registry_login_c
         code, doc = kd.json("env", "deploy", "cluster", "v1", "--yes", "--timeout", "90")
         assert code == 0 and doc["preflight"]["findings"] == [] and doc["rollout"]["phase"] == "ready", doc
         outputs.append(json.dumps(doc))
-        code, doc = kd.json("release", "verify", "v1")  # spec: `release verify` reads anonymously, still
+        code, doc = kd.json("release", "verify", "v1")  # `release verify` reads anonymously, still
         assert code == 2 and {c["outcome"] for c in doc["checks"]} == {"UNREACHABLE"}, doc
         assert all(f"registry {host} refused anonymous access (401)" in c["detail"] for c in doc["checks"])
         deployed = kd.get("deployment/api")
@@ -109,7 +111,7 @@ def test_preflight_reads_a_password_protected_registry_with_the_registry_login_c
 
 
 def test_preflight_answers_a_bearer_challenge_with_a_token_fetched_with_the_stored_credential(kdemo, tmp_path):
-    """Rule 8 with spec 2 `registry login`, token-auth registries (as Docker Hub and most hosted ones):
+    """Preflight with `registry login`, token-auth registries (as Docker Hub and most hosted ones):
     a real docker-registry answering `Bearer realm=...` (its token service a named fake that checks
     Basic auth and signs the JWT the registry verifies). Anonymously the realm refuses a token: the
     images are findings (refused anonymous access); after `framework registry login` (which itself

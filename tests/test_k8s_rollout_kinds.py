@@ -1,5 +1,6 @@
-"""The k8s runtime's rollout wait for every workload kind it waits on (spec 2 deploy targets: wait
-rollouts; rollout outcome per resource), against the real API server: a StatefulSet, a DaemonSet
+"""The k8s runtime's rollout wait for every workload kind it waits on
+(docs/reference-k8s.md#env-deploy-env-version-on-a-k8scluster: wait rollouts; rollout outcome per
+resource), against the real API server: a StatefulSet, a DaemonSet
 and a Job roll out `ready`; a Job whose pod crash-loops is `failed` (DEGRADED); `--no-wait` records
 `not_waited`. The environment's render makes Deployments (tests/test_k8s_deploy.py); charts can
 bring the other kinds, applied here as the runtime applies any rendered object."""

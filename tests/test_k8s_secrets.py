@@ -1,5 +1,5 @@
-"""`framework env secrets sync <env>` against a real API server (spec 2, framework env: renders and
-applies cluster secrets from a dotenv provider to local clusters only; no-op for external secret
+"""`framework env secrets sync <env>` against a real API server (docs/reference-k8s.md#env-secrets-sync-env:
+renders and applies cluster secrets from a dotenv provider to local clusters only; no-op for external secret
 providers), and Status exit 2 when the declared cluster cannot be reached."""
 
 from __future__ import annotations

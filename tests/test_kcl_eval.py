@@ -1,4 +1,4 @@
-"""`framework kcl eval <file>` (spec 3): -S selection, --format raw, -D, errors."""
+"""`framework kcl eval <file>` (docs/reference-env.md#shape-diff-config-new): -S selection, --format raw, -D, errors."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ DEV = "deploy/kcl/dev/main.k"
 
 
 def test_eval_prints_the_document_as_yaml(demo_project: Path) -> None:
-    """Spec 3 kcl eval: evaluates the file (the framework package importable) and prints it."""
+    """kcl eval: evaluates the file (the framework package importable) and prints it."""
     result = fw(demo_project, "kcl", "eval", DEV)
     assert result.exit_code == 0, result.stderr
     assert yaml.safe_load(result.stdout)["environment"]["name"] == "dev"
 
 
 def test_select_with_numeric_list_index(demo_project: Path) -> None:
-    """Spec 3 kcl eval -S: dotted paths, repeatable; a numeric segment indexes a list."""
+    """kcl eval -S: dotted paths, repeatable; a numeric segment indexes a list."""
     result = fw(
         demo_project,
         "kcl",
@@ -41,7 +41,7 @@ def test_select_with_numeric_list_index(demo_project: Path) -> None:
 
 
 def test_missing_path_names_what_the_document_has(demo_project: Path) -> None:
-    """Spec 3 Errors 8: a path that does not exist is an error naming what the document has."""
+    """kcl eval -S: a path that does not exist is an error naming what the document has."""
     missing = fw(demo_project, "kcl", "eval", DEV, "-S", "environment.nope")
     assert missing.exit_code == 1
     assert (
@@ -52,13 +52,13 @@ def test_missing_path_names_what_the_document_has(demo_project: Path) -> None:
 
 
 def test_raw_is_for_scalars_only(demo_project: Path) -> None:
-    """Spec 3 kcl eval --format raw: scalars only; a mapping is an error and prints nothing on stdout."""
+    """kcl eval --format raw: scalars only; a mapping is an error and prints nothing on stdout."""
     result = fw(demo_project, "kcl", "eval", DEV, "-S", "environment.target", "--format", "raw")
     assert result.exit_code == 1 and result.stdout == "" and "scalars only" in result.stderr
 
 
 def test_define_sets_an_option(tmp_path: Path) -> None:
-    """Spec 3 kcl eval -D name=value: sets option(name); works outside a project too."""
+    """kcl eval -D name=value: sets option(name); works outside a project too."""
     (tmp_path / "c.k").write_text(
         'region = option("region", default="us")\nn = option("n", type="int", default=1)\n'
     )
@@ -70,7 +70,7 @@ def test_define_sets_an_option(tmp_path: Path) -> None:
 
 
 def test_eval_errors(tmp_path: Path) -> None:
-    """Spec 3 kcl eval: a KCL error shows file and line; a missing file is an error."""
+    """kcl eval: a KCL error shows file and line; a missing file is an error."""
     (tmp_path / "bad.k").write_text("a = 1\nb = a +\n")
     result = fw(tmp_path, "kcl", "eval", "bad.k")
     assert result.exit_code == 1 and "bad.k:2" in result.stderr and "\x1b[" not in result.stderr

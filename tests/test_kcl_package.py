@@ -16,7 +16,7 @@ from tests.kcl_fixtures import FAILED_CHECK_ENV, SYNTAX_ERROR_ENV, fw, fw_json, 
 
 
 def test_nothing_is_written_under_home(demo_project: Path, tmp_path: Path) -> None:
-    """Issue 3 item 1: the package is passed to kcl-lib as an external package; nothing written to $HOME."""
+    """docs/reference-env.md: the package is passed to kcl-lib as an external package; nothing written to $HOME."""
     home = tmp_path / "empty-home"
     home.mkdir()
     cache = tmp_path / "cache"
@@ -36,7 +36,8 @@ def test_nothing_is_written_under_home(demo_project: Path, tmp_path: Path) -> No
 
 
 def test_syntax_error_names_file_and_line_without_ansi(demo_project: Path) -> None:
-    """Issue 3 item 5: a KCL error (raised by kcl-lib) shows file, line and message; no ANSI off a TTY."""
+    """docs/reference-env.md (a KCL error is exit 1): a KCL error (raised by kcl-lib) shows file, line
+    and message; no ANSI off a TTY."""
     write_env(demo_project, "bad", SYNTAX_ERROR_ENV)
     result = fw(demo_project, "env", "render", "bad")
     assert result.exit_code == 1
@@ -45,7 +46,8 @@ def test_syntax_error_names_file_and_line_without_ansi(demo_project: Path) -> No
 
 
 def test_failed_check_is_reported_from_err_message(demo_project: Path) -> None:
-    """Issue 3 item 5: a failed `check:` (in err_message) fails with file, line and the check's message."""
+    """docs/reference-env.md#schemas: a failed `check:` (in err_message) fails with file, line and the
+    check's message."""
     write_env(demo_project, "bad", FAILED_CHECK_ENV)
     result, doc = fw_json(demo_project, "env", "render", "bad")
     assert result.exit_code == 1 and doc["ok"] is False
@@ -82,7 +84,7 @@ LOCAL = 'kind = "local"\n    target = framework.Process {}\n    '
     ],
 )
 def test_schema_checks(demo_project: Path, fragment: str, message: str) -> None:
-    """Issue 3 item 1: the schemas' `check:` blocks reject invalid environments with their message."""
+    """docs/reference-env.md#schemas: the schemas' `check:` blocks reject invalid environments with their message."""
     write_env(
         demo_project,
         "bad",
@@ -94,7 +96,7 @@ def test_schema_checks(demo_project: Path, fragment: str, message: str) -> None:
 
 
 def test_cache_misses_on_any_edit(demo_project: Path) -> None:
-    """Issue 3 item 6: results are cached by content hash of every input; an edit is seen at once."""
+    """docs/reference-env.md#rendering: results are cached by content hash of every input; an edit is seen at once."""
     project = find_project(demo_project)
     assert evaluate_environment(project, "cloud").workloads[0].replicas == 3
     main = demo_project / "deploy" / "kcl" / "cloud" / "main.k"

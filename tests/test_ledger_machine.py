@@ -1,4 +1,5 @@
-"""The machine ledger: compare-and-set, append-only gates, export/import, where, crash safety (spec 2)."""
+"""The machine ledger: compare-and-set, append-only gates, export/import, where, crash safety
+(docs/reference-deploy.md#commands)."""
 
 from __future__ import annotations
 
@@ -243,8 +244,9 @@ def test_sigkill_during_cut_never_leaves_a_half_written_release(demo):
 
 
 def test_many_commands_opening_a_new_ledger_at_once_all_write(tmp_path):
-    """spec 2 States (local session: one row per worktree): commands that open a brand-new ledger at the
-    same moment (two `env up` in two worktrees) race to create it and switch it to WAL; none may fail."""
+    """docs/reference-devstack.md#files (local session: one row per worktree): commands that open a
+    brand-new ledger at the same moment (two `env up` in two worktrees) race to create it and switch it
+    to WAL; none may fail."""
     path = tmp_path / "ledger.sqlite3"
     repo = Path(__file__).resolve().parent.parent
     code = (  # every process imports first, then all open at one agreed instant (the race, made likely)

@@ -12,7 +12,7 @@ from engine.errors import EngineError, KclError, ProjectNotFound, UsageError
 
 
 def test_document_envelope_ok_false_exactly_when_exit_nonzero() -> None:
-    """Issue 2 item 4 / spec 2 Errors: `ok` is false exactly when the exit code is non-zero."""
+    """Output conventions (README, Output and exit codes): `ok` is false exactly when the exit code is non-zero."""
     assert document(0, None, {"x": 1}) == {"ok": True, "exit_code": 0, "error": None, "x": 1}
     for code in range(1, 9):
         doc = document(code, {"code": "c", "message": "m"})
@@ -20,7 +20,7 @@ def test_document_envelope_ok_false_exactly_when_exit_nonzero() -> None:
 
 
 def test_document_refuses_payload_fields_that_shadow_the_envelope() -> None:
-    """Issue 2 item 4: the envelope fields ok, exit_code and error cannot be overwritten by a payload."""
+    """Output conventions: the envelope fields ok, exit_code and error cannot be overwritten by a payload."""
     with pytest.raises(ValueError):
         document(0, None, {"ok": False})
 
@@ -30,7 +30,7 @@ def test_document_refuses_payload_fields_that_shadow_the_envelope() -> None:
                                          (KclError("x.k:1: boom", file="x.k", line=1), 1)])
 def test_engine_errors_map_to_their_exit_code(
         error: EngineError, code: int, capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 2 item 4: engine errors are typed, carry their exit code, and the app maps them."""
+    """Output conventions: engine errors are typed, carry their exit code, and the app maps them."""
     def action() -> tuple[object, int]:
         raise error
 
@@ -42,7 +42,7 @@ def test_engine_errors_map_to_their_exit_code(
 
 
 def test_human_mode_writes_data_to_stdout_and_diagnostics_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 2 item 4: data to stdout, diagnostics to stderr."""
+    """Output conventions: data to stdout, diagnostics to stderr."""
     assert run_command(False, lambda: ({"n": 1}, 0), lambda p: print("DATA", p["n"])) == 0
     assert capsys.readouterr() == ("DATA 1\n", "")
 
@@ -55,7 +55,7 @@ def test_human_mode_writes_data_to_stdout_and_diagnostics_to_stderr(capsys: pyte
 
 
 def test_partial_failure_keeps_payload_and_fills_error(capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 2 item 4: a payload that still has data but exits non-zero carries an error."""
+    """Output conventions: a payload that still has data but exits non-zero carries an error."""
     code = run_command(True, lambda: ({"items": [1]}, 1), lambda _: None,
                        partial_error=lambda p: {"code": "partial", "message": "1 failed"})
     doc = json.loads(capsys.readouterr().out)
@@ -78,7 +78,7 @@ def test_unexpected_exception_is_an_internal_error_with_crash_file(
 
 
 def test_no_colour_when_not_a_terminal_or_with_no_color(demo_project: Path) -> None:
-    """Issue 2 item 4: colour only on a TTY and never with NO_COLOR."""
+    """Output conventions: colour only on a TTY and never with NO_COLOR."""
     import os
     import pty
     import subprocess

@@ -14,7 +14,8 @@ def _tree(command: Any) -> dict[str, set[str]]:
 
 
 def test_registry_matches_the_typer_apps() -> None:
-    """Issue 2 item 3: only commands that exist are listed; help comes from one table."""
+    """Startup (app/registry.py answers plain --help): only commands that exist are listed; help comes from
+    one table."""
     for program, spec in PROGRAMS.items():
         tree = _tree(build(program))
         expected = {name: set(group.commands) for name, group in spec.groups.items()}
@@ -26,7 +27,7 @@ def test_registry_matches_the_typer_apps() -> None:
 
 
 def test_every_command_has_help_and_examples() -> None:
-    """Issue 2 / DEVELOPERS: help text with examples on every command."""
+    """Every command takes --help with examples: help text with examples on every command."""
     root = build("framework")
     for group_name, group in root.commands.items():
         assert group.help, group_name

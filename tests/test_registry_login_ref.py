@@ -1,4 +1,4 @@
-"""`registry login <env>` and `registry ref <env>` (spec 2, framework gate, ledger, release, registry),
+"""`registry login <env>` and `registry ref <env>` (docs/reference-ci.md#commands),
 against a real docker-registry with htpasswd users, served on this machine's non-loopback address
 (a loopback registry is "local" and skipped by rule)."""
 

@@ -1,4 +1,5 @@
-"""Releases: `env build --release` cuts, immutability, provenance, auto names, the file store (spec 2)."""
+"""Releases: `env build --release` cuts, immutability, provenance, auto names, the file store
+(docs/reference-deploy.md#commands)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""`release verify` (spec 2): oci against a real registry on loopback, npm against a real local npm
-registry (verdaccio) with a package published by the real npm CLI, gomod against a checksum-database
-stand-in (named so: the public sum.golang.org cannot run here) serving hashes the real `go` command
-computed, file always UNVERIFIABLE; outcomes and exit codes, --strict, --timeout."""
+"""`release verify` (docs/reference-ci.md#commands): oci against a real registry on loopback, npm against a
+real local npm registry (verdaccio) with a package published by the real npm CLI, gomod against a
+checksum-database stand-in (named so: the public sum.golang.org cannot run here) serving hashes the real `go`
+command computed, file always UNVERIFIABLE; outcomes and exit codes, --strict, --timeout."""
 
 from __future__ import annotations
 

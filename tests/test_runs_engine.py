@@ -1,4 +1,5 @@
-"""Workflows and runs (spec 1: workflows run AI agents that call tools selected by tool_filter)."""
+"""Workflows and runs (docs/reference-tools.md#workflow-files: workflows run AI agents that call tools
+selected by tool_filter)."""
 
 from __future__ import annotations
 

@@ -39,7 +39,8 @@ STEPS = [
 
 
 def test_runs_list_pages_newest_first_with_a_cursor(tmp_path: Path) -> None:
-    """Spec 2 cursor convention (next_before; stop when empty) applied to runs; newest first."""
+    """The paging cursor convention (`--before` takes the previous page's `next_before`; stop when it is
+    empty) applied to runs; newest first."""
     ids = [_run(tmp_path, f"wf{i}", STEPS) for i in range(3)]
     first = list_runs(limit=2)
     assert [r.id for r in first.runs] == sorted(ids, reverse=True)[:2] and first.next_before
@@ -49,7 +50,8 @@ def test_runs_list_pages_newest_first_with_a_cursor(tmp_path: Path) -> None:
 
 
 def test_runs_cli_list_and_show(tmp_path: Path) -> None:
-    """Issue 8: whatever the Runs screen shows, a command shows too (platform runs list/show)."""
+    """Every screen action has a command: whatever the Runs screen shows, a command shows too (platform runs
+    list/show)."""
     run_id = _run(tmp_path, "triage", STEPS)
     listed = run_cli("platform", "runs", "list", "--json", cwd=tmp_path)
     assert listed.exit_code == 0, listed.stderr
@@ -62,7 +64,8 @@ def test_runs_cli_list_and_show(tmp_path: Path) -> None:
 
 
 def test_runs_screen_lists_runs_and_shows_steps_plan_and_tasks(tmp_path: Path, demo_project: Path) -> None:
-    """Issue 8 item 5: Runs shows each run; its detail lists every tool call and result, plan and tasks."""
+    """README.md, Dashboard (key 7, Runs): Runs shows each run; its detail lists every tool call and result,
+    plan and tasks."""
     run_id = _run(tmp_path, "triage", STEPS)
 
     async def scenario() -> None:
@@ -89,7 +92,7 @@ def test_runs_screen_lists_runs_and_shows_steps_plan_and_tasks(tmp_path: Path, d
 
 
 def test_runs_screen_empty_state_names_the_command(demo_project: Path) -> None:
-    """Issue 2 item 6: with no runs, the view says so and names the command that fills it."""
+    """Honest empty states: with no runs, the view says so and names the command that fills it."""
     async def scenario() -> None:
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
         async with app.run_test(size=SIZE) as pilot:

@@ -1,4 +1,5 @@
-"""The Daemon screen (issue 8 item 6): the same instances as `platform daemon ls`, live."""
+"""The Daemon screen (docs/reference-daemon.md#platform-daemon): the same instances as `platform daemon ls`,
+live."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from tests.waiting import until_app
 
 
 def test_daemon_screen_shows_running_from_the_lock_and_record_state(instances, demo_project: Path) -> None:  # noqa: F811
-    """Spec 2 `daemon ls`: RUNNING from the lock, record state separately; the actions show their
-    command lines, and the screen follows the lock when its holder exits (r reloads)."""
+    """`daemon ls` (docs/reference-daemon.md#platform-daemon): RUNNING from the lock, record state separately;
+    the actions show their command lines, and the screen follows the lock when its holder exits (r
+    reloads)."""
     _root, holder = instances
 
     async def scenario() -> None:
@@ -54,9 +56,10 @@ def test_daemon_screen_empty_state(demo_project: Path) -> None:
 
 
 def test_daemon_screen_stream_sessions_log_and_stop_action(instances, demo_project: Path) -> None:  # noqa: F811
-    """Issue 16 Deliver 4: the stream state (connected since, last heartbeat, server) and the active
-    sessions from the runtime record, the selected instance's log tail, and `x` runs
-    `platform daemon stop --name <instance>` for real: the lock holder is stopped and RUNNING goes."""
+    """docs/reference-daemon.md#platform-daemon (`daemon ls` on the Daemon screen): the stream state
+    (connected since, last heartbeat, server) and the active sessions from the runtime record, the selected
+    instance's log tail, and `x` runs `platform daemon stop --name <instance>` for real: the lock holder is
+    stopped and RUNNING goes."""
     import json
 
     root, holder = instances

@@ -1,4 +1,4 @@
-"""The Debug screen driven by keyboard through Textual's Pilot (issue 14 point 4), over a real
+"""The Debug screen driven by keyboard through Textual's Pilot (docs/reference-debug.md#the-debug-screen), over a real
 debugpy session of the demo's api: a session started in a shell shows up on the screen, the
 screen's keys drive the same broker, and a session the screen ends is gone for the CLI."""
 

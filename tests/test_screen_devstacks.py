@@ -22,9 +22,9 @@ def _rows(table: object) -> list[str]:
 
 
 def test_up_logs_and_down_from_the_dashboard(demo_repo: tuple[Path, int], stacks_cleanup: list) -> None:
-    """Issue 8 item 4 / spec 2 env up, env ps, env down: a stack brought up from the dashboard runs (as
-    `env ps` sees it) with healthy services on its worktree's block; a service's log is shown and
-    follows new lines; bringing it down from the dashboard stops its processes."""
+    """docs/reference-devstack.md#in-the-dashboard-screen-4-dev-stacks (env up, env ps, env down): a stack
+    brought up from the dashboard runs (as `env ps` sees it) with healthy services on its worktree's block; a
+    service's log is shown and follows new lines; bringing it down from the dashboard stops its processes."""
     repo, base = demo_repo
     worktree = add_worktree(repo, "feat")
 
@@ -96,9 +96,9 @@ def test_up_logs_and_down_from_the_dashboard(demo_repo: tuple[Path, int], stacks
 
 def test_port_block_holders_listed_and_released_with_confirmation(demo_repo: tuple[Path, int],
                                                                    stacks_cleanup: list) -> None:
-    """Issue 8 item 4 / spec 2 env devstack list, release: the holders match `env devstack list`
-    (derived port-block, standalone); release shows a dry run first, changes nothing when
-    cancelled, and releases the block once confirmed."""
+    """docs/reference-devstack.md#in-the-dashboard-screen-4-dev-stacks (env devstack list, release): the
+    holders match `env devstack list` (derived port-block, standalone); release shows a dry run first, changes
+    nothing when cancelled, and releases the block once confirmed."""
     repo, _base = demo_repo
     worktree = add_worktree(repo, "feat")
     assert framework("env", "devstack", "port", "8000", cwd=worktree).returncode == 0
@@ -142,9 +142,9 @@ def test_port_block_holders_listed_and_released_with_confirmation(demo_repo: tup
 
 def test_stacks_started_elsewhere_appear_live_and_the_cursor_stays(demo_repo: tuple[Path, int],
                                                                    stacks_cleanup: list) -> None:
-    """Issue 8 item 4 (live: watchdog on the stacks directory, rows diffed by key): stacks brought up
-    and down by the CLI while the screen is open appear and go without a poll; the cursor stays on
-    its stack when another one is added."""
+    """docs/reference-devstack.md#in-the-dashboard-screen-4-dev-stacks (live: watchdog on the stacks
+    directory, rows diffed by key): stacks brought up and down by the CLI while the screen is open appear and
+    go without a poll; the cursor stays on its stack when another one is added."""
     repo, _base = demo_repo
     worktree = add_worktree(repo, "feat")
 
@@ -172,8 +172,8 @@ def test_stacks_started_elsewhere_appear_live_and_the_cursor_stays(demo_repo: tu
 
 def test_a_failed_up_is_reported_and_leaves_nothing_running(demo_repo: tuple[Path, int],
                                                             stacks_cleanup: list) -> None:
-    """Spec 2 env up (a busy port fails the start; nothing is left running): from the dashboard the
-    failure is shown with the engine's message, and `env ps` lists no stack."""
+    """docs/reference-devstack.md#exit-codes (`env up`: a busy port fails the start; nothing is left running):
+    from the dashboard the failure is shown with the engine's message, and `env ps` lists no stack."""
     import socket
 
     repo, base = demo_repo
@@ -205,8 +205,8 @@ def test_a_failed_up_is_reported_and_leaves_nothing_running(demo_repo: tuple[Pat
 
 
 def test_help_lists_the_dev_stack_bindings_and_keymap_remaps_them(demo_project: Path) -> None:
-    """Issue 8 item 7: `?` lists every binding of the active screen with its id; a keymap setting
-    remaps a Dev stacks binding by id."""
+    """README.md, Dashboard (`?`, keys remapped by binding id): `?` lists every binding of the active screen
+    with its id; a keymap setting remaps a Dev stacks binding by id."""
     async def scenario() -> None:
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings(keymap={"devstacks.reload": "R"}))
         async with app.run_test(size=SIZE) as pilot:

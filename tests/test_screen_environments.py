@@ -1,4 +1,4 @@
-"""Environments screen and detail (issue 8 item 1) on a real demo copy with real deploys.
+"""Environments screen and detail (README.md, Dashboard: key 1) on a real demo copy with real deploys.
 
 The rows carry the same data as `framework env status <env> --json`; the detail pages the promotion
 history with the ledger's cursor (`next_before`); the list refreshes when the ledger changes.
@@ -35,8 +35,9 @@ async def reload_until(pilot, screen, predicate, attempts: int = 20) -> None:  #
 
 
 def test_rows_match_env_status_and_refresh_when_the_ledger_changes(demo) -> None:  # type: ignore[no-untyped-def]
-    """Spec 2 Status (bound release, rollout phase, verify per image, health, ledger age) in the table; a deploy
-    by the CLI (ledger change) refreshes the row through watchdog without moving the cursor."""
+    """`env status` (docs/reference-deploy.md#commands: bound release, rollout phase, verify per image,
+    health, ledger age) in the table; a deploy by the CLI (ledger change) refreshes the row through watchdog
+    without moving the cursor."""
     two_releases(demo)
     demo.run("env", "deploy", "dev", "v1", "--yes", "--stability-window", "0.3", check=True)
 
@@ -63,8 +64,9 @@ def test_rows_match_env_status_and_refresh_when_the_ledger_changes(demo) -> None
 
 
 def test_detail_pages_history_with_the_ledger_cursor(demo, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    """Spec 2 Status `--history --limit --before`: the detail shows per-image verify state and per-workload
-    phase, and `n`/`p` walk the promotion history pages by `next_before` (same pages as the CLI)."""
+    """`env status --history --limit --before` (docs/reference-deploy.md#commands): the detail shows per-image
+    verify state and per-workload phase, and `n`/`p` walk the promotion history pages by `next_before` (same
+    pages as the CLI)."""
     import screens.environments.detail as detail
 
     two_releases(demo)

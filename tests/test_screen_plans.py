@@ -1,4 +1,4 @@
-"""Plans screen (issue 8 item 2) driven by keyboard on a real demo copy with real processes.
+"""Plans screen (README.md, Dashboard: key 3) driven by keyboard on a real demo copy with real processes.
 
 Assertions read the machine ledger through the real CLI (`framework env status <env> --json`).
 """
@@ -32,8 +32,9 @@ async def _open_plan(app, pilot, release_row: int) -> None:  # type: ignore[no-u
 
 
 def test_deploy_confirmed_from_plans_lands_in_the_ledger(demo) -> None:  # type: ignore[no-untyped-def]
-    """Spec 2 Deploy (confirmation bound to the plan digest): a deploy confirmed on the Plans screen is
-    promoted with that plan's digest, and the equivalent `--approve <digest>` command is shown."""
+    """docs/reference-deploy.md#env-deploy (confirmation bound to the plan digest): a deploy confirmed on the
+    Plans screen is promoted with that plan's digest, and the equivalent `--approve <digest>` command is
+    shown."""
     two_releases(demo)
 
     async def scenario() -> None:
@@ -59,8 +60,8 @@ def test_deploy_confirmed_from_plans_lands_in_the_ledger(demo) -> None:  # type:
 
 
 def test_moved_environment_is_refused_and_one_key_replans(demo) -> None:  # type: ignore[no-untyped-def]
-    """Spec 2 Deploy exit 3 (compare-and-set): when the environment moves after the plan was read, the
-    confirmed deploy is refused and shown; `p` re-plans and the new plan deploys."""
+    """docs/reference-deploy.md#env-deploy exit 3 (compare-and-set): when the environment moves after the plan
+    was read, the confirmed deploy is refused and shown; `p` re-plans and the new plan deploys."""
     two_releases(demo)
 
     async def scenario() -> None:
@@ -97,8 +98,8 @@ def test_moved_environment_is_refused_and_one_key_replans(demo) -> None:  # type
 
 
 def test_protected_environment_needs_its_name_typed(demo) -> None:  # type: ignore[no-untyped-def]
-    """Issue 8 item 2: deploying to a protected environment (settings) needs the environment's name typed;
-    `y` alone or a wrong name writes nothing."""
+    """Protected environments (the dashboard's `protected_environments` setting): deploying to one needs the
+    environment's name typed; `y` alone or a wrong name writes nothing."""
     from screens.deploys.confirm import ConfirmDeployScreen
 
     two_releases(demo)
@@ -124,7 +125,7 @@ def test_protected_environment_needs_its_name_typed(demo) -> None:  # type: igno
 
 
 def test_destructive_finding_is_shown_and_acknowledged_on_confirm(demo) -> None:  # type: ignore[no-untyped-def]
-    """Spec 2 Deploy plan findings: a release without a running workload shows the stop-class
+    """docs/reference-deploy.md#env-deploy plan findings: a release without a running workload shows the stop-class
     `workload_removed`; the confirmed command carries `--acknowledge-destructive` and the deploy lands."""
     import re
 
@@ -156,7 +157,7 @@ def test_destructive_finding_is_shown_and_acknowledged_on_confirm(demo) -> None:
 
 
 def test_release_list_command_lists_newest_first(demo) -> None:  # type: ignore[no-untyped-def]
-    """Issue 8 (every screen action has a command): `framework release list` lists the releases the Plans
+    """Every screen action has a command: `framework release list` lists the releases the Plans
     screen offers, newest first, over the same engine function."""
     two_releases(demo)
     code, doc = demo.json("release", "list")
@@ -166,8 +167,8 @@ def test_release_list_command_lists_newest_first(demo) -> None:  # type: ignore[
 
 
 def test_hosted_environment_plan_says_the_control_plane_is_unreachable(demo) -> None:  # type: ignore[no-untyped-def]
-    """Spec 2 Deploy exit 2: a hosted environment cannot be planned without a control plane; the screen says
-    so, nothing is written, and `d` has no plan to confirm."""
+    """docs/reference-deploy.md#env-deploy exit 2: a hosted environment cannot be planned without a control
+    plane; the screen says so, nothing is written, and `d` has no plan to confirm."""
     demo.run("env", "build", "dev", "--release", "v1", check=True)
 
     async def scenario() -> None:

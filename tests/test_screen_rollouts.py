@@ -1,4 +1,4 @@
-"""Rollouts screen (issue 8 item 3): phases of a real deploy on the process runtime, live, and a
+"""Rollouts screen (README.md, Dashboard: key 2): phases of a real deploy on the process runtime, live, and a
 supersede confirmed on the screen; every process is stopped by the `demo` fixture's teardown."""
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ def _row(app, env: str) -> object:  # type: ignore[no-untyped-def]
 
 
 def test_rollouts_show_the_phases_of_a_real_deploy(demo) -> None:  # type: ignore[no-untyped-def]
-    """Spec 2 Deploy phases: an in-flight rollout shows per-workload `progressing` while unhealthy, with its
-    wait budget, then `ready`; afterwards the screen says nothing is in flight and shows the last rollout."""
+    """docs/reference-deploy.md#env-deploy phases: an in-flight rollout shows per-workload `progressing` while
+    unhealthy, with its wait budget, then `ready`; afterwards the screen says nothing is in flight and shows
+    the last rollout."""
     gate, _port = add_gated_env(demo)
     demo.commit("gated env")
     cut(demo, "gated", "g1")
@@ -75,8 +76,8 @@ def test_rollouts_show_the_phases_of_a_real_deploy(demo) -> None:  # type: ignor
 
 
 def test_supersede_from_the_rollouts_screen(demo) -> None:  # type: ignore[no-untyped-def]
-    """Spec 2 Deploy exit 6 / --supersede: confirming `s` replaces the rollout in flight; the replaced deploy
-    ends SUPERSEDED (exit 6) and the new rollout finishes ready."""
+    """docs/reference-deploy.md#env-deploy exit 6 / --supersede: confirming `s` replaces the rollout in
+    flight; the replaced deploy ends SUPERSEDED (exit 6) and the new rollout finishes ready."""
     gate, _port = add_gated_env(demo)
     demo.commit("gated env")
     cut(demo, "gated", "g1")

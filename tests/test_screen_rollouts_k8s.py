@@ -1,4 +1,4 @@
-"""Rollouts screen for a Kubernetes environment (issue 22 item 6), against the real API server: the same
+"""Rollouts screen for a Kubernetes environment (docs/reference-k8s.md#dashboard), against the real API server: the same
 table and columns as a process environment, per Deployment its phase and ready replicas, and the tail
 of its events where a process workload shows its log tail."""
 
@@ -21,8 +21,9 @@ from tests.waiting import until_app
 
 def test_rollouts_screen_shows_a_cluster_rollout_with_ready_replicas_and_events(kdemo, monkeypatch: pytest.MonkeyPatch
                                                                                ) -> None:
-    """Spec 2 Deploy phases and rollout outcome per resource, on the dashboard: the cluster environment's
-    last rollout (`ready`), each Deployment's phase and `<ready>/<desired> ready`, and its events tail."""
+    """Deploy phases and rollout outcome per resource (docs/reference-k8s.md#dashboard), on the dashboard: the
+    cluster environment's last rollout (`ready`), each Deployment's phase and `<ready>/<desired> ready`, and
+    its events tail."""
     kd = kdemo
     kd.release("v1", {"api": (API, digest("api-1")), "web": (WEB, digest("web-1"))})
     code, doc = kd.json("env", "deploy", "cluster", "v1", "--yes", "--timeout", "90")

@@ -24,7 +24,7 @@ from tests.waiting import until_app
 
 
 def test_running_run_steps_follow_filter_and_tasks(tmp_path: Path, demo_project: Path) -> None:
-    """Issue 8 item 5 (Runs: live steps of a run, its plan and tasks): while a run is running and the
+    """README.md, Dashboard (key 7, Runs: live steps of a run, its plan and tasks): while a run is running and the
     cursor is on the last step, new steps move it to the newest; elsewhere it stays put; `/` filters
     the steps; the finished run's tasks are listed with their status as the engine recorded them."""
     (tmp_path / "project").mkdir()

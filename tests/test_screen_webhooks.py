@@ -1,7 +1,8 @@
-"""The Webhooks screen against a real `platform server` on 127.0.0.1 (issue 8 item 5; spec 1
-States and transitions, Authentication, Events): activation and rotation from the dashboard show
-the token once, a rotated token stops working, history pages with the server's cursor, payloads
-are inspected as a tree, and a replay is recorded as a new delivery with a new run."""
+"""The Webhooks screen against a real `platform server` on 127.0.0.1
+(docs/reference-webhooks.md#dashboard-webhooks-screen-key-6; activation, rotation, delivery history):
+activation and rotation from the dashboard show the token once, a rotated token stops working, history pages
+with the server's cursor, payloads are inspected as a tree, and a replay is recorded as a new delivery with a
+new run."""
 
 from __future__ import annotations
 
@@ -47,8 +48,8 @@ def _tree_labels(node: Any) -> list[str]:
 
 def test_webhooks_flow_activate_deliver_inspect_replay_rotate(server: Server, tmp_path: Path,  # noqa: F811
         demo_project: Path) -> None:
-    """Spec 1: activation shows URL and token once (copyable, not kept after the modal closes);
-    a delivery is in history with what it did; its payload is a JSON tree; a replay is a new
+    """docs/reference-webhooks.md#commands: activation shows URL and token once (copyable, not kept after the
+    modal closes); a delivery is in history with what it did; its payload is a JSON tree; a replay is a new
     delivery and a new run; after rotation the OLD token gets 404 from the real server."""
     _setup(server, tmp_path)
 
@@ -134,8 +135,8 @@ def test_webhooks_flow_activate_deliver_inspect_replay_rotate(server: Server, tm
 
 def test_history_pages_with_the_server_cursor(server: Server, tmp_path: Path,  # noqa: F811
         demo_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 8 item 9: history is paged with next_before (one page loaded at a time); the CLI's
-    --before walks the same pages; the last page has an empty cursor."""
+    """docs/reference-webhooks.md#dashboard-webhooks-screen-key-6: history is paged with next_before (one page
+    loaded at a time); the CLI's --before walks the same pages; the last page has an empty cursor."""
     import screens.webhooks.history as module
 
     _setup(server, tmp_path)
@@ -183,8 +184,8 @@ def test_history_pages_with_the_server_cursor(server: Server, tmp_path: Path,  #
 
 def test_webhooks_screen_without_a_server_names_platform_server(demo_project: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 8 rule: honest empty state; no server configured, or one that is not reachable, names
-    `platform server` and the variables to set."""
+    """Honest empty states (docs/reference-webhooks.md#dashboard-webhooks-screen-key-6): no server configured,
+    or one that is not reachable, names `platform server` and the variables to set."""
     monkeypatch.delenv("PLATFORM_SERVER_URL", raising=False)
     monkeypatch.delenv("PLATFORM_TOKEN", raising=False)
 

@@ -1,7 +1,7 @@
 """The child processes of `platform server`, the delivery recorder (engine/server/recorder.py) and
-the run workers (engine/server/runner.py): spec 1 Errors (503 when a delivery cannot be recorded,
-so the sender retries) and issue 7 item 8 (no accepted delivery is lost, its run executes; a
-killed server leaves nothing running)."""
+the run workers (engine/server/runner.py): docs/reference-webhooks.md#durability-and-processes (503 when a
+delivery cannot be recorded, so the sender retries; no accepted delivery is lost, its run executes; a killed
+server leaves nothing running)."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def test_a_dead_recorder_means_503_then_a_new_recorder_accepts(server_factory, t
 
 
 def test_a_killed_server_leaves_no_child_behind(server_factory, tmp_path: Path) -> None:
-    """Item 8: SIGKILL of the server: its recorder and run workers see their input close, finish
+    """No accepted delivery is lost: SIGKILL of the server: its recorder and run workers see their input close, finish
     what they had, and exit (no orphan holding the store)."""
     srv = server_factory()
     act = make_trigger(srv, tmp_path)
@@ -96,7 +96,7 @@ def test_a_killed_server_leaves_no_child_behind(server_factory, tmp_path: Path) 
 
 
 def test_dead_run_workers_are_started_again_and_the_run_executes(server_factory, tmp_path: Path) -> None:
-    """Item 8: an accepted delivery's run executes even if the run workers died: the queue is
+    """No accepted delivery is lost: an accepted delivery's run executes even if the run workers died: the queue is
     durable and the server starts the workers again by itself."""
     srv = server_factory()
     act = make_trigger(srv, tmp_path)

@@ -1,4 +1,5 @@
-"""Durability and multi-process behaviour of `platform server` (issue 7 items 1, 5, 8): every 202
+"""Durability and multi-process behaviour of `platform server`
+(docs/reference-webhooks.md#durability-and-processes): every 202
 is in history and its run executes after a SIGKILL; several server processes on one PostgreSQL
 database behave as one server."""
 
@@ -115,9 +116,9 @@ def test_sigkill_one_of_two_postgres_processes_loses_nothing(
 
 
 def test_deliveries_commit_durably_and_run_bookkeeping_need_not(tmp_path: Path) -> None:
-    """Durable recording (issue 7 items 8 and 10): the recorder's SQLite connections commit with
-    synchronous=FULL (each commit fsyncs the WAL before a 202); the run workers' bookkeeping uses
-    NORMAL (a power loss can only make a run execute again, as after a crash)."""
+    """Durable recording (docs/reference-webhooks.md#durability-and-processes): the recorder's SQLite
+    connections commit with synchronous=FULL (each commit fsyncs the WAL before a 202); the run workers'
+    bookkeeping uses NORMAL (a power loss can only make a run execute again, as after a crash)."""
     from engine.db.store import open_engine
 
     url = f"sqlite:///{tmp_path / 'p.db'}"

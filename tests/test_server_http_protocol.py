@@ -1,6 +1,7 @@
 """`platform server`'s HTTP protocol (engine/server/http_protocol.py): a response leaves as one
 write, and gathering writes changes nothing a client sees — keep-alive, pipelined requests,
-`Connection: close` (spec 1 Webhook ingestion: 202 answers; issue 7 item 10, throughput)."""
+`Connection: close` (docs/reference-webhooks.md#webhook-ingestion: 202 answers; docs/reference-webhooks.md#benchmark,
+throughput)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """The `platform.request.splice` extension of `platform server`'s HTTP protocol
-(engine/server/http_protocol.py, engine/server/splice.py; issue 16 Deliver 6: upload throughput):
-a request body with Content-Length moved to a socket with splice(2), the connection then parsing
-the next request correctly (keep-alive, pipelining), chunked bodies left to the normal path, a body
-cut short reported and the connection closed. A real uvicorn with the house protocol, on port 0."""
+(engine/server/http_protocol.py, engine/server/splice.py;
+docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes: upload throughput): a request body
+with Content-Length moved to a socket with splice(2), the connection then parsing the next request correctly
+(keep-alive, pipelining), chunked bodies left to the normal path, a body cut short reported and the connection
+closed. A real uvicorn with the house protocol, on port 0."""
 
 from __future__ import annotations
 
@@ -153,7 +154,7 @@ def test_a_body_cut_short_is_reported_and_the_connection_closed(port: int) -> No
 
 
 def test_a_stalled_sender_or_receiver_does_not_hold_the_splice_thread(monkeypatch: pytest.MonkeyPatch) -> None:
-    """House rule (nothing held for ever on bad input) for issue 16's splice threads: a sender that
+    """House rule (nothing held for ever on bad input) for the upload splice threads: a sender that
     stops mid-body, or a receiver that stops reading, ends the transfer after PLATFORM_SPLICE_IDLE_S
     with no progress -- the sender's stall as SourceEnded naming the bytes moved (the route answers
     400, nothing written), the receiver's as a ConnectionError. Real sockets, real splice(2)."""

@@ -24,7 +24,7 @@ async def _wait_loaded(pilot: object) -> None:
 
 
 def test_environments_screen_layout(snap_compare: object, demo_project: Path) -> None:
-    """Issue 2 items 6-7: the Environments screen with the demo's five environments and the sidebar."""
+    """README.md, Dashboard (key 1): the Environments screen with the demo's five environments and the sidebar."""
     app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
     assert snap_compare(app, terminal_size=SIZE, run_before=_wait_loaded)  # type: ignore[operator]
 
@@ -39,13 +39,14 @@ def _after_keys(*keys: str) -> object:
 
 
 def test_help_layout(snap_compare: object, demo_project: Path) -> None:
-    """Issue 2 item 6: the `?` help listing every binding."""
+    """README.md, Dashboard: the `?` help listing every binding."""
     app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
     assert snap_compare(app, terminal_size=SIZE, run_before=_after_keys("question_mark"))  # type: ignore[operator]
 
 
 def test_empty_state_layout(snap_compare: object, demo_project: Path) -> None:
-    """Issue 2 item 6: an honest empty state naming the commands that fill the view (Debug with no
-    session, issue 14: `framework debug start`, or `:debug start api` from the dashboard)."""
+    """Honest empty states: an empty state names the commands that fill the view (Debug with no
+    session, docs/reference-debug.md#the-debug-screen: `framework debug start`, or `:debug start api` from the
+    dashboard)."""
     app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
     assert snap_compare(app, terminal_size=SIZE, run_before=_after_keys("8"))  # type: ignore[operator]

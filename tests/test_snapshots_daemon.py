@@ -1,5 +1,5 @@
 """Snapshot of the Daemon screen over real instance directories (one locked by a live child
-process holding flock, one leftover record, one running without record). Issue 8 item 6."""
+process holding flock, one leftover record, one running without record); docs/reference-daemon.md#platform-daemon."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from tests.daemon_fixtures import instances  # noqa: F401
 
 
 def test_daemon_screen_layout(snap_compare: Any, instances: Any, demo_project: Path) -> None:  # noqa: F811
-    """Spec 2 `daemon ls`: RUNNING from the lock, the record's state reported separately."""
+    """`daemon ls` (docs/reference-daemon.md#platform-daemon): RUNNING from the lock, the record's state
+    reported separately."""
 
     async def run_before(pilot: Any) -> None:
         from tests.waiting import until_app

@@ -1,6 +1,6 @@
-"""Snapshot of the Debug screen stopped at a breakpoint (issue 14 point 5): a real debugpy session
-of a small program, stopped inside `inner` after a step-in: source with the current line and the
-breakpoint marked, stack, variables, threads, output tail."""
+"""Snapshot of the Debug screen stopped at a breakpoint (docs/reference-debug.md#the-debug-screen): a real
+debugpy session of a small program, stopped inside `inner` after a step-in: source with the current line and
+the breakpoint marked, stack, variables, threads, output tail."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Snapshots of the Environments (with ledger data), Plans and Rollouts screens (issue 8 items 1-3, 8).
+"""Snapshots of the Environments (with ledger data), Plans and Rollouts screens (README.md, Dashboard:
+keys 1-3).
 
 Data comes from the real engine on demo copies: releases cut and deployed by the real CLI. Clocks,
 generated ids and ports are kept out of the text: `show_volatile=False` hides ages, elapsed times
@@ -48,14 +49,16 @@ def _after(mode_key: str | None, *keys: str, ready: Any = None) -> Any:
 
 
 def test_environments_with_ledger_data_layout(snap_compare: Any, demo: Any) -> None:
-    """Issue 8 item 1: bound release, phase, verify summary, health per environment from the real ledger."""
+    """README.md, Dashboard (key 1): bound release, phase, verify summary, health per environment from the
+    real ledger."""
     _deployed(demo)
     app = Dashboard(project_dir=demo.root, settings=deterministic_settings(show_volatile=False))
     assert snap_compare(app, terminal_size=SIZE, run_before=_after(None))
 
 
 def test_plans_layout(snap_compare: Any, demo: Any, tmp_path: Path) -> None:
-    """Issue 8 item 2: the plan of v1 for the unbound dev (images with digests, direction, findings, command)."""
+    """README.md, Dashboard (key 3): the plan of v1 for the unbound dev (images with digests, direction,
+    findings, command)."""
     root = plain_demo(tmp_path, demo.env)
     subprocess.run([FRAMEWORK_BIN, "env", "build", "dev", "--release", "v1"], cwd=root, env=demo.env, check=True,
                    capture_output=True)
@@ -65,7 +68,8 @@ def test_plans_layout(snap_compare: Any, demo: Any, tmp_path: Path) -> None:
 
 
 def test_rollouts_layout(snap_compare: Any, demo: Any) -> None:
-    """Issue 8 item 3: nothing in flight -> the last rollout per environment, said so; workloads and log tail."""
+    """README.md, Dashboard (key 2): nothing in flight -> the last rollout per environment, said so; workloads
+    and log tail."""
     _deployed(demo)
     app = Dashboard(project_dir=demo.root, settings=deterministic_settings(show_volatile=False))
     assert snap_compare(app, terminal_size=SIZE, run_before=_after(

@@ -74,8 +74,8 @@ def _after(keys: tuple[str, ...], ready: Callable[[Dashboard], bool], pin: Calla
 
 def test_devstacks_screen_with_a_running_stack(snap_compare: object, demo_repo: tuple[Path, int],
                                                stacks_cleanup: list) -> None:
-    """Issue 8 item 4: stacks with their ports and worktree, the selected stack's services, the
-    port-block holders and the equivalent commands."""
+    """docs/reference-devstack.md#in-the-dashboard-screen-4-dev-stacks: stacks with their ports and worktree,
+    the selected stack's services, the port-block holders and the equivalent commands."""
     repo, base = demo_repo
     worktree = add_worktree(repo, "feat")
     up = framework("env", "up", "dev", "--background", "--no-build", cwd=worktree)
@@ -97,7 +97,7 @@ def test_devstacks_screen_with_a_running_stack(snap_compare: object, demo_repo: 
 
 
 def test_run_detail_with_plan_and_tasks(snap_compare: object, tmp_path: Path, demo_project: Path) -> None:
-    """Issue 8 item 5: a run's steps (each tool call and result), its plan and its tasks table."""
+    """README.md, Dashboard (key 7, Runs): a run's steps (each tool call and result), its plan and its tasks table."""
     work = tmp_path / "wf"
     (work / "project").mkdir(parents=True)
     (work / "project" / "notes.txt").write_text("TODO one\nTODO two\n")

@@ -1,6 +1,7 @@
 """Snapshots of the Webhooks screen, its delivery history and the token modal, with data from a
-real `platform server` (issue 8 item 8). Fixed terminal size, deterministic settings; the public
-URL is pinned with PLATFORM_PUBLIC_URL, and random ids, tokens, hashes and times are hidden."""
+real `platform server` (docs/reference-webhooks.md#dashboard-webhooks-screen-key-6). Fixed terminal size,
+deterministic settings; the public URL is pinned with PLATFORM_PUBLIC_URL, and random ids, tokens, hashes and
+times are hidden."""
 
 from __future__ import annotations
 
@@ -107,7 +108,8 @@ async def _open_webhooks(pilot: Any) -> None:
 
 def test_webhooks_screen_layout(snap_compare: Any, populated: Server, demo_project: Path,
                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 8 item 5: triggers with state (enabled, disabled, not activated), auth, filter, URL."""
+    """docs/reference-webhooks.md#dashboard-webhooks-screen-key-6: triggers with state (enabled, disabled, not
+    activated), auth, filter, URL."""
     monkeypatch.chdir(demo_project)
 
     async def run_before(pilot: Any) -> None:
@@ -134,7 +136,8 @@ def _then(key: str, ready: Any) -> Any:
 
 def test_webhook_history_layout(snap_compare: Any, populated: Server, demo_project: Path,
                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """Spec 1 Events 1-3: each delivery with status, what it did, de-duplication key, filter outcome, run."""
+    """docs/reference-webhooks.md#webhook-ingestion (history): each delivery with status, what it did,
+    de-duplication key, filter outcome, run."""
     from screens.webhooks.history import WebhookHistoryScreen
 
     monkeypatch.chdir(demo_project)
@@ -144,7 +147,8 @@ def test_webhook_history_layout(snap_compare: Any, populated: Server, demo_proje
 
 def test_token_modal_layout(snap_compare: Any, populated: Server, demo_project: Path,
                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """Spec 1: the rotated token and URL shown once, with copy keys and the equivalent command."""
+    """docs/reference-webhooks.md#commands (rotate): the rotated token and URL shown once, with copy keys and
+    the equivalent command."""
     from screens.webhooks.token import TokenModal
 
     monkeypatch.chdir(demo_project)

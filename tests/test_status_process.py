@@ -1,4 +1,4 @@
-"""`env status` on the process runtime (spec 2, Status and the status exit codes)."""
+"""`env status` on the process runtime (docs/reference-deploy.md#commands: status and its exit codes)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,8 @@ def test_drift_when_running_digest_differs_from_frozen(demo):
 
 
 def test_signal_selects_which_checks_decide_the_exit_status(demo):
-    """spec 2 Status `--signal <name>` (issue 23, defect 3; signals defined in engine/deploy/status.py):
+    """`env status --signal <name>` (docs/reference-deploy.md#env-status---signal-name; signals defined in
+    engine/deploy/status.py):
     drift fails `verify` (1) but not `health` or `deploy` (0); an unknown signal is a usage error (2)."""
     drift_v1_running_v2_promoted(demo)
     codes = {sig: demo.json("env", "status", "dev", "--signal", sig)[0] for sig in ("verify", "health", "deploy")}

@@ -1,5 +1,6 @@
-"""End to end on a real terminal (issue 14 point 5): the dashboard in tmux, a debug session started
-with `:debug start api`, a breakpoint hit by a real HTTP request, a step by key, stop by key."""
+"""End to end on a real terminal (docs/reference-debug.md#the-debug-screen): the dashboard in tmux, a debug
+session started with `:debug start api`, a breakpoint hit by a real HTTP request, a step by key, stop by
+key."""
 
 from __future__ import annotations
 

@@ -54,12 +54,12 @@ def _alive(name: str) -> bool:
 
 
 def test_dashboard_on_a_real_terminal(session: str) -> None:
-    """Issue 2 items 5-7: no arguments on a TTY opens the dashboard; keys navigate; q quits."""
+    """README.md, Dashboard: no arguments on a TTY opens the dashboard; keys navigate; q quits."""
     screen = _showing(session, "5 environments in project demo")
     for env in ("cloud", "cluster", "dev", "prod", "staging"):
         assert env in screen
     _tmux("send-keys", "-t", session, "2")
-    _showing(session, "Nothing in flight")  # Rollouts (issue 8): its honest empty state
+    _showing(session, "Nothing in flight")  # Rollouts: its honest empty state
     _tmux("send-keys", "-t", session, "?")
     _showing(session, "Binding id")
     _tmux("send-keys", "-t", session, "Escape")

@@ -1,4 +1,5 @@
-"""Analysis, git and workflow-builder tools (spec 1: project_analyzer, codegraph, worktree, workflow tag)."""
+"""Analysis, git and workflow-builder tools (docs/reference-tools.md#tools-parameters-defaults-and-limits:
+project_analyzer, codegraph, worktree, workflow tag)."""
 
 from __future__ import annotations
 

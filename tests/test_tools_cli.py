@@ -1,4 +1,4 @@
-"""`platform tools list` and `platform tools call` (spec 1 tool invocation, output conventions)."""
+"""`platform tools list` and `platform tools call` (docs/reference-tools.md#commands, output conventions)."""
 
 from __future__ import annotations
 

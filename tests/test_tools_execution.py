@@ -1,4 +1,5 @@
-"""Execution tools (spec 1, Execution tools and Limits): bash, bash_list, bash_output, bash_kill."""
+"""Execution tools (docs/reference-tools.md#tools-parameters-defaults-and-limits): bash, bash_list,
+bash_output, bash_kill."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""File tools (spec 1, File tools and Limits): view, write, edit, find_replace, move_code."""
+"""File tools (docs/reference-tools.md#tools-parameters-defaults-and-limits): view, write, edit, find_replace,
+move_code."""
 
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ def test_view_limit_is_capped_at_256000(ctx):
 
 
 def test_view_missing_file_suggests_similar_names(ctx):
-    """view on a missing file suggests similar file names (spec 1, Errors)."""
+    """view on a missing file suggests similar file names
+    (docs/reference-tools.md#tools-parameters-defaults-and-limits)."""
     (ctx.root / "src").mkdir()
     (ctx.root / "src" / "config.py").write_text("x = 1\n")
     result = call(ctx, "view", file_path="src/confg.py")

@@ -1,4 +1,5 @@
-"""Tags, tag membership and the tool filter (spec 1: Tags, Tag membership, Tool filter)."""
+"""Tags, tag membership and the tool filter (docs/reference-tools.md#tags-and-membership,
+docs/reference-tools.md#tool-filter)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from engine.tools.base import Tool, ToolResult
 from engine.tools.filter import ToolFilterError, apply_filter
 from engine.tools.registry import builtin_tools
 
-MEMBERSHIP = {  # the spec's "Tag membership of built-in tools" table, verbatim
+MEMBERSHIP = {  # docs/reference-tools.md#tags-and-membership, verbatim
     "view": {"file", "readonly", "default"},
     **{t: {"file", "default"} for t in ("write", "edit", "patch", "find_replace", "move_code")},
     **{t: {"search", "readonly", "default"} for t in ("grep", "glob")},
@@ -39,7 +40,8 @@ def _with_mcp() -> dict[str, Tool]:
 
 
 def test_tag_membership_is_exactly_the_spec_table():
-    """Every built-in tool exists with exactly the tags of the spec's membership table."""
+    """Every built-in tool exists with exactly the tags of the membership table
+    (docs/reference-tools.md#tags-and-membership)."""
     tools = builtin_tools()
     assert {name: set(tool.tags) for name, tool in tools.items()} == MEMBERSHIP
 

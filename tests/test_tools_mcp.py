@@ -1,5 +1,6 @@
-"""External tool servers (spec 1): tools named mcp_<server>_<tool>, tagged mcp, from real MCP servers
-started by the test (stdio subprocess and streamable HTTP), and `platform tools serve`."""
+"""External tool servers (docs/reference-tools.md#external-tool-servers-mcp): tools named mcp_<server>_<tool>,
+tagged mcp, from real MCP servers started by the test (stdio subprocess and streamable HTTP), and `platform
+tools serve`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The patch tool (spec 1, patch behaviours): the `*** Begin Patch` format, atomic across files."""
+"""The patch tool (docs/reference-tools.md#tools-parameters-defaults-and-limits): the `*** Begin Patch`
+format, atomic across files."""
 
 from __future__ import annotations
 

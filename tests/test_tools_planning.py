@@ -1,4 +1,5 @@
-"""Planning tools (spec 1, Planning tools; States: plan and task statuses; task metadata keys)."""
+"""Planning tools (docs/reference-tools.md#tools-parameters-defaults-and-limits: plan and task statuses; task
+metadata keys)."""
 
 from __future__ import annotations
 

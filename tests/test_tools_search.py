@@ -1,4 +1,4 @@
-"""Search tools (spec 1, Search tools): grep and glob on real ripgrep."""
+"""Search tools (docs/reference-tools.md#tools-parameters-defaults-and-limits): grep and glob on real ripgrep."""
 
 from __future__ import annotations
 

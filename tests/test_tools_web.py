@@ -1,4 +1,4 @@
-"""Web tools (spec 1, Web tools and Limits) against real local HTTP servers.
+"""Web tools (docs/reference-tools.md#tools-parameters-defaults-and-limits) against real local HTTP servers.
 
 The search service is remote in production; `FakeSearxng` is a named fake of it that answers the
 SearXNG JSON shape on 127.0.0.1.

@@ -1,5 +1,5 @@
 """The commands that manage automations and triggers over PLATFORM_SERVER_URL / PLATFORM_TOKEN
-(issue 7 items 2 and 3; spec 1 States and transitions: activation displays URL and token once)."""
+(docs/reference-webhooks.md#commands: activation displays URL and token once)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""De-duplication (spec 1 Events 2; issue 7 item 5) and `trigger.payload` (spec 1, Trigger
-payload; issue 7 item 6) against a real server."""
+"""De-duplication and `trigger.payload` (docs/reference-webhooks.md#webhook-ingestion) against a real server."""
 
 from __future__ import annotations
 

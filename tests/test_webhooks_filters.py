@@ -1,4 +1,5 @@
-"""`filter` (spec 1: boolean CEL expression over trigger.payload, `has()` guards; issue 7 item 7)."""
+"""`filter` (docs/reference-webhooks.md#webhook-ingestion: boolean CEL expression over trigger.payload,
+`has()` guards)."""
 
 from __future__ import annotations
 

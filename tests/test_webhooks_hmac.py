@@ -1,4 +1,4 @@
-"""Signed deliveries (spec 1, Webhook trigger definition `webhook.hmac.*`, Authentication 3)
+"""Signed deliveries (docs/reference-webhooks.md#webhook-ingestion: `webhook.hmac.*`, a signature is a way in)
 against a real server, in the formats real senders use."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Webhook ingestion against a real `platform server` on 127.0.0.1 (spec 1: Webhook ingestion,
-Authentication, Errors, Limits; issue 7 item 4)."""
+"""Webhook ingestion against a real `platform server` on 127.0.0.1
+(docs/reference-webhooks.md#webhook-ingestion: ways in, statuses, limits)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ def _same_404(responses: list[httpx.Response]) -> None:
 
 
 def test_token_in_path_and_bearer_accept_and_run_reads_payload(server, tmp_path: Path) -> None:
-    """Authentication 1 and 2: token in path or `Authorization: Bearer` -> 202; the run starts
-    asynchronously and reads trigger.payload (Events 3)."""
+    """Ways in: token in path or `Authorization: Bearer` -> 202; the run starts
+    asynchronously and reads trigger.payload."""
     act = make_trigger(server, tmp_path)
     r1 = httpx.post(act["url_with_token"], json={"ref": "main"})
     r2 = httpx.post(act["url"], json={"ref": "dev"}, headers={"Authorization": f"Bearer {act['token']}"})

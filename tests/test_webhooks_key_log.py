@@ -1,7 +1,7 @@
-"""De-duplication on SQLite through the key log (engine/server/keys.py; spec 1 Events 2: a
-retry is recorded but never starts a second run, also across server processes; issue 7 item
-5). Real SQLite files: recorders in this process on the store of a real server, and two real
-server processes sharing one data dir, with merges made frequent."""
+"""De-duplication on SQLite through the key log (engine/server/keys.py; docs/reference-webhooks.md#webhook-ingestion: a
+retry is recorded but never starts a second run, also across server processes). Real SQLite files: recorders
+in this process on the store of a real server, and two real server processes sharing one data dir, with merges
+made frequent."""
 
 from __future__ import annotations
 

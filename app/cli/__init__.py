@@ -41,12 +41,12 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "debug": "app.cli.debug",
     "registry": "app.cli.registry",
     "doctor": "app.cli.doctor:app",
-    # Project authoring (issue 21).
+    # Project authoring (docs/reference-authoring.md).
     "generate": "app.cli.generate:generate_app",
     "build": "app.cli.generate:build_app",
     "scaffold": "app.cli.scaffold",
     "api": "app.cli.api",
-    # Domains (issue 20).
+    # Domains (docs/reference-domains.md).
     "domain": "app.cli.domain",
 }
 PLATFORM_GROUP_MODULES: dict[str, str] = {

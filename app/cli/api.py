@@ -1,4 +1,4 @@
-"""`framework api curl` (spec 3, Local helpers)."""
+"""`framework api curl` (docs/reference-authoring.md#commands)."""
 
 from __future__ import annotations
 

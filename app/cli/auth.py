@@ -1,4 +1,4 @@
-"""`platform auth ...` (spec 2, platform auth; issue 15): login, logout, status, tokens, the
+"""`platform auth ...` (docs/reference-auth.md#platform-auth): login, logout, status, tokens, the
 control-plane credential and the local OAuth callback server."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`platform automation ...` (spec 1): automations around a workflow, their delivery history."""
+"""`platform automation ...` (docs/reference-webhooks.md#commands): automations around a workflow, their
+delivery history."""
 
 from __future__ import annotations
 

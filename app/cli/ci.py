@@ -1,4 +1,4 @@
-"""`framework ci ...` (spec 2, framework ci and doctor)."""
+"""`framework ci ...` (docs/reference-ci.md#commands)."""
 
 from __future__ import annotations
 

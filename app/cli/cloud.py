@@ -1,4 +1,4 @@
-"""`framework cloud status|token create|list|revoke` (spec 2, framework login and cloud)."""
+"""`framework cloud status|token create|list|revoke` (docs/reference-auth.md#framework-login-logout-cloud)."""
 
 from __future__ import annotations
 
@@ -84,7 +84,8 @@ def token_create(env: str = typer.Option(..., "--env", help="Environment whose c
 
 
 class AutomationSecret:
-    """The --json document names the secret `secret` (spec 2)."""
+    """The --json document names the secret `secret`, printed once
+    (docs/reference-auth.md#framework-login-logout-cloud)."""
 
     @staticmethod
     def of(minted: Any) -> Any:

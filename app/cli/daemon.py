@@ -1,4 +1,4 @@
-"""`platform daemon register | start | status | stop | logs | ls` (spec 2, platform daemon)."""
+"""`platform daemon register | start | status | stop | logs | ls` (docs/reference-daemon.md#platform-daemon)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`framework db ...`: the project's database authoring (spec 3, Database).
+"""`framework db ...`: the project's database authoring (docs/reference-db.md).
 
 Not `platform db` (the server's own store: app/cli/db.py). Sub-groups are built here from
 app/registry.py's DB_* tables; seeds, reset, introspect and squash are in app/cli/database_more.py.

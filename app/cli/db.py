@@ -1,4 +1,4 @@
-"""`platform db migrate status|up` (spec 2, platform db)."""
+"""`platform db migrate status|up` (docs/reference-webhooks.md#commands)."""
 
 from __future__ import annotations
 

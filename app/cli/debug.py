@@ -1,4 +1,4 @@
-"""`framework debug ...` (spec 3, Local helpers): a debugging session over the Debug Adapter Protocol.
+"""`framework debug ...` (docs/reference-debug.md): a debugging session over the Debug Adapter Protocol.
 
 Each command is its own process; the session lives in a broker that `debug start` launches in
 the background, reached through `.framework/debug-session.json` (engine/debug/session.py). What

@@ -1,4 +1,4 @@
-"""`framework doctor` and `framework doctor parity <svc>` (spec 2, framework ci and doctor)."""
+"""`framework doctor` and `framework doctor parity <svc>` (docs/reference-ci.md#commands)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`framework domain add|ls|show|verify|bind|unbind|rm` (spec 2, framework domain; issue 20)."""
+"""`framework domain add|ls|show|verify|bind|unbind|rm` (docs/reference-domains.md#commands)."""
 
 from __future__ import annotations
 

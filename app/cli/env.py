@@ -1,4 +1,4 @@
-"""`framework env ...` (spec 2, framework env)."""
+"""`framework env ...` (docs/reference-env.md)."""
 
 from __future__ import annotations
 

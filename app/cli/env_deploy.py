@@ -1,4 +1,4 @@
-"""`framework env build|deploy|status` (spec 2: framework env, Deploy, Status).
+"""`framework env build|deploy|status` (docs/reference-deploy.md#commands).
 
 Registered on the `env` group defined in app/cli/env.py.
 """

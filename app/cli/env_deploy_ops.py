@@ -71,7 +71,7 @@ def execute(env: str, version: str | None, *, from_env: str | None, plan: bool, 
         terminal = sys.stdin.isatty() and not json_output
         result = deploy(find_project(), env, opts, confirm=confirm if terminal else None,
                         emit=emit if events else None, progress=progress)
-        if json_output:  # rule 10: one document on stdout; human output moves to stderr
+        if json_output:  # --json: one document on stdout; human output moves to stderr
             render_deploy(result, sys.stderr)
         return result, result.exit_code
 

@@ -1,4 +1,5 @@
-"""`framework env start|stop|delete` (spec 2, framework env): hosted environments only.
+"""`framework env start|stop|delete` (docs/reference-hosted.md#commands-on-hosted-environments): hosted
+environments only.
 
 Registered on the `env` group defined in app/cli/env.py.
 """

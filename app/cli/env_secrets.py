@@ -1,4 +1,4 @@
-"""`framework env secrets sync <env>` (spec 2, framework env): cluster Secrets from the dotenv
+"""`framework env secrets sync <env>` (docs/reference-k8s.md#env-secrets-sync-env): cluster Secrets from the dotenv
 provider, applied to local clusters only; registered on the `env` group (app/cli/env.py).
 
 Output names Secrets and keys, never a value.

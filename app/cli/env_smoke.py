@@ -1,4 +1,4 @@
-"""`framework env smoke <env>` (spec 2, framework env; smoke route class). Registered on the `env`
+"""`framework env smoke <env>` (docs/reference-domains.md#framework-env-smoke-env). Registered on the `env`
 group defined in app/cli/env.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`framework env up|down|ps` and `env devstack ...` (spec 2: env up, env down, env ps, env devstack).
+"""`framework env up|down|ps` and `env devstack ...` (docs/reference-devstack.md#commands).
 
 Registered on the `env` group defined in app/cli/env.py.
 """

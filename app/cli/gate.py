@@ -1,4 +1,4 @@
-"""`framework gate ...` (spec 2, framework gate)."""
+"""`framework gate ...` (docs/reference-deploy.md#commands)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`framework generate` and `framework build [env]` (spec 3, Generation/build)."""
+"""`framework generate` and `framework build [env]` (docs/reference-authoring.md#commands)."""
 
 from __future__ import annotations
 

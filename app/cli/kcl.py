@@ -1,4 +1,4 @@
-"""`framework kcl eval` (spec 3, local helpers)."""
+"""`framework kcl eval` (docs/reference-env.md#shape-diff-config-new)."""
 
 from __future__ import annotations
 

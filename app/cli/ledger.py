@@ -1,4 +1,4 @@
-"""`framework ledger ...` (spec 2, framework ledger)."""
+"""`framework ledger ...` (docs/reference-deploy.md#commands)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`framework login` and `framework logout` (spec 2, framework login and cloud; issue 15)."""
+"""`framework login` and `framework logout` (docs/reference-auth.md#framework-login-logout-cloud)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`framework project ...` (spec 3, Project): new, introspect handlers, scaffolded, rescaffold, disown,
-migrate import."""
+"""`framework project ...` (docs/reference-authoring.md#commands): new, introspect handlers, scaffolded,
+rescaffold, disown, migrate import."""
 
 from __future__ import annotations
 
@@ -135,7 +135,7 @@ def scaffolded(ctx: typer.Context, absent: bool = typer.Option(False, "--absent"
 
 @app.command("rescaffold", help=HELP["rescaffold"], epilog=examples(
     "framework project rescaffold internal/handlers/shop/rpc_ping.go",
-    note="Exit codes: 0 re-created; 1 a path still exists (spec 3, Errors 5) or is not scaffold-once."))
+    note="Exit codes: 0 re-created; 1 a path still exists (never overwritten) or is not scaffold-once."))
 def rescaffold(ctx: typer.Context, paths: list[str] = typer.Argument(..., help="Deleted scaffold-once files."),
                json_output: bool = JSON_OPTION) -> None:
     def action() -> tuple[Any, int]:

@@ -1,4 +1,4 @@
-"""`framework registry ...` (spec 2, framework gate, ledger, release, registry)."""
+"""`framework registry ...` (docs/reference-ci.md#commands)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`framework release ...` (spec 2, framework release)."""
+"""`framework release ...` (docs/reference-deploy.md#commands)."""
 
 from __future__ import annotations
 

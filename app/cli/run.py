@@ -1,4 +1,4 @@
-"""`platform run <workflow>` (spec 1: workflows run AI agents that call tools)."""
+"""`platform run <workflow>` (docs/reference-tools.md#runs: workflows run AI agents that call tools)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`framework scaffold [noun]` (spec 3, Scaffolding). Every scaffold has --dry-run (lists the files it
+"""`framework scaffold [noun]` (docs/reference-authoring.md#commands). Every scaffold has --dry-run (lists the files it
 would write, writes none)."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def entity(name: str = typer.Argument(..., help="The entity (snake_case or Camel
     "framework scaffold service billing", "framework scaffold service billing audit --resume",
     note="Each service: proto/<name>/v1/<name>.proto and an entry under `services`; it is served by the "
          "project's process, which listens on config field `port` (env PORT, default 8080). --resume and --force "
-         "together: exit 2 (spec 3, Errors 9)."))
+         "together: exit 2 (they are mutually exclusive)."))
 def service(names: list[str] = typer.Argument(..., help="Service names."),
             resume: bool = typer.Option(False, "--resume", help="Skip the services already written."),
             force: bool = typer.Option(False, "--force", help="Re-create services that exist."),

@@ -1,4 +1,5 @@
-"""`platform server` (issue 7): the hosted side — webhook ingestion, automations, runs."""
+"""`platform server` (docs/reference-webhooks.md#platform-server): the hosted side — webhook ingestion,
+automations, runs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`platform server user add`, `platform server org add|grant` (issue 15): the accounts of the
+"""`platform server user add`, `platform server org add|grant` (docs/reference-auth.md): the accounts of the
 authorization server, written straight to the server's store (same DATABASE_URL / --data-dir)."""
 
 from __future__ import annotations

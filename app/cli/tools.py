@@ -1,4 +1,4 @@
-"""`platform tools ...` (spec 1, agent tools): list, call and serve the tools agents use."""
+"""`platform tools ...` (docs/reference-tools.md#commands): list, call and serve the tools agents use."""
 
 from __future__ import annotations
 

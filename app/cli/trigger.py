@@ -1,4 +1,4 @@
-"""`platform trigger ...` (spec 1, Webhook trigger definition; States and transitions)."""
+"""`platform trigger ...` (docs/reference-webhooks.md#commands: trigger definitions, activation, states)."""
 
 from __future__ import annotations
 

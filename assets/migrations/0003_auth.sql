@@ -1,4 +1,4 @@
--- Login and tokens (spec 2, platform auth; issue 15): organizations, users, one-time
+-- Login and tokens (docs/reference-auth.md): organizations, users, one-time
 -- authorization codes and every token the server issues. Portable SQL for SQLite and PostgreSQL.
 -- Secrets are never stored: codes and tokens as sha256 hex digests, passwords as argon2id hashes.
 

@@ -1,4 +1,4 @@
--- The control plane (spec 2, hosted environments; issue 18): releases and their file artifacts,
+-- The control plane (docs/reference-hosted.md): releases and their file artifacts,
 -- hosted environments, their promotion ledger (the same rules as the machine ledger:
 -- engine/promotions/rules.py) and each organization's billing entitlement.
 -- Portable SQL for SQLite and PostgreSQL. Every row belongs to one organization; every read filters

@@ -1,4 +1,4 @@
--- The local tools daemon's streams (spec 2, platform daemon; issue 16). One row per connected
+-- The local tools daemon's streams (docs/reference-daemon.md). One row per connected
 -- daemon (organization + name): which daemon start (instance_id) holds a stream to which server
 -- process (node, and that process's HTTP URL, where requests for the daemon are routed).
 -- heartbeat_at is refreshed by the holding process every heartbeat; a row whose heartbeat is

@@ -1,4 +1,4 @@
--- Domains on the control plane (spec 2: domain record and binding, Domain states; issue 20).
+-- Domains on the control plane (docs/reference-domains.md: the domain record, binding and states).
 -- A hostname is claimed per organization (not per environment): several organizations may claim
 -- the same name (claiming does not lock it); the first to prove ownership by DNS takes it
 -- (cp_domain_owners: one row per hostname, its primary key decides the race) and the others move

@@ -1,4 +1,4 @@
-"""Login, tokens and credentials (spec 2: platform auth, framework login and cloud, Authentication).
+"""Login, tokens and credentials (docs/reference-auth.md).
 
 Server side (inside `platform server`): `tables`, `passwords`, `accounts` (organizations, users,
 grants), `tokens` (minting, the one verifier every bearer check goes through), `oauth` (the

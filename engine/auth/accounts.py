@@ -16,8 +16,9 @@ from engine.auth.passwords import hash_password
 from engine.db import store
 from engine.errors import EngineError, UsageError
 
-# The deploy, secret and domain authority an organization may grant (spec 2 Authentication 5:
-# other names are not shown; these follow `deploy:read` / `deploy:write`). Promote needs more than
+# The deploy, secret and domain authority an organization may grant
+# (docs/reference-auth.md#accounts-platform-server-org-addgrant-platform-server-user-add: names beyond
+# `deploy:read` / `deploy:write` are this build's, in the same pattern). Promote needs more than
 # gate recording: `deploy:promote`.
 PERMISSIONS = (
     "deploy:read",

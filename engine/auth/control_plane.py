@@ -1,6 +1,6 @@
-"""`framework login`, `framework logout` and `framework cloud status|token ...` (spec 2, framework
-login and cloud): the control planes an environment declares (`framework.ControlPlane`, default:
-the hosted service) and the credential a control-plane call uses (precedence in
+"""`framework login`, `framework logout` and `framework cloud status|token ...`
+(docs/reference-auth.md#framework-login-logout-cloud): the control planes an environment declares
+(`framework.ControlPlane`, default: the hosted service) and the credential a control-plane call uses (precedence in
 engine.auth.credentials.resolve_control_plane)."""
 
 from __future__ import annotations

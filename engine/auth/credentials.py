@@ -1,5 +1,5 @@
-"""The credentials file both programs share, and the precedence resolvers (spec 2: credentials
-file, platform auth, credential precedence).
+"""The credentials file both programs share, and the precedence resolvers (docs/reference-auth.md#the-credentials-file;
+the precedence: docs/reference-auth.md#framework-login-logout-cloud).
 
 File: `$XDG_CONFIG_HOME/framework/credentials.json` (default `~/.config/framework/...`), mode 0600
 in a 0700 directory: `{"version": 1, "entries": {"<server or endpoint URL>": {...}}}`.
@@ -251,7 +251,7 @@ def resolve_control_plane(
     endpoint: str | None, *, token_flag: str | None = None, token_env: str | None = None,
     declared: bool = False,
 ) -> Resolved:
-    """Any control-plane call (spec 2 credential precedence): 1) --token; 2) the environment's
+    """Any control-plane call (credential precedence): 1) --token; 2) the environment's
     declared token variable (default FRAMEWORK_CONTROL_PLANE_TOKEN); 3) the credentials-file entry
     for the endpoint; 4) $FRAMEWORK_CREDENTIAL_HELPER (also when the stored login has expired)."""
     server = normalize(endpoint) if endpoint else DEFAULT_CONTROL_PLANE

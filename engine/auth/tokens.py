@@ -33,7 +33,7 @@ from engine.tokens import hash_matches, new_token, token_hash
 
 TOKEN_PREFIX = "plt"
 DAY_S = 86_400
-ACCESS_TTL_S = 90 * DAY_S  # access token and API token (spec 2 Limits)
+ACCESS_TTL_S = 90 * DAY_S  # access token and API token: 90 days (docs/reference-auth.md#token-kinds)
 CONTROL_PLANE_TTL_S = 3_600  # at most 1 hour
 AUTOMATION_TTL_S = 90 * DAY_S
 API_TOKEN_NAME = "platform-cli@{name}"

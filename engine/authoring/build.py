@@ -1,4 +1,4 @@
-"""`framework build [env]` (spec 3, Generation/build): compiles the project's binaries (and, later,
+"""`framework build [env]` (docs/reference-authoring.md#commands): compiles the project's binaries (and, later,
 frontends) locally; never publishes. Without an environment: every entry of `binaries` with `go build`
 and every service whose `build` is docker or shell. With one: its workloads' builds, exactly as
 `env build <env>` runs them without --push (one dispatch: go, docker, shell).

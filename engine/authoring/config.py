@@ -1,4 +1,4 @@
-"""The authoring keys of `framework.yaml` (spec 3, Resources: project configuration)."""
+"""The authoring keys of `framework.yaml` (docs/reference-authoring.md#commands, `project new`)."""
 
 from __future__ import annotations
 

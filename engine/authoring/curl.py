@@ -1,4 +1,4 @@
-"""`framework api curl` and `framework project introspect handlers` (spec 3, Local helpers, Project).
+"""`framework api curl` and `framework project introspect handlers` (docs/reference-authoring.md#commands).
 
 `api curl` prints (never runs) a Connect request: POST, `Content-Type: application/json`, the URL
 `http://127.0.0.1:<port>/<package>.<Service>/<Method>`, a zero-value JSON body from the descriptor

@@ -1,4 +1,4 @@
-"""The descriptor of a project's protos, compiled by buf (spec 3, Resources: descriptor cache).
+"""The descriptor of a project's protos, compiled by buf (the descriptor cache).
 
 `buf build` yields an image (FileDescriptorSet as JSON, with source info); `load_image` keeps what
 generation, `api curl` and `project introspect handlers` need. The cache `gen/framework_descriptor.json`

@@ -1,5 +1,5 @@
-"""Entity code (spec 3, Generation): a Go type and database/sql access for each message marked
-`framework:entity` whose table the migrations create; and the owned create-table migration that
+"""Entity code (docs/reference-authoring.md#commands, `generate`): a Go type and database/sql access for each
+message marked `framework:entity` whose table the migrations create; and the owned create-table migration that
 `scaffold` writes for an entity with no table yet.
 """
 

@@ -1,4 +1,4 @@
-"""`framework generate` (spec 3, Generation): from protos and migrations, Go protobuf and Connect
+"""`framework generate` (docs/reference-authoring.md#commands): from protos and migrations, Go protobuf and Connect
 code (buf with protoc-gen-go and protoc-gen-connect-go), handler stubs (scaffold-once, one file per
 RPC), entity code, bootstrap wiring and the descriptor cache.
 

@@ -1,4 +1,4 @@
-"""Go code of a project rendered from the descriptor (spec 3, Generation: stubs, bootstrap wiring).
+"""Go code of a project rendered from the descriptor (`generate`: stubs, bootstrap wiring).
 
 Generated files (handler.go, handler_test.go, bootstrap, main) are rewritten freely; RPC stubs
 `internal/handlers/<svc>/rpc_<name>.go` are scaffold-once (the user's from birth).

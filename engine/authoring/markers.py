@@ -1,4 +1,4 @@
-"""Hash markers of generated files (spec 3, What the service does 3).
+"""Hash markers of generated files (docs/reference-authoring.md, Ownership).
 
 Every generated file carries one marker line holding the sha256 of its content *without* that
 line. A file whose marker does not match its content was edited by hand (`ci verify-generated`).

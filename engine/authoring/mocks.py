@@ -1,4 +1,4 @@
-"""Mocks of internal package contracts (spec 3, Generation; Resources: internal package).
+"""Mocks of internal package contracts (docs/reference-authoring.md#commands, `generate`).
 
 `internal/<name>/contract.go` declares the package's Go interfaces; `generate` writes a mock of each
 in `internal/<name>/<name>mock/mock.go`: a struct with one `<Method>Func` field per method, the calls

@@ -1,6 +1,6 @@
-"""`framework project new <name>` (spec 3, Project): a project with framework.yaml (framework_version
-pinned to this framework), protos, a migrations directory, a `deploy/kcl/dev` that `env up` runs and a
-README; then the first `generate`. `--disable <feature>` leaves that feature's part out entirely.
+"""`framework project new <name>` (docs/reference-authoring.md#commands): a project with framework.yaml
+(framework_version pinned to this framework), protos, a migrations directory, a `deploy/kcl/dev` that `env up` runs
+and a README; then the first `generate`. `--disable <feature>` leaves that feature's part out entirely.
 """
 
 from __future__ import annotations

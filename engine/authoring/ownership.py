@@ -1,4 +1,4 @@
-"""Ownership records (spec 3, Resources): `.framework/scaffolded.json` (the birth ledger of
+"""Ownership records (docs/reference-authoring.md, Ownership): `.framework/scaffolded.json` (the birth ledger of
 scaffold-once files) and `.framework/disowned.json` (files moved out of generation, with a reason).
 
 Scaffold-once files belong to the user from birth: never overwritten. A disowned file is never

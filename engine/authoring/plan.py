@@ -1,5 +1,5 @@
-"""A plan of file writes and how it is applied under the ownership rules (spec 3, What the service
-does 3): generated files are stamped with their hash marker and rewritten freely; scaffold-once files
+"""A plan of file writes and how it is applied under the ownership rules (docs/reference-authoring.md,
+Ownership): generated files are stamped with their hash marker and rewritten freely; scaffold-once files
 are written only at birth (recorded in .framework/scaffolded.json) and never again; disowned files are
 never written. `--dry-run` computes the same statuses and writes nothing.
 """

@@ -1,4 +1,4 @@
-"""`project scaffolded`, `project rescaffold`, `project disown` (spec 3, Project; Errors 5).
+"""`project scaffolded`, `project rescaffold`, `project disown` (docs/reference-authoring.md#commands).
 
 Rescaffold re-creates a deleted scaffold-once file exactly as its scaffold would write it today, and
 refuses a path that still exists. Disown is one-way: generation never writes the file again, and
@@ -22,7 +22,7 @@ from engine.project import Project
 
 
 class RescaffoldRefused(EngineError):
-    """Spec 3, Errors 5: `project rescaffold` refuses a path that still exists."""
+    """`project rescaffold` refuses a path that still exists (exit 1, `path_exists`)."""
 
     code = "path_exists"
 

@@ -1,4 +1,4 @@
-"""`framework scaffold ...` (spec 3, Scaffolding): entities (CRUD quintet injected once, an owned
+"""`framework scaffold ...` (docs/reference-authoring.md#commands): entities (CRUD quintet injected once, an owned
 create-table migration), services, RPC stubs, handler files and binaries. Every scaffold has
 `--dry-run`: the same operation runs in a throwaway copy and the files it wrote are listed.
 """
@@ -187,7 +187,7 @@ def service_proto(cfg: AuthoringConfig, name: str) -> tuple[str, str]:
 def scaffold_services(project: Project, names: list[str], *, resume: bool = False, force: bool = False,
                       dry_run: bool = False) -> ScaffoldResult:
     if resume and force:
-        # Spec 3, Errors 9: mutually exclusive.
+        # `scaffold service --resume` with `--force`: mutually exclusive (exit 2).
         raise UsageError("--resume and --force are mutually exclusive",
                          hint="--resume continues a batch (skips services already written); --force re-creates them")
     checked = [naming.check_name(n, "service") for n in names]

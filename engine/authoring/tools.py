@@ -1,4 +1,4 @@
-"""The field's code generators (spec 3, Generation): buf, protoc-gen-go, protoc-gen-connect-go.
+"""The field's code generators (docs/reference-authoring.md): buf, protoc-gen-go, protoc-gen-connect-go.
 
 Found in `$FRAMEWORK_TOOLS_BIN`, then the checkout's `.tools/bin` (where `make test` installs
 the pinned versions), then PATH. The plugins run from buf, so their directory leads PATH.

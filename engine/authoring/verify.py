@@ -1,5 +1,5 @@
-"""`framework ci verify-generated` (spec 2): every generated file's marker matches its content;
-regenerating in a throwaway copy changes nothing (freshness); the commit policy holds (framework.yaml
+"""`framework ci verify-generated` (docs/reference-authoring.md#commands): every generated file's marker matches
+its content; regenerating in a throwaway copy changes nothing (freshness); the commit policy holds (framework.yaml
 `generate.commit`: true = generated files are tracked by git, false = they are ignored). Each
 offending file is named; any finding exits non-zero.
 """

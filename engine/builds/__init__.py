@@ -1,1 +1,1 @@
-"""`env build`: dispatch on build type (spec 2, framework env)."""
+"""`env build`: dispatch on build type (docs/reference-deploy.md#commands)."""

@@ -1,4 +1,4 @@
-"""`framework env build <env>` (spec 2, framework env): build, push, cut a release.
+"""`framework env build <env>` (docs/reference-deploy.md#commands): build, push, cut a release.
 
 Dispatch on the workload's build type: `shell` runs its command, `go` runs `go build`, `docker`
 runs `docker build`/`push` (needs a reachable Docker daemon), `remote` needs a control plane.
@@ -110,7 +110,7 @@ def build_workload(
                 hint="install Go (https://go.dev/dl) or use a shell build",
             )
         out = (build.artifacts or [f"bin/{name}"])[0]
-        # `main` names the main package (e.g. ./cmd/api in a generated project; spec 3, build).
+        # `main` names the main package (e.g. ./cmd/api in a generated project; docs/reference-authoring.md#commands).
         output = run_step(
             build.command or ["go", "build", "-o", str(project.root / out), build.main or "."],
             cwd,
@@ -298,8 +298,8 @@ def env_build(
     progress: Progress | None = None,
     spec: EnvironmentSpec | None = None,
 ) -> BuildResult:
-    """`env build <env>` with every flag of spec 2 (see module doc). A caller that has evaluated the
-    environment already (a deploy) passes its `spec`, so it is not evaluated twice."""
+    """`env build <env>` with every flag docs/reference-deploy.md#commands lists (see module doc).
+    A caller that has evaluated the environment already (a deploy) passes its `spec`, so it is not evaluated twice."""
     from engine.environments.evaluate import evaluate_environment
 
     say = progress or (lambda _m: None)

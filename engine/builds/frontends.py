@@ -1,5 +1,5 @@
-"""A hosted frontend's files in the release (spec 2, release artifact kind `file`; spec 3, frontends:
-`output`; issue 20).
+"""A hosted frontend's files in the release: `file` artifacts of the frontend's built `output`
+(docs/reference-domains.md#a-hosted-frontends-files).
 
 An environment the control plane runs (hosted, or declaring framework.ControlPlane) carries each of
 its frontends' built output in every release cut for it: the files under `<dir>/<output>`,

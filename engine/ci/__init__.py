@@ -1,1 +1,1 @@
-"""CI helpers (spec 2, framework ci; spec 3, ci.test_skips.allow)."""
+"""CI helpers (docs/reference-ci.md)."""

@@ -1,5 +1,5 @@
 """`ci summarize <files...>`: our `--json` documents as GitHub-flavoured Markdown for a step summary
-(spec 2, framework ci and doctor).
+(docs/reference-ci.md#commands).
 
 Any document with the envelope (`ok`, `exit_code`, `error`) renders: a heading with its verdict, the
 error, then what it carries. Known shapes (deploy, ci run, release verify, test run, gates, doctor,

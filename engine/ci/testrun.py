@@ -1,4 +1,4 @@
-"""`ci verify-test-run`: does a `go test -json` stream prove anything? (spec 2, framework ci; spec 3 Errors 6).
+"""`ci verify-test-run`: does a `go test -json` stream prove anything? (docs/reference-ci.md#commands).
 
 Reads the test2json events of `go test -json` (stdin or --from). Verdict:
 - a failed test, a failed package or a build failure fails the command (exit 1);

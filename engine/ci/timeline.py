@@ -1,4 +1,4 @@
-"""`ci run <run-id>`: the timeline of one CI run (spec 2, framework ci and doctor; exit codes in Errors).
+"""`ci run <run-id>`: the timeline of one CI run (docs/reference-ci.md#commands, with its exit codes).
 
 Stages, oldest first: release cuts, promotions, rollouts (applies) and gate checks that recorded
 the run id (engine/ci_environment.py). Each comes from a `TimelineSource`: the machine ledger, or
@@ -44,7 +44,7 @@ class Timeline(BaseModel):
 
 
 class TimelineSource(Protocol):
-    """Where a run's records live: the machine ledger, or (issue 18) a control plane."""
+    """Where a run's records live: the machine ledger, or a control plane."""
 
     name: str
 
@@ -96,7 +96,7 @@ class MachineLedgerSource:
 
 
 class ControlPlaneSource:
-    """The timeline of an environment whose ledger lives on a control plane (issue 18): its promotions
+    """The timeline of an environment whose ledger lives on a control plane: its promotions
     and gates that recorded the run, read through the hosted ledger client; unreachable or refused
     raises exit 2 (the control plane could not be read)."""
 

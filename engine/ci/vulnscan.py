@@ -1,5 +1,5 @@
-"""`ci vuln-scan`: run the vulnerability scanners framework.yaml configures (spec 2, framework ci; spec 3
-Errors 7: fails when a selected scanner cannot run or none is selected).
+"""`ci vuln-scan`: run the vulnerability scanners framework.yaml configures (docs/reference-ci.md#commands:
+fails when a selected scanner cannot run or none is selected).
 
     ci:
       vuln_scan:

@@ -1,1 +1,1 @@
-"""The control plane: hosted environments served by `platform server` (spec 2, hosted environments)."""
+"""The control plane: hosted environments served by `platform server` (docs/reference-hosted.md)."""

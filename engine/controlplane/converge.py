@@ -1,6 +1,6 @@
-"""Hosted convergence (spec 2, Deploy rule 4: "Hosted environments are converged by the control
-plane"): the control plane runs each hosted environment's workloads on its own host with the process
-runtime (supervised, health-checked, restarted): the honest stand-in for a hosted fleet on one
+"""Hosted convergence (deploy rule 4: hosted environments are converged by the control
+plane; docs/reference-hosted.md#convergence): the control plane runs each hosted environment's workloads on its own
+host with the process runtime (supervised, health-checked, restarted): the honest stand-in for a hosted fleet on one
 machine, behind the same API a remote fleet would have.
 
 A loop in every server process looks at each active, entitled environment: the process holding the

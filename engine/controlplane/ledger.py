@@ -1,5 +1,5 @@
-"""The hosted ledger: the control plane's store for engine.promotions.rules (spec 2, Records:
-promotion ledger location "control plane when the environment's KCL declares framework.ControlPlane").
+"""The hosted ledger: the control plane's store for engine.promotions.rules (the
+promotion ledger location is "the control plane when the environment's KCL declares framework.ControlPlane").
 
 The rules (compare-and-set on `current.promotion_id`, append-only, idempotent gates) are the machine
 ledger's, run inside one write transaction here: BEGIN IMMEDIATE on SQLite, and on PostgreSQL the
@@ -203,7 +203,7 @@ def history(engine: Engine, org_id: str, name: str, limit: int = 20, before: int
 
 
 def gates_of(conn: Connection, promotion_id: str) -> list[Gate]:
-    """Promote-time gates first, then later ones oldest first (spec 2, gate list)."""
+    """Promote-time gates first, then later ones oldest first (`gate list`'s order)."""
     rows = conn.execute(select(t.gates).where(t.gates.c.promotion_id == promotion_id)
                         .order_by(t.gates.c.at_promote.desc(), t.gates.c.seq)).all()
     return [Gate(name=r.name, status=r.status, summary=r.summary, run_id=r.run_id, promotion_id=r.promotion_id,

@@ -1,4 +1,4 @@
-"""Releases on the control plane (spec 2, Records: release "stored ... on the control plane").
+"""Releases on the control plane (docs/reference-hosted.md#releases-and-artifacts).
 
 A release is uploaded as its manifest (the same document `.framework/releases/<version>.json`
 holds) after its `file` artifacts, which are stored content-addressed per organization (the

@@ -1,5 +1,6 @@
-"""The control-plane HTTP interface, versioned under /v1 (spec 2: control-plane paths "not shown";
-these follow the field: JSON, bearer tokens, one scope per verb).
+"""The control-plane HTTP interface, versioned under /v1
+(docs/reference-hosted.md#the-http-interface-v1-json-bearer-tokens;
+the paths follow the field: JSON, bearer tokens, one scope per verb).
 
 | path | scope |
 |---|---|
@@ -7,7 +8,7 @@ these follow the field: JSON, bearer tokens, one scope per verb).
 | POST /v1/blobs/missing, PUT /v1/blobs/{digest}, POST /v1/releases | deploy:write |
 | GET  /v1/status?env=a&env=b (many environments, one round trip), /v1/envs/{env}/ledger | deploy:read |
 | POST /v1/envs/{env}/promotions (compare-and-set on current.promotion_id) | deploy:promote |
-| POST /v1/envs/{env}/gates (spec 2 Authentication 4: deliberately weaker than promote) | deploy:write |
+| POST /v1/envs/{env}/gates (gate recording: deliberately weaker than promote) | deploy:write |
 | POST /v1/envs/{env}/stop, /v1/envs/{env}/start, DELETE /v1/envs/{env} | deploy:promote |
 
 The organization is always the credential's: no request carries an organization field, and every

@@ -1,6 +1,6 @@
-"""Hosted environment state (spec 2, States): billing entitlement per organization, `env stop`
-(never refused, data kept), `env start` (refused with the server's reason when the organization is
-not entitled), `env delete` (deployments and state removed; a later deploy of the same name creates
+"""Hosted environment state (docs/reference-hosted.md#commands-on-hosted-environments): billing entitlement per
+organization, `env stop` (never refused, data kept), `env start` (refused with the server's reason when the
+organization is not entitled), `env delete` (deployments and state removed; a later deploy of the same name creates
 a new environment), and the status of many environments in one round trip."""
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _queued(conn: Connection, org_id: str, base: str) -> dict[str, Any]:
 
 
 def env_status(conn: Connection, org_id: str, name: str, base: str, root: Path) -> dict[str, Any]:
-    """One hosted environment as the control plane sees it (spec 2, Status)."""
+    """One hosted environment as the control plane sees it (`env status`)."""
     from engine.runtime.process import observe
 
     env = ledger.find_env(conn, org_id, name)

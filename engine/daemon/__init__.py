@@ -1,1 +1,2 @@
-"""Local daemon instances (spec 2). Only the reader of instance directories is in this build."""
+"""Local daemon instances (docs/reference-daemon.md#platform-daemon). Only the reader of instance directories is in
+this build."""

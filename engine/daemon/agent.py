@@ -1,4 +1,4 @@
-"""`platform daemon start`: the daemon's life (spec 2, daemon start).
+"""`platform daemon start`: the daemon's life (docs/reference-daemon.md#platform-daemon).
 
 1. Take the instance directory's lock (a second start on it fails: never two daemons on one
    directory) and publish the runtime record (`starting`). Every start has a fresh instance id.
@@ -48,7 +48,7 @@ class StartOptions:
     gateway: str | None = None
     log_to_stderr: bool = True
     auth_port: int | None = 0
-    """`auth serve` inside the daemon (spec 2: "the daemon serves the same when local"): 127.0.0.1,
+    """`auth serve` inside the daemon (the daemon serves `platform auth serve`'s endpoints itself): 127.0.0.1,
     0 = a port the system picks (published in the record as `auth_serve`), None = off."""
 
 

@@ -1,4 +1,5 @@
-"""The daemon's end of the bulk side channel (issue 16 Deliver 6: file throughput).
+"""The daemon's end of the bulk side channel (file throughput:
+docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes).
 
 A grpc.aio stream in Python tops out far below a socket copy, so a large file read does not send
 its bytes as Output frames: the server's FileRead carries a `Bulk` offer (a one-time ticket and

@@ -1,5 +1,5 @@
-"""`platform daemon status | stop | logs` and `start --background` (spec 2), from outside the
-daemon process: the lock says whether it runs (and /proc/locks who holds it), the runtime record
+"""`platform daemon status | stop | logs` and `start --background` (docs/reference-daemon.md#platform-daemon),
+from outside the daemon process: the lock says whether it runs (and /proc/locks who holds it), the runtime record
 what it published."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from engine.daemon.instances import LOCK_FILE, RECORD_FILE, lock_held
 from engine.daemon.runtime import LOG_FILE, instance_path
 from engine.errors import EngineError
 
-DEFAULT_LINES = 50  # spec 2 Limits: `daemon logs` default
+DEFAULT_LINES = 50  # `daemon logs` shows the last 50 lines by default
 DETACHED_ENV = "PLATFORM_DAEMON_DETACHED"  # set for a --background daemon: its stderr is the log file already
 
 
@@ -104,7 +104,7 @@ def _wait_released(lock: Path, seconds: float) -> bool:
 
 def stop(name: str, *, force: bool = False, grace: float = 10.0) -> tuple[StopResult, int]:
     """Graceful signal and wait; --force kills at once; surviving the grace: killed; surviving
-    that: non-zero exit and the runtime record kept (spec 2 States: daemon stop)."""
+    that: non-zero exit and the runtime record kept (`daemon stop`'s rule)."""
     path = instance_path(name)
     lock = path / LOCK_FILE
     record = record_of(path) or {}

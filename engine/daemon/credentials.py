@@ -1,6 +1,6 @@
 """The daemon credentials file: `<instance dir>/credentials.json`, mode 0600 (directory 0700):
 `{"server", "gateway", "name", "token", "token_id", "created_at"}`. Written by `platform daemon
-register` (and by `start`'s auto-register), read by `start` first (spec 2: credential order 1).
+register` (and by `start`'s auto-register), read by `start` first (the first credential in the order).
 The token is never printed, logged or put in --json."""
 
 from __future__ import annotations

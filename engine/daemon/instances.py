@@ -1,6 +1,6 @@
-"""Daemon instances on this machine, as `platform daemon ls` reports them (spec 2, Records: "daemon
-instance: directory under ~/.platform/instances; advisory lock (liveness) and a runtime record
-(published state, e.g. awaiting_credentials)"; Endpoints: `daemon ls`).
+"""Daemon instances on this machine, as `platform daemon ls` reports them (a daemon
+instance is a directory under ~/.platform/instances: an advisory lock (liveness) and a runtime record
+(published state, e.g. awaiting_credentials); docs/reference-daemon.md#platform-daemon).
 
 The daemon itself is not in this build; this module only reads what instances leave behind:
 - RUNNING comes from the lock alone: a non-blocking flock on `<dir>/instance.lock` that fails
@@ -33,7 +33,7 @@ class Instance(BaseModel):
     state: str | None = None
     """The record's published state, e.g. `awaiting_credentials`."""
     note: str
-    """What running and record together mean (spec 2 `daemon ls`)."""
+    """What running and record together mean (`daemon ls`)."""
 
 
 class InstanceList(BaseModel):

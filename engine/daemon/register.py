@@ -1,5 +1,5 @@
-"""`platform daemon register` (spec 2): sign in through the browser if needed, then ask the server
-for a long-lived daemon token (kind `daemon`, named `daemon@<name>`, 365 days; registering the
+"""`platform daemon register` (docs/reference-daemon.md#platform-daemon): sign in through the browser if needed,
+then ask the server for a long-lived daemon token (kind `daemon`, named `daemon@<name>`, 365 days; registering the
 same name again replaces the old token) and store it in the instance's credentials file (0600).
 A token never mints a token: registration needs a browser login, not PLATFORM_TOKEN."""
 

@@ -1,4 +1,4 @@
-"""One daemon start's hold on its instance directory (spec 2: daemon instance, advisory lock and
+"""One daemon start's hold on its instance directory (a daemon instance: advisory lock and
 runtime record).
 
 - The lock: an exclusive non-blocking flock on `<dir>/instance.lock`, held for the life of the

@@ -1,4 +1,4 @@
-"""Database authoring of a framework project (spec 3, Database): forward-only migrations,
+"""Database authoring of a framework project (docs/reference-db.md): forward-only migrations,
 seeds, reset, introspect, squash, goose import and migration safety.
 
 Not the platform server's own store (that is `engine.db`). Modules are imported by the command

@@ -1,4 +1,5 @@
-"""`db migration new` and `db migration rebase` (spec 3, Database; Errors 4)."""
+"""`db migration new` and `db migration rebase` (docs/reference-db.md#commands: a file already on the
+default branch is refused)."""
 
 from __future__ import annotations
 

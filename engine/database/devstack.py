@@ -1,5 +1,5 @@
-"""The dev database of `framework env up` (spec 2, env up: "First boot of a dev database with all
-seedable tables empty is auto-seeded"; `--no-seed` skips seeding; spec 3 seeds).
+"""The dev database of `framework env up` (docs/reference-db.md#env-up-and-the-dashboard: a first-boot
+database whose seedable tables are all empty is seeded; `--no-seed` skips seeding).
 
 Called once the stack's processes are healthy: waits until the declared database accepts
 connections, creates it when missing, migrates, then seeds when every seedable table is empty.

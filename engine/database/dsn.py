@@ -1,4 +1,4 @@
-"""Connection strings: `--dsn` or `DATABASE_URL` (spec 3, db migrate), loopback checks, redaction."""
+"""Connection strings: `--dsn` or `DATABASE_URL` (docs/reference-db.md#commands), loopback checks, redaction."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def parse(url: str) -> Dsn:
 
 
 def resolve(dsn: str | None, *, required: bool = True) -> Dsn | None:
-    """`--dsn` first, then `DATABASE_URL` (spec 3, db migrate: connection via --dsn or env)."""
+    """`--dsn` first, then `DATABASE_URL` (the connection rule of every `db` command)."""
     value = dsn if dsn else os.environ.get("DATABASE_URL", "")
     if not value.strip():
         if not required:

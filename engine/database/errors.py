@@ -1,4 +1,4 @@
-"""Typed errors of database authoring, with the spec's exit codes (spec 3, Errors 1-4)."""
+"""Typed errors of database authoring, with their exit codes (docs/reference-db.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ class DatabaseAuthoringError(EngineError):
 
 
 class DirtyDatabase(EngineError):
-    """Errors 1: `db migrate up` fails on a dirty version until `db migrate force <version>` is run."""
+    """The dirty rule: `db migrate up` fails on a dirty version until `db migrate force <version>` is run."""
 
     code = "dirty"
 

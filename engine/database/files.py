@@ -1,7 +1,8 @@
-"""Migration files: `db/migrations/<version>_<name>.up.sql` (spec 3, Resources: migration file).
+"""Migration files: `db/migrations/<version>_<name>.up.sql` (docs/reference-db.md#migrations-golang-migrate-compatible).
 
 Versions are golang-migrate's: the leading digits, compared as integers, so older sequential
-files (`1_init.up.sql`) stay valid and sort before 14-digit UTC timestamps (Versioning 1).
+files (`1_init.up.sql`) stay valid and sort before 14-digit UTC timestamps
+(docs/reference-db.md#migrations-golang-migrate-compatible).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def load(directory: Path) -> MigrationSet:
         if not m or not path.is_file():
             continue
         if m["direction"] == "down":
-            down.append(path.name)  # forward-only (spec 3, What the service does 2): never run
+            down.append(path.name)  # forward-only (no down migration, no rollback): never run
             continue
         version = int(m["version"])
         if version > MAX_VERSION:
@@ -111,7 +112,7 @@ def next_versions(existing: list[int], count: int = 1, now: datetime | None = No
             moment = datetime.strptime(str(newest), TIMESTAMP_FORMAT).replace(tzinfo=UTC) + timedelta(seconds=1)
         else:
             raise DatabaseAuthoringError(f"the newest version {newest} is not a timestamp and sorts after now",
-                                         hint="versions are 14-digit UTC timestamps (spec 3, Limits)")
+                                         hint="versions are 14-digit UTC timestamps")
     out = []
     for i in range(count):
         out.append(timestamp_version(moment + timedelta(seconds=i)))

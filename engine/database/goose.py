@@ -1,4 +1,5 @@
-"""`project migrate import --from goose --src-dir --dest-dir` (spec 3, Database).
+"""`project migrate import --from goose --src-dir --dest-dir`
+(docs/reference-db.md#project-migrate-import---from-goose).
 
 Keeps each goose file's Up section and drops its Down section; renumbers after the highest
 version already in the destination (fresh UTC timestamps, in the sources' order); honours the

@@ -1,4 +1,4 @@
-"""Which database a dev-only command may touch (spec 3: db seed, db reset; Errors 2 and 3).
+"""Which database a dev-only command may touch (docs/reference-db.md#seeds: Guards; docs/reference-db.md#db-reset).
 
 - dev only: the environment (default `dev`) must be a development one: kind `local`.
 - The environment's declared DSN is the `DATABASE_URL` its workloads are given.
@@ -42,7 +42,7 @@ def seed_target(project: Project, dsn: str | None, env_name: str | None, allow_r
                 options: dict[str, str] | None = None) -> dsns.Dsn:
     given = dsns.resolve(dsn, required=False)
     if given is not None and given.is_loopback and env_name is None:
-        return given  # loopback databases accepted (spec 3, db seed apply)
+        return given  # loopback databases accepted (seed guards)
     name = env_name or DEFAULT_ENV
     env = environment(project, name, options)
     declared = declared_dsn(env)
@@ -72,7 +72,7 @@ def reset_target(project: Project, dsn: str | None, env_name: str | None,
 
 
 def migrations_clean(target: dsns.Dsn, project: Project) -> None:
-    """Errors 2: refused when schema migrations are pending or dirty."""
+    """A seed guard: refused when schema migrations are pending or dirty."""
     from engine.database import files, runner
 
     if not (project.root / files.MIGRATIONS_DIR).is_dir():

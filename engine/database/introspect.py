@@ -1,4 +1,4 @@
-"""`db introspect`: tables, columns, types, constraints, indexes, foreign keys (spec 3, Database).
+"""`db introspect`: tables, columns, types, constraints, indexes, foreign keys (docs/reference-db.md#commands).
 
 Read from the catalogs (pg_class, pg_attribute, pg_constraint, pg_index) with PostgreSQL's own
 renderers (format_type, pg_get_constraintdef, pg_get_indexdef), so two databases built the same

@@ -1,4 +1,4 @@
-"""`db reset` (spec 3, Database; Errors 3): drop, recreate, migrate, seed the environment's own
+"""`db reset` (docs/reference-db.md#db-reset): drop, recreate, migrate, seed the environment's own
 development database. The caller confirms (host and database name typed, or --yes)."""
 
 from __future__ import annotations

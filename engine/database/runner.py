@@ -1,4 +1,5 @@
-"""The migration runner, compatible with golang-migrate's PostgreSQL driver (spec 3, db migrate).
+"""The migration runner, compatible with golang-migrate's PostgreSQL driver
+(docs/reference-db.md#migrations-golang-migrate-compatible).
 
 Same `schema_migrations` table (version bigint, dirty boolean; one row), same advisory lock id
 (CRC-32 of "<schema>\\0<table>\\0<URL path>" times golang-migrate's salt), same dirty rule: the
@@ -84,7 +85,7 @@ def _entry(f: MigrationFile) -> Entry:
 
 
 def force_commands(version: int, migrations: MigrationSet) -> dict[str, str]:
-    """The exact repair for each case of a dirty version (spec 3, Errors 1)."""
+    """The exact repair for each case of a dirty version (`up` refuses a dirty version until `force`)."""
     prev = migrations.previous(version)
     return {
         "not_applied": f"framework db migrate force {prev if prev is not None else 'none'}",
@@ -294,7 +295,8 @@ def version(dsn: Dsn) -> VersionResult:
 
 
 def up(dsn: Dsn, migrations: MigrationSet, on_applied: Callable[[Applied], None] | None = None) -> UpResult:
-    """Apply every pending file in version order under the advisory lock (spec 3, Errors 1)."""
+    """Apply every pending file in version order under the advisory lock; a dirty version
+    refuses until `force` (the dirty rule)."""
     applied: list[Applied] = []
     with Runner(dsn) as r:
         r.lock()
@@ -324,7 +326,7 @@ def up(dsn: Dsn, migrations: MigrationSet, on_applied: Callable[[Applied], None]
 
 
 def force(dsn: Dsn, target: int | None, migrations: MigrationSet) -> VersionResult:
-    """Record `target` as the clean version without running SQL (spec 3, db migrate force)."""
+    """Record `target` as the clean version without running SQL (`db migrate force`, docs/reference-db.md#commands)."""
     if target is not None and migrations.by_version(target) is None:
         raise DatabaseAuthoringError(
             f"no migration file has version {target} in {_display(migrations.directory)}",

@@ -1,4 +1,5 @@
-"""`framework ci migration-safety` (spec 2, ci): SQL patterns that fail or lock populated databases.
+"""`framework ci migration-safety` (docs/reference-db.md#ci-migration-safety): SQL patterns that fail or
+lock populated databases.
 
 Two sources: squawk-cli's rules (its JSON reporter; the binary ships in its wheel) and our own
 checks on pglast's parse tree for what squawk does not see. Each finding has file:line, the rule,

@@ -1,4 +1,4 @@
-"""`db squash --from-dir <dir> <out-dir>` (spec 3, Database): one baseline `.up.sql` equal in
+"""`db squash --from-dir <dir> <out-dir>` (docs/reference-db.md#db-squash): one baseline `.up.sql` equal in
 effect to the source migrations.
 
 The sources are applied by our runner in a throwaway PostgreSQL, the schema dumped with

@@ -1,5 +1,5 @@
-"""Embedded SQL migrations (spec 2, `platform db`): `status` opens without migrating or waiting;
-`up` applies every pending migration, is safe to re-run and to run from several processes."""
+"""Embedded SQL migrations (`platform db`, docs/reference-webhooks.md#commands): `status` opens without migrating
+or waiting; `up` applies every pending migration, is safe to re-run and to run from several processes."""
 
 from __future__ import annotations
 

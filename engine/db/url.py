@@ -1,4 +1,4 @@
-"""`DATABASE_URL` / `DATABASE_DRIVER` (spec 2, environment variables) to a SQLAlchemy URL."""
+"""`DATABASE_URL` / `DATABASE_DRIVER` (docs/reference-webhooks.md#environment-variables) to a SQLAlchemy URL."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Debugging sessions over the Debug Adapter Protocol (spec 3, Local helpers: `debug ...`).
+"""Debugging sessions over the Debug Adapter Protocol (docs/reference-debug.md).
 
 `dap` is the protocol client, `adapters` starts debugpy and delve, `broker` is the background
 process that owns one adapter connection, `session` is what every `debug` command and the

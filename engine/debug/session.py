@@ -1,4 +1,4 @@
-"""Reaching the session broker through `.framework/debug-session.json` (spec 3, Resources).
+"""Reaching the session broker through `.framework/debug-session.json` (docs/reference-debug.md#how-it-works).
 
 The CLI's `debug` commands and the Debug screen both go through `call`; `start` launches the
 broker detached and waits for its ready line. A session file whose broker is gone is stale:

@@ -1,1 +1,1 @@
-"""Deploy plans, `env deploy` and `env status` (spec 2, Deploy and Status)."""
+"""Deploy plans, `env deploy` and `env status` (docs/reference-deploy.md)."""

@@ -1,4 +1,4 @@
-"""The last stages of `env deploy` (spec 2, Deploy): apply on the environment's runtime (process or
+"""The last stages of `env deploy` (docs/reference-deploy.md#env-deploy): apply on the environment's runtime (process or
 k8s), wait, record.
 
 Per-workload phases are written to the open apply while in flight (`env status` and the
@@ -39,7 +39,7 @@ class Rollout(Protocol):
                 superseded: Callable[[], bool], meanwhile: Callable[[], None] | None = None
                 ) -> tuple[RolloutEnd, list[Resource]]: ...
 
-# the rollout's phase -> the apply's recorded outcome (spec 2, rollout outcome per resource)
+# the rollout's phase -> the apply's recorded outcome (the rollout outcome per resource)
 OUTCOMES: dict[str, str] = {
     "ready": "ready",
     "not_waited": "not_waited",

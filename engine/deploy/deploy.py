@@ -1,4 +1,4 @@
-"""`framework env deploy <env> [version]` (spec 2, Deploy: forms, flags, rules 1-10, exit codes 0-8).
+"""`framework env deploy <env> [version]` (docs/reference-deploy.md#env-deploy: forms, flags, exit codes 0-8).
 
 A deploy evaluates (renders) its environment once, then runs the spec's stages in order, each a
 function of one `Deployment`: resolve the release, plan, cut, confirm, promote, and apply and
@@ -178,7 +178,7 @@ def _start_apply(project: Project, env: str, spec: EnvironmentSpec, opts: Deploy
 
 
 def _stages(d: Deployment) -> DeployResult:
-    """Spec 2, Deploy forms: resolve, plan, cut, confirm, promote, apply and record."""
+    """The deploy's stages: resolve, plan, cut, confirm, promote, apply and record."""
     from engine.deploy.apply import apply_and_record
 
     refused = _resolve(d)

@@ -1,4 +1,4 @@
-"""What a deploy takes, what it answers, and the state its stages share (spec 2, Deploy)."""
+"""What a deploy takes, what it answers, and the state its stages share (docs/reference-deploy.md#env-deploy)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ Mode = Literal["apply", "dry_run", "explain"]
 
 
 class DeployResult(BaseModel):
-    """The `--json` document's payload (spec 2, deploy JSON fields)."""
+    """The `--json` document's payload (docs/reference-deploy.md#env-deploy)."""
 
     mode: Mode
     env: str

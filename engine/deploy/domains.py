@@ -1,4 +1,4 @@
-"""`framework domain add|ls|show|verify|bind|unbind|rm` (spec 2, framework domain): requests to the
+"""`framework domain add|ls|show|verify|bind|unbind|rm` (docs/reference-domains.md#commands): requests to the
 control plane `--env` picks (the environment's declared framework.ControlPlane; no `--env`: the
 default hosted service, as `framework login` uses), with the credential precedence of
 engine.ledger.hosted.ControlPlaneClient. The domain is the organization's, not the environment's;

@@ -1,8 +1,8 @@
-"""Gates (spec 2, `gate record` / `gate list`): check evidence recorded against a promotion.
+"""Gates (`gate record` / `gate list`, docs/reference-deploy.md#commands): check evidence recorded against a promotion.
 
 On the machine ledger there is no control plane to hold `deploy:write`, so recording is local:
 whoever can write the ledger file may record a gate (documented in docs/reference-deploy.md). On a
-hosted environment the control plane records it and needs `deploy:write` (Authentication 4).
+hosted environment the control plane records it and needs `deploy:write` (deliberately weaker than promote).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ GATE_STATUSES = ("passed", "failed", "skipped", "error", "pending")
 
 
 def default_run_id() -> str:
-    """The CI run id including the attempt number (spec 2, gate: run id), else `local`."""
+    """The CI run id including the attempt number (docs/reference-ci.md#the-ci-run-id), else `local`."""
     from engine.ci_environment import LOCAL_RUN_ID, current_run_id
 
     return current_run_id() or LOCAL_RUN_ID
@@ -160,7 +160,7 @@ class SkippedEnvironment(BaseModel):
 
 
 class GateListAll(BaseModel):
-    """`gate list` with no environment: each declared environment's current gates (spec 2, `gate list
+    """`gate list` with no environment: each declared environment's current gates (`gate list
     [env]`), in declaration order, each ordered as `gate list <env>` orders them."""
 
     environments: list[GateList]

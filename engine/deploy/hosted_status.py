@@ -1,5 +1,5 @@
-"""`env status` of hosted environments (spec 2, Status and its exit codes): what the control plane
-reports, read in one round trip per control plane however many environments it holds (`/v1/status`
+"""`env status` of hosted environments (docs/reference-hosted.md#commands-on-hosted-environments): what the
+control plane reports, read in one round trip per control plane however many environments it holds (`/v1/status`
 with every name), mapped onto the same EnvStatus as the machine ledger's environments.
 
 0 converged (or nothing bound, or stopped on purpose); 1 wrong (drift, missing, DEGRADED);
@@ -100,7 +100,7 @@ def hosted_statuses(specs: dict[str, EnvironmentSpec]) -> dict[str, EnvStatus]:
 
 def hosted_wait(env: str, spec: EnvironmentSpec, timeout: float, window: float = 2.0) -> EnvStatus:
     """--wait pinned to the promotion current when the wait starts; once converged it must stay up
-    for the stability window (spec 2, Status: "whether it stayed up past the stability window")."""
+    for the stability window (status reports "whether it stayed up past the stability window")."""
     import time
 
     from engine.deploy.hosted_wait import POLL_S, wait_converged

@@ -1,5 +1,6 @@
-"""The hosted end of a deploy and of `env status` (spec 2, Deploy rule 4; deploy and status exit
-codes): the control plane converges; this machine waits on its status.
+"""The hosted end of a deploy and of `env status` (deploy rule 4: hosted environments are
+converged by the control plane; docs/reference-hosted.md#commands-on-hosted-environments): the control plane
+converges; this machine waits on its status.
 
 - converged (the control plane's apply of this promotion ended `ready`) -> 0
 - DEGRADED -> 1; SUPERSEDED (a newer promotion landed) -> 6; the wait budget expired while it was

@@ -1,4 +1,4 @@
-"""`env start|stop|delete <env>` (spec 2, framework env; States: hosted environment). Hosted only:
+"""`env start|stop|delete <env>` (docs/reference-hosted.md#commands-on-hosted-environments). Hosted only:
 any other environment is refused naming the command that runs or stops it.
 
 - stop: never refused; data kept (ledger, releases); compute stops. `--target <workload>` stops one.

@@ -1,7 +1,7 @@
-"""Deploy plans (spec 2, Records: deploy plan).
+"""Deploy plans (docs/reference-deploy.md#env-deploy).
 
 A plan has a digest over its content, the current promotion id it read, a direction (`BEHIND`
-for an older release; no rollback exists, spec 2 Deploy rule 5), each image classified
+for an older release; no rollback exists: an older release is an ordinary deploy), each image classified
 `unchanged`/`changed`/`added`/`removed` with both digests where they differ, and the commits
 between the two releases. `None` means no plan could be computed — not "no changes".
 """

@@ -1,4 +1,4 @@
-"""Rollouts from this machine (spec 2, Deploy: phases `pending`, `progressing`, `stabilizing`,
+"""Rollouts from this machine (docs/reference-deploy.md#env-deploy: phases `pending`, `progressing`, `stabilizing`,
 `ready`, `DEGRADED`, `SUPERSEDED`): per environment, the rollout in flight (or the last one), each
 workload's phase, its health probes, the elapsed time against the wait budget and its log tail.
 

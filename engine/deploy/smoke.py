@@ -1,4 +1,4 @@
-"""`framework env smoke <env>` (spec 2, framework env; smoke route class): probe every ingress route
+"""`framework env smoke <env>` (docs/reference-domains.md#framework-env-smoke-env): probe every ingress route
 the environment declares (workload and frontend `framework.Route`s) and classify each:
 
 - `FAIL`: a TLS transport error (handshake, certificate not valid for the route's host), any other

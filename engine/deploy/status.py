@@ -1,4 +1,4 @@
-"""`framework env status [env]` (spec 2, Status, and the status exit codes).
+"""`framework env status [env]` (docs/reference-deploy.md#the-process-runtime: verify states and status exits).
 
 0 everything declared running (or nothing bound); 1 wrong (drift/missing, or DEGRADED under
 --wait); 2 could not determine (unreachable, unobservable); 6 superseded; 8 wait timed out
@@ -20,7 +20,7 @@ from engine.project import Project
 
 
 def _verify_state(expected: str, alive: list[dict[str, Any]]) -> str:
-    """Image verify state (spec 2): match, drift, missing, untagged, unreachable."""
+    """Image verify state: match, drift, missing, untagged, unreachable."""
     if any(i.get("unreadable") for i in alive):
         return "unreachable"
     if not alive:

@@ -1,4 +1,4 @@
-"""The documents of `framework env status` (spec 2, Status), shared by the machine ledger's
+"""The documents of `framework env status` (docs/reference-deploy.md#commands), shared by the machine ledger's
 environments (engine.deploy.status) and hosted ones (engine.deploy.hosted_status)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 EXIT_PRIORITY = (1, 6, 8, 7, 2)
-# `--signal <name>` (spec 2, Status flags; the spec names the flag, this build defines the signals):
+# `--signal <name>` (docs/reference-deploy.md#env-status---signal-name: this build defines the signals):
 # the exit status reflects only that signal's checks. `verify`: image verify states (drift, missing,
 # untagged -> 1; unreachable -> 2); `health`: runtime health checks (unhealthy -> 1); `deploy`: the
 # last apply's outcome (failed or timed out -> 1; in flight or ready -> 0). "Could not determine"

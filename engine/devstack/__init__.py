@@ -1,4 +1,4 @@
-"""Dev stacks (spec 2: env up, env down, env ps, env devstack, local sessions, Limits).
+"""Dev stacks (docs/reference-devstack.md).
 
 Modules: `checkout` (worktree key), `blocks` (the port-block registry `.framework/blocks.json`),
 `stacks` (the machine's stack registry, ownership markers, down/ps), `up` (phases), `hold`

@@ -1,4 +1,4 @@
-"""The port-block registry `.framework/blocks.json` (spec 2: Records, env devstack, Limits).
+"""The port-block registry `.framework/blocks.json` (docs/reference-devstack.md#files).
 
 Each key holds a block of 100 ports; host port = base + block*100; the primary checkout's key
 is "" and holds block 0; `dev_stack.max_stacks` (default 8) blocks at most. The file lives in
@@ -25,8 +25,8 @@ from engine.errors import ConfigError, EngineError, UsageError
 from engine.paths import atomic_write_bytes
 from engine.project import Project
 
-BLOCK_SIZE = 100  # spec 2 Limits: port block size
-DEFAULT_MAX_STACKS = 8  # spec 2 Limits: dev stack ceiling default
+BLOCK_SIZE = 100  # 100 ports per key (the port block size)
+DEFAULT_MAX_STACKS = 8  # the dev stack ceiling's default (`dev_stack.max_stacks`)
 REGISTRY = Path(".framework") / "blocks.json"
 LABELS = {"dev_stack": "dev stack", "derived": "derived port-block", "standalone": "standalone"}
 
@@ -34,7 +34,7 @@ Kind = Literal["dev_stack", "derived", "standalone"]
 
 
 class DevStackCeiling(EngineError):
-    """Every block up to `dev_stack.max_stacks` is held (spec 2 Limits)."""
+    """Every block up to `dev_stack.max_stacks` is held (docs/reference-devstack.md#limits)."""
 
     code = "dev_stack_ceiling"
 
@@ -159,7 +159,7 @@ def allocate(project: Project, *, kind: Kind = "derived", key: str | None = None
         if entry is None:
             taken = {e.block for e in entries.values()}
             if key == "":
-                block = 0  # spec 2: the primary checkout's key holds block 0
+                block = 0  # the primary checkout's key holds block 0
             else:
                 free = [b for b in range(1, ceiling) if b not in taken]
                 if not free:
@@ -208,7 +208,7 @@ def list_blocks(project: Project) -> BlockList:
 
 
 def _prunable(entry: BlockEntry) -> str | None:
-    """Why an entry is kept by prune, or None when its worktree is gone (spec 2: env devstack prune)."""
+    """Why an entry is kept by prune, or None when its worktree is gone (`env devstack prune`)."""
     if entry.key == "":
         return "default key"
     if entry.kind == "standalone":

@@ -1,6 +1,6 @@
 """Which checkout a project lives in: the worktree key, the primary checkout, branch, dirty flag.
 
-Spec 2 (env devstack key): the primary checkout's key is the empty string; a linked git
+`env devstack key` (docs/reference-devstack.md#commands): the primary checkout's key is the empty string; a linked git
 worktree's key is its name in git (`.git/worktrees/<name>`), unique per repository. Read from
 the `.git` files directly so `env devstack key` costs no git process.
 """
@@ -80,7 +80,7 @@ def worktree_exists(origin: str) -> bool:
 
 
 def refresh_session(project: Project, checkout: Checkout, env: str) -> None:
-    """The local session presence row (spec 2: one per worktree per machine)."""
+    """The local session presence row (one per worktree per machine)."""
     from engine.ledger.store import Ledger
 
     with Ledger.open(project.key) as ledger:

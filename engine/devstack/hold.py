@@ -122,7 +122,7 @@ def hold(launcher: Any, opts: Any, checkout: Checkout, progress: Callable[[str],
                 return
             if on_status:
                 on_status(registry.status_of(launcher.stack))
-            if time.monotonic() - refreshed > SESSION_REFRESH:  # spec 2: refreshed while a stack runs
+            if time.monotonic() - refreshed > SESSION_REFRESH:  # a local session is refreshed while a stack runs
                 refresh_session(launcher.project, checkout, launcher.env)
                 refreshed = time.monotonic()
             while watcher is not None:

@@ -1,6 +1,6 @@
 """The stack keeper: refreshes a background stack's local session while the stack runs.
 
-Spec 2 Records: a local session is one presence row per worktree per machine, refreshed while a
+A local session is one presence row per worktree per machine, refreshed while a
 stack runs and discarded after 24 h without refresh. A background `env up` returns, so a small
 detached process (started like the stack's services: marked, recorded, logged, stopped by
 `env down`) refreshes the row and exits once the stack is gone.

@@ -1,4 +1,4 @@
-"""The machine's dev-stack registry, ownership markers, `env down` and `env ps` (spec 2).
+"""The machine's dev-stack registry, ownership markers, `env down` and `env ps` (docs/reference-devstack.md).
 
 A stack is one (project, env, worktree key). Its record lives under
 `$FRAMEWORK_LEDGER_HOME/stacks/<id>/stack.json` with its logs beside it, so `env ps` sees every
@@ -218,7 +218,7 @@ def stop_stack(stack: Stack, grace: float = 5.0) -> StackDown:
 
 
 def _mark_session_stopped(stack: Stack) -> None:
-    """Best effort (spec 2 States: local session -> marked stopped by `env down`)."""
+    """Best effort (`env down` marks the local session stopped)."""
     from engine.errors import EngineError
     from engine.ledger.store import Ledger
 

@@ -1,4 +1,4 @@
-"""`framework env up <env>` (spec 2): build, deploy, host, frontend — a local dev stack.
+"""`framework env up <env>` (docs/reference-devstack.md#commands): build, deploy, host, frontend — a local dev stack.
 
 Local environments only. The stack's host processes get ports from this worktree's block
 (host port = base + block*100), carry ownership markers, log to files under the stack's
@@ -236,7 +236,7 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
                       stack_id=sid, stack_dir=str(registry.stack_dir(sid)), watch=opts.watch and opts.hold,
                       seed="disabled (--no-seed)" if opts.no_seed else SEED_UNAVAILABLE)
     existing = registry.load(sid)
-    if existing is not None:  # spec 2: one stack per (project, env); an existing one is stopped first
+    if existing is not None:  # one stack per (project, env); an existing one is stopped first
         _say(progress, f"stopping the existing {env} stack ({len(existing.processes)} processes)")
         registry.stop_stack(existing)
         result.replaced = True
@@ -299,13 +299,13 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
             watcher.stop()
         registry.stop_stack(stack)  # a failed or interrupted start leaves nothing running
         raise
-    if not opts.targets:  # the dev database: migrate, auto-seed on first boot (spec 2 env up, issue 17)
+    if not opts.targets:  # dev database: migrate, first-boot seed (docs/reference-db.md#env-up-and-the-dashboard)
         from engine.database.devstack import prepare_dev_database
 
         result.seed = prepare_dev_database(project, env_spec, offset, opts.no_seed, progress)
     try:
         refresh_session(project, checkout, env)
-    except EngineError as exc:  # presence is best effort (spec 2 States: local session); the stack runs
+    except EngineError as exc:  # presence is best effort (a local session); the stack runs
         _say(progress, f"local session not recorded: {exc.message}")
     if not opts.hold:  # nobody holds a background stack: the keeper refreshes its session
         launcher.start_keeper(checkout)

@@ -1,1 +1,1 @@
-"""`framework doctor` and `doctor parity` (spec 2, framework ci and doctor)."""
+"""`framework doctor` and `doctor parity` (docs/reference-ci.md#commands)."""

@@ -1,5 +1,5 @@
 """`framework doctor`, the machine's side: port blocks, the dev-stack ceiling, the platform server and
-daemon instances (spec 2 Records: port-block registry, daemon instance; Limits: dev stack ceiling)."""
+daemon instances (docs/reference-ci.md#commands: `port-blocks`, `dev-stack-ceiling`, `server`, `daemon`)."""
 
 from __future__ import annotations
 

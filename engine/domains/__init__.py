@@ -1,2 +1,2 @@
-"""Domains on the control plane (spec 2: domain record and binding, Domain states, framework domain;
-issue 20): claims per organization, DNS verification, bindings, the serving gateway."""
+"""Domains on the control plane (docs/reference-domains.md:
+records, states, commands): claims per organization, DNS verification, bindings, the serving gateway."""

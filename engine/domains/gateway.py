@@ -1,4 +1,4 @@
-"""The serving gateway of `platform server` (spec 2: domain binding; issue 20): plain HTTP on
+"""The serving gateway of `platform server` (docs/reference-domains.md#the-serving-gateway): plain HTTP on
 `--gateway-http-port`, TLS on `--gateway-https-port`, in the server's own process.
 
 A request is routed by its Host header (and, over TLS, the SNI name picks the certificate): a live

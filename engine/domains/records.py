@@ -1,5 +1,5 @@
-"""Hostnames and the DNS records a claim asks the organization to publish (spec 2: `domain add`
-prints DNS to publish; apex and www are separate names).
+"""Hostnames and the DNS records a claim asks the organization to publish (`domain add`
+prints DNS to publish, docs/reference-domains.md#dns-to-publish; apex and www are separate names).
 
 Ownership is proven by a TXT record `_platform-challenge.<hostname>` carrying the claim's token
 (one per organization's claim, so two organizations claiming one name publish different values and

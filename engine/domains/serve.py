@@ -6,7 +6,7 @@ resolver is `--dns-resolver` ($PLATFORM_DNS_RESOLVER). A domain going live gets 
 
 Live domains are re-verified every $PLATFORM_DOMAIN_RECHECK_S seconds (default 3600): the outcome is
 recorded as the last verification; a withdrawn ownership record is reported there but takes nothing
-away (spec 2 States: a live domain leaves only by `domain rm`). The same round renews each live
+away (a live domain leaves only by `domain rm`). The same round renews each live
 domain's certificate once less than a third of its lifetime ($PLATFORM_CERT_LIFETIME_S, default 90
 days) remains."""
 

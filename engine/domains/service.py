@@ -1,4 +1,4 @@
-"""The domain state machine on the control plane (spec 2, States: domain).
+"""The domain state machine on the control plane (docs/reference-domains.md#states).
 
 - `add` (claims; prints DNS to publish; does not lock the name) -> `pending_dns`, or `conflict` when
   another organization already owns the name.
@@ -98,7 +98,7 @@ def list_domains(engine: Engine, org: str) -> list[dict[str, Any]]:
 def verify(engine: Engine, org: str, hostname: str, resolver: tuple[str, int] | None) -> dict[str, Any]:
     """Check DNS now, in every state, and record the outcome: not yet verified is an answer (the claim
     stays pending); on a live domain a withdrawn record is reported as its last verification (the
-    state stays: spec 2 moves a live domain out only by `rm`)."""
+    state stays: only `rm` moves a live domain out)."""
     name = records.normalize(hostname)
     with store.read(engine) as conn:
         row = _row(conn, org, name)

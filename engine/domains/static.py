@@ -1,5 +1,5 @@
-"""A static frontend served by the gateway from its release's files (spec 3: web `output` `static`;
-issue 20): the files of the frontend's built output, as the release carried them.
+"""A static frontend served by the gateway from its release's files (docs/reference-domains.md#a-hosted-frontends-files:
+`output_kind` `static`): the files of the frontend's built output, as the release carried them.
 
 A request path maps to a file under the output root; never outside it (`..` segments, a backslash or
 a NUL are refused, and the resolved path must stay under the root). Lookup: the file itself; a
@@ -9,7 +9,7 @@ has one (a multi-page export), otherwise `index.html` with 200 (a single-page ap
 client). Anything else is 404. Content types come from the file name (`mimetypes`), with
 `X-Content-Type-Options: nosniff`; only GET and HEAD are served (405 otherwise).
 
-A frontend built under a base path (spec 3, e.g. `/shop`) is served under it: `/shop/...` maps to the
+A frontend built under a base path (`base_path`, e.g. `/shop`) is served under it: `/shop/...` maps to the
 output root, `/` redirects (308) to `/shop/`, anything else outside it is 404.
 """
 

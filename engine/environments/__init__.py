@@ -1,1 +1,1 @@
-"""Environments (spec 2, framework env): declared, evaluated, configured, diffed, created, shaped."""
+"""Environments (docs/reference-env.md): declared, evaluated, configured, diffed, created, shaped."""

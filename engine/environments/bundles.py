@@ -1,4 +1,5 @@
-"""Recorded bundles: the declared shape of an environment as last deployed (spec 2, env diff).
+"""Recorded bundles: the declared shape of an environment as last deployed
+(docs/reference-env.md#shape-diff-config-new).
 
 `env deploy` records the shape it applied; `env diff` compares the current render's object
 hashes against the last recorded one (or the declared shape when none). Stored per project

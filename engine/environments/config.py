@@ -1,4 +1,4 @@
-"""`env config`: the resolved environment variables of each workload (spec 2).
+"""`env config`: the resolved environment variables of each workload (docs/reference-env.md#shape-diff-config-new).
 
 Secret values are never shown: a secret appears with its name and where it comes from.
 """

@@ -1,4 +1,5 @@
-"""`env diff`: object hashes of a fresh render against the last recorded bundle (spec 2).
+"""`env diff`: object hashes of a fresh render against the last recorded bundle
+(docs/reference-env.md#shape-diff-config-new).
 
 Read-only. With no recorded bundle the declared shape is the baseline: every object is listed
 as `declared`. Per environment a diff guard status: `ok` (matches the bundle, or nothing

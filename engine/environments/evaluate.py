@@ -1,4 +1,4 @@
-"""Environments declared in `deploy/kcl/<env>/main.k` (spec 2, `framework env list`)."""
+"""Environments declared in `deploy/kcl/<env>/main.k` (docs/reference-env.md)."""
 
 from __future__ import annotations
 
@@ -86,7 +86,8 @@ def evaluate_environment_tracked(
     """(`environment` document, files the evaluation wrote under the project when `watch`).
 
     `options` are the user's -D values (already validated); `derived` the tool's own options
-    (spec 2: env, namespace, image_tag, image_digests, worktree, branch), computed when None.
+    (docs/reference-env.md#render-options: env, namespace, image_tag, image_digests, worktree, branch), computed
+    when None.
     """
     from engine.environments.options import derived_options
     from engine.kcl.evaluate import evaluate_tracked

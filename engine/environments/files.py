@@ -1,4 +1,4 @@
-"""Where environments are declared: `deploy/kcl/<env>/main.k` (spec 2, framework env).
+"""Where environments are declared: `deploy/kcl/<env>/main.k` (docs/reference-env.md).
 
 The bottom of the environments package: rendering and evaluation both find files through it.
 """

@@ -101,8 +101,8 @@ class Frontend(_Model):
     build: str | None = None
     dev: list[str] | None = None
     output: str = "dist"  # the built directory, relative to `dir`
-    output_kind: Literal["static", "standalone", "server"] = "static"  # spec 3: web `output`
-    base_path: str | None = None  # spec 3: the prefix the frontend's pages are built under
+    output_kind: Literal["static", "standalone", "server"] = "static"  # what the built `output` is
+    base_path: str | None = None  # the prefix the frontend's pages are built under
     port: int | None = None
     routes: list[Route] = []
 
@@ -170,7 +170,8 @@ class EnvironmentSpec(_Model):
 
     @property
     def on_control_plane(self) -> bool:
-        """Hosted, or declaring a control plane: its ledger and convergence live there (spec 2)."""
+        """Hosted, or declaring a control plane: its ledger and convergence live there
+        (docs/reference-hosted.md#design)."""
         return self.kind == "hosted" or self.control_plane is not None
 
     def workload(self, name: str) -> Workload | None:

@@ -1,4 +1,4 @@
-"""`env new <name>`: scaffold deploy/kcl/<name>/main.k (spec 2, env new).
+"""`env new <name>`: scaffold deploy/kcl/<name>/main.k (docs/reference-env.md#shape-diff-config-new).
 
 `--from <env>` copies that environment's declaration; `--bind <name>=hosted|cluster|bucket`
 records where a workload or frontend runs. Danger knobs (anything naming real infrastructure:

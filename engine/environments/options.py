@@ -1,4 +1,4 @@
-"""Render options: declared with KCL `option(...)`, set with `-D name=value` (spec 2, env options).
+"""Render options: declared with KCL `option(...)`, set with `-D name=value` (docs/reference-env.md#render-options).
 
 Names must be declared by the environment; the derived options are computed by the tool and
 rejected on the command line ("derived options `env`, `namespace`, ... are rejected").
@@ -180,7 +180,7 @@ def derived_options(
     image_tag: str | None = None,
     image_digests: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The options the tool computes for every render (spec 2: env, namespace, image_tag ...)."""
+    """The options the tool computes for every render (the derived options: env, namespace, image_tag ...)."""
     worktree, branch = checkout_facts(project.root)
     return {
         "env": env,

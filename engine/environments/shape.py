@@ -1,4 +1,5 @@
-"""The declared shape of an environment (spec 2, env shape): what a deploy records as its bundle.
+"""The declared shape of an environment (docs/reference-env.md#shape-diff-config-new): what a deploy records as its
+bundle.
 
 A projection of the render: kind, workloads, secret names, domains, clusters and one hash per
 rendered object, plus provenance. It carries no secret values (renders only name secrets).

@@ -1,1 +1,1 @@
-"""Webhook triggers (spec 1): automations, triggers, signatures, payloads, filters, history."""
+"""Webhook triggers (docs/reference-webhooks.md): automations, triggers, signatures, payloads, filters, history."""

@@ -1,4 +1,4 @@
-"""Automations and their webhook triggers, as stored by the server (spec 1, States and transitions).
+"""Automations and their webhook triggers, as stored by the server, and their states and transitions.
 
 activation: URL and token displayed once (and the HMAC secret taken); rotate: the old token stops
 working at once; enable / disable; history of deliveries with what each did.
@@ -266,7 +266,7 @@ def _cursor(before: str | None) -> tuple[int, str] | None:
 def history(
     engine: Engine, automation: str, trigger: str | None = None, limit: int = 50, before: str | None = None
 ) -> History:
-    """Deliveries newest first, each with what it did and its run (spec 1 Events 1), one page at a
+    """Deliveries newest first, each with what it did and its run (history outcomes), one page at a
     time: `before` is the previous page's `next_before`; only `limit + 1` rows are ever read."""
     limit = max(1, min(limit, 1000))
     cursor = _cursor(before)
@@ -338,7 +338,7 @@ def _delivery_model(r: Any, names: dict[str, str], run: Any) -> Delivery:
 
 
 def replay(engine: Engine, automation: str, delivery_id: str) -> Delivery:
-    """Replay a recorded delivery as a NEW delivery and run (issue 8 item 5): its payload is copied,
+    """Replay a recorded delivery as a NEW delivery and run: its payload is copied,
     it is recorded in history as `replay of <id>` (auth `replay`), and it is queued like any
     accepted delivery. No de-duplication key: a replay is asked for, never a retry."""
     from engine.hooks.models import delivery_id as new_delivery_id

@@ -1,5 +1,5 @@
-"""The CLI's way to the server's admin API: `PLATFORM_SERVER_URL` and `PLATFORM_TOKEN` (issue 7,
-until login lands). Answers are parsed back into the engine's models.
+"""The CLI's way to the server's admin API: `PLATFORM_SERVER_URL` and `PLATFORM_TOKEN`, else the
+stored login for that server (docs/reference-auth.md#platform-auth). Answers are parsed back into the engine's models.
 
 Every call takes an optional `server=(url, token)`: the dashboard passes the URL and token of its
 settings; an empty part falls back to the environment variable."""

@@ -1,4 +1,5 @@
-"""A trigger definition from a YAML file and/or command-line fields (spec 1, Webhook trigger definition)."""
+"""A trigger definition from a YAML file and/or command-line fields
+(`platform trigger add`, docs/reference-webhooks.md#commands)."""
 
 from __future__ import annotations
 

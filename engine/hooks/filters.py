@@ -1,4 +1,5 @@
-"""`filter` (spec 1): a CEL expression over `trigger.payload`, via common-expression-language.
+"""`filter` (docs/reference-webhooks.md#endpoints): a CEL expression over `trigger.payload`, via
+common-expression-language.
 
 Compiled when the trigger is saved (refused with its position when invalid); limited in size;
 evaluated in a child process with a time limit, so a runaway expression is killed rather than
@@ -144,7 +145,7 @@ def evaluate_once(program: Any, payload: dict[str, Any]) -> FilterResult:
     """In-process evaluation (used by the child): errors become "did not match"."""
     try:
         value = program.execute({"trigger": {"payload": payload}})
-    except Exception as exc:  # noqa: BLE001 - any CEL runtime error is "did not match" (spec 1)
+    except Exception as exc:  # noqa: BLE001 - any CEL runtime error is "did not match"
         return FilterResult(matched=False, error=f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
     if not isinstance(value, bool):
         return FilterResult(matched=False, error=f"filter returned {type(value).__name__}, not a boolean")

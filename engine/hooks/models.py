@@ -1,4 +1,4 @@
-"""Pydantic models of spec 1's webhook resources: trigger definition, delivery, history."""
+"""Pydantic models of the webhook resources: trigger definition, delivery, history."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-# Delivery outcomes recorded in history ("what it did", spec 1 Events 1).
+# Delivery outcomes recorded in history ("what it did": docs/reference-webhooks.md#commands, history outcomes).
 OUTCOMES = ("queued", "run_started", "retry", "filtered_out", "filter_error", "refused")
 
 
 class HmacConfig(BaseModel):
-    """`webhook.hmac` (spec 1, Webhook trigger definition)."""
+    """`webhook.hmac` (docs/reference-webhooks.md#endpoints)."""
 
     model_config = ConfigDict(extra="forbid")
     header: str = "X-Signature-256"
@@ -51,7 +51,7 @@ class Automation(BaseModel):
 
 
 class Trigger(BaseModel):
-    """A trigger as shown: never its token or HMAC secret (spec 1: displayed once)."""
+    """A trigger as shown: never its token or HMAC secret (those are displayed once)."""
 
     id: str
     automation: str
@@ -66,7 +66,7 @@ class Trigger(BaseModel):
 
 
 class Activation(BaseModel):
-    """The one answer that carries the URL and token (spec 1: displayed once)."""
+    """The one answer that carries the URL and token (displayed once, at activation)."""
 
     trigger: Trigger
     url: str
@@ -104,7 +104,7 @@ class History(BaseModel):
     trigger: str | None = None
     deliveries: list[Delivery]
     next_before: str = ""
-    """Cursor of the next (older) page; empty when this page is the last (spec 2 paging convention)."""
+    """Cursor of the next (older) page; empty when this page is the last (the paging convention)."""
 
 
 class AutomationList(BaseModel):

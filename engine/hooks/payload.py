@@ -1,4 +1,5 @@
-"""`trigger.payload` (spec 1): body, scrubbed headers and query, content_type; the de-duplication key.
+"""`trigger.payload` (docs/reference-webhooks.md#endpoints): body, scrubbed headers and query, content_type;
+the de-duplication key.
 
 Secret-carrying entries are removed before anything is stored or shown: the payload is what goes
 into history and what a run reads, so no credential that arrived with a delivery survives it.
@@ -127,7 +128,7 @@ def scrub_query(items: Iterable[tuple[str, str]]) -> dict[str, Any]:
 
 
 def parse_body(body: bytes) -> Any:
-    """Parsed JSON, else the raw text (spec 1, Trigger payload `body`)."""
+    """Parsed JSON, else the raw text (the payload's `body`)."""
     text = body.decode("utf-8", errors="replace")
     try:
         return json.loads(text)
@@ -151,8 +152,8 @@ def build_payload(
 
 
 def dedupe_key(headers: dict[str, str], body: bytes, received_us: int) -> str:
-    """First present of the four key headers; else the body's digest within its minute (spec 1
-    Events 2). Hashed so that any key is bounded in size and no header value is stored twice."""
+    """First present of the four key headers; else the body's digest within its minute
+    (de-duplication). Hashed so that any key is bounded in size and no header value is stored twice."""
     for name in DEDUPE_HEADERS:
         value = headers.get(name)
         if value:

@@ -1,4 +1,4 @@
-"""Server-side secrets (spec 1 Authentication: the token is stored hashed and displayed once).
+"""Server-side secrets (docs/reference-webhooks.md#secrets: the token is stored hashed and displayed once).
 
 - Trigger tokens and API tokens: only sha256(token) is stored; checks use hmac.compare_digest
   (engine/tokens.py).

@@ -1,5 +1,5 @@
-"""HMAC of the raw body under the configured header, algorithm, prefix and encoding (spec 1,
-Authentication 3). Every comparison is constant-time; any malformed value is simply "invalid"."""
+"""HMAC of the raw body under the configured header, algorithm, prefix and encoding (a
+way in of webhook ingestion). Every comparison is constant-time; any malformed value is simply "invalid"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""`kcl eval <file>` (spec 3): evaluate a KCL file and select values by dotted path.
+"""`kcl eval <file>` (docs/reference-env.md#shape-diff-config-new): evaluate a KCL file and select values by dotted
+path.
 
 `-S a.b.0.c`: a numeric segment indexes a list; a path that does not exist is an error naming
-what the document has at the point where the path broke off (spec 3, Errors 8).
+what the document has at the point where the path broke off (exit 1).
 """
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""The machine ledger (spec 2): promotions, applies, gates, local sessions."""
+"""The machine ledger (docs/reference-deploy.md#files): promotions, applies, gates, local sessions."""

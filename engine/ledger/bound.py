@@ -1,4 +1,5 @@
-"""`release where <version>` (spec 2): the environments whose current promotion is that release.
+"""`release where <version>` (docs/reference-deploy.md#commands): the environments whose current promotion is that
+release.
 
 A ledger query about a release, so it lives above both: the ledger reads promotions, the release
 store says whether the version was ever cut.

@@ -1,4 +1,4 @@
-"""The one control-plane client of the framework side (spec 2, Authentication 3: the credential
+"""The one control-plane client of the framework side (the credential
 precedence of engine.auth.credentials.resolve_control_plane) and `HostedLedger`, the hosted ledger
 seen from this machine: the same methods as the machine ledger (engine.ledger.store.Ledger), each
 one request to the control plane, so `env deploy`, `gate`, `ledger` and `release where` run the same
@@ -126,7 +126,7 @@ class ControlPlaneClient:
 
 
 class HostedLedger:
-    """The hosted ledger, through the control plane (spec 2: the promotion ledger location is the
+    """The hosted ledger, through the control plane (the promotion ledger location is the
     control plane when the environment's KCL declares framework.ControlPlane)."""
 
     def __init__(self, client: ControlPlaneClient, env: str = "") -> None:
@@ -276,7 +276,7 @@ def bundle_of(spec: EnvironmentSpec) -> list[dict[str, Any]]:
 
 
 def open_ledger(project: Project, env: str, spec: EnvironmentSpec | None = None) -> Ledger | HostedLedger:
-    """The ledger that holds `env`'s promotions (spec 2, promotion ledger location): the control plane
+    """The ledger that holds `env`'s promotions (the promotion ledger location): the control plane
     when its KCL declares framework.ControlPlane (or it is hosted), else the machine ledger."""
     from engine.environments.evaluate import evaluate_environment
     from engine.ledger.store import Ledger

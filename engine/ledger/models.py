@@ -1,4 +1,4 @@
-"""Records of the machine ledger (spec 2, Records: promotion, gate, local session)."""
+"""Records of the machine ledger (docs/reference-deploy.md#files: promotions, gates, local sessions)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ class Apply(BaseModel):
 
 
 class LocalSession(BaseModel):
-    """Presence row: one per worktree per machine (spec 2, Records: local session)."""
+    """Presence row: one per worktree per machine (a local session)."""
 
     model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
 
@@ -45,7 +45,7 @@ class LocalSession(BaseModel):
 
 
 class RunRecords(BaseModel):
-    """What one CI run wrote to the ledger (spec 2, `ci run`)."""
+    """What one CI run wrote to the ledger (`ci run`)."""
 
     model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
 

@@ -1,4 +1,4 @@
-"""The machine ledger (spec 2, Records: promotion, promotion ledger location, local session).
+"""The machine ledger (docs/reference-deploy.md#files).
 
 One SQLite file under `$FRAMEWORK_LEDGER_HOME`, keyed by project. Promotions are append-only;
 `current` names each environment's bound promotion and is moved only by compare-and-set inside a
@@ -30,7 +30,7 @@ from engine.promotions.rules import LedgerUnreadable, OpenApply, PromotionConfli
 __all__ = ["Apply", "Gate", "Ledger", "LedgerUnreadable", "LocalSession", "Promotion", "PromotionConflict",
            "RolloutInFlight", "RunRecords", "ledger_path", "who"]
 
-SESSION_TTL_SECONDS = 24 * 3600  # spec 2 Limits: local session record discarded after 24 h without refresh
+SESSION_TTL_SECONDS = 24 * 3600  # a local session record is discarded after 24 h without refresh
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS promotions (
@@ -468,7 +468,7 @@ class Ledger:
         return RunRecords(promotions=promotions, applies=applies, gates=gates)
 
     def gates(self, promotion_id: str) -> list[Gate]:
-        """Promote-time gates first, then later ones oldest first (spec 2, gate list)."""
+        """Promote-time gates first, then later ones oldest first (`gate list`'s order)."""
         rows = self._q(
             "SELECT * FROM gates WHERE promotion_id=? ORDER BY at_promote DESC, seq ASC", (promotion_id,)
         )
@@ -487,7 +487,7 @@ class Ledger:
         )
 
     def mark_stopped(self, worktree: str, machine: str | None = None) -> None:
-        """Best effort (spec 2 States: local session, `env down` -> marked stopped)."""
+        """Best effort (`env down` marks the local session stopped)."""
         self.conn.execute(
             "UPDATE sessions SET stopped_at=? WHERE project=? AND machine=? AND worktree=?",
             (time.time(), self.project, machine or socket.gethostname(), worktree),

@@ -1,4 +1,4 @@
-"""`ledger show`, `ledger where`, `ledger export`, `ledger import` (spec 2, framework ledger).
+"""`ledger show`, `ledger where`, `ledger export`, `ledger import` (docs/reference-deploy.md#commands).
 
 Export writes `<dir>/<env>.jsonl` (one promotion per line, gates inline): a verification aid,
 not a backup. Import reads that format from `--from-file-ledger <dir>`, or committed
@@ -63,7 +63,7 @@ class LedgerWhere(BaseModel):
 
 
 def where(project: Project, env: str) -> LedgerWhere:
-    """Which backend holds the ledger and the declaration that chose it (spec 2, promotion ledger location)."""
+    """Which backend holds the ledger and the declaration that chose it (the promotion ledger location)."""
     from engine.environments.evaluate import env_file, evaluate_environment
 
     rel = str(env_file(project, env).relative_to(project.root))

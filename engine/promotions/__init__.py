@@ -1,1 +1,2 @@
-"""The promotion ledger's rules, shared by the machine ledger and the hosted ledger (spec 2, Records)."""
+"""The promotion ledger's rules, shared by the machine ledger and the hosted ledger
+(docs/reference-hosted.md#design)."""

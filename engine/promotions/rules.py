@@ -1,5 +1,5 @@
-"""The promotion ledger's rules: one implementation over two stores (spec 2, Records: promotion,
-gate; Deploy rules 2-3; gate record).
+"""The promotion ledger's rules: one implementation over two stores (docs/reference-hosted.md#design:
+compare-and-set, append-only promotions and gates, idempotent gates).
 
 The machine ledger (engine.ledger.store, SQLite under $FRAMEWORK_LEDGER_HOME) and the hosted ledger
 (engine.controlplane.ledger, the control plane's SQLAlchemy store) each implement `LedgerTx`: a few
@@ -47,7 +47,7 @@ class RolloutInFlight(EngineError):
 
 
 class Gate(BaseModel):
-    """One check result recorded against a promotion (spec 2, Records: gate)."""
+    """One check result recorded against a promotion (a gate)."""
 
     name: str
     status: str
@@ -115,7 +115,7 @@ def new_promotion_id() -> str:
 
 
 def check_expected(tx: LedgerTx, env: str, expected_current: str | None) -> None:
-    """Deploy rule 2: refused (exit 3) when the environment moved since the plan read `current`."""
+    """Compare-and-set (deploy rule 2): refused (exit 3) when the environment moved since the plan read `current`."""
     now_current = tx.current_id(env)
     if now_current != expected_current:
         raise PromotionConflict(
@@ -186,7 +186,7 @@ def append(
 
 
 def start_apply(tx: LedgerTx, env: str, promotion_id: str | None, release: str, supersede: bool) -> int:
-    """Deploy rule 3: re-applying the running release appends no promotion, only a rollout row."""
+    """Deploy rule 3 (no conflict): re-applying the running release appends no promotion, only a rollout row."""
     check_in_flight(tx, env, supersede)
     return tx.insert_apply(env, promotion_id, release)
 

@@ -1,1 +1,1 @@
-"""`framework registry login|ref` (spec 2, framework gate, ledger, release, registry)."""
+"""`framework registry login|ref` (docs/reference-ci.md#commands)."""

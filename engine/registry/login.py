@@ -1,7 +1,7 @@
 """`registry login <env>`: log in to every registry host the environment's workload images name.
 
 - the platform registry (`framework.ControlPlane.registry_host`) with the control-plane credential
-  (spec 2 precedence: the declared token variable, the credentials file, the helper); user `framework`;
+  (credential precedence: the declared token variable, the credentials file, the helper); user `framework`;
 - any other host with `--username` and `--password-stdin` or `--password-env <VAR>`;
 - local registries (loopback, `*.localhost`) are skipped.
 Each credential is checked against the registry first (`GET /v2/`, following a Bearer challenge as

@@ -1,1 +1,1 @@
-"""Releases (spec 2): immutable, digest-pinned, stored in .framework/releases/<version>.json."""
+"""Releases (docs/reference-deploy.md#files): immutable, digest-pinned, stored in .framework/releases/<version>.json."""

@@ -1,4 +1,4 @@
-"""Git provenance from the real `git` (spec 2, release: provenance tree, commit, branch, dirty)."""
+"""Git provenance from the real `git` (docs/reference-deploy.md#files: provenance tree, commit, branch, dirty)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Releases in `.framework/releases/<version>.json` and the content-addressed file store.
 
-Releases are immutable and environment-agnostic (spec 2, Versioning 1): re-cutting a version
+Releases are immutable and environment-agnostic (a promotion pins the same digests everywhere): re-cutting a version
 over the same artifacts is a no-op, over different ones refused. `file` artifacts are copied
 into a content-addressed store on this machine so any release can be deployed again byte for byte.
 """
@@ -78,7 +78,7 @@ def check_version(version: str) -> str:
 
 
 def auto_name(tree: str, now: float | None = None) -> str:
-    """`<YYYYMMDD>.<HHMMSS>-<tree12>` (spec 2, Versioning 2), in UTC."""
+    """`<YYYYMMDD>.<HHMMSS>-<tree12>`, in UTC (the auto release name)."""
     return (
         time.strftime("%Y%m%d.%H%M%S", time.gmtime(now if now is not None else time.time())) + f"-{tree[:12]}"
     )
@@ -156,7 +156,7 @@ def release_list(project: Project) -> ReleaseList:
 
 
 def release_for_tree(project: Project, tree: str) -> Release | None:
-    """An auto-named release whose tree matches the checkout is reused (spec 2, Deploy forms)."""
+    """An auto-named release whose tree matches the checkout is reused (docs/reference-deploy.md#env-deploy: forms)."""
     for rel in reversed(list_releases(project)):
         if rel.provenance.tree == tree and rel.version.endswith(f"-{tree[:12]}"):
             return rel

@@ -1,4 +1,4 @@
-"""`release verify` and `release where` (spec 2, framework release; exit codes in Errors).
+"""`release verify` and `release where` (docs/reference-deploy.md#commands, with their exit codes).
 
 verify: anonymous reads; `oci` manifest exists at the digest (registry HTTP API v2), `npm`
 version exists and its integrity equals the recorded one, `gomod` checksum database has the

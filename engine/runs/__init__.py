@@ -1,1 +1,1 @@
-"""Workflows and runs (spec 1: workflows run AI agents that call tools). Kept light on purpose."""
+"""Workflows and runs (docs/reference-tools.md#runs: workflows run AI agents that call tools). Kept light on purpose."""

@@ -3,7 +3,7 @@
 Each model turn may call tools; every call and result is a `RunStep`, reported to `on_step` as
 it happens and recorded (with the session's plan and tasks) in the run store. `execute_run`
 does not raise for a failing run: the record says `failed` and why. Background processes the
-run started are killed when it ends (spec 1: they live for the run's lifetime).
+run started are killed when it ends (they live for the run's lifetime).
 """
 
 from __future__ import annotations

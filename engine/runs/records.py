@@ -1,4 +1,5 @@
-"""What a run records (spec 1, runs): its steps, status, plan and tasks. Shared by the engine and the store."""
+"""What a run records (docs/reference-tools.md#runs): its steps, status, plan and tasks. Shared by the engine and
+the store."""
 
 from __future__ import annotations
 
@@ -24,6 +25,6 @@ class RunRecord(BaseModel):
     plan: dict[str, Any] | None = None
     tasks: list[dict[str, Any]] = []
     tools: list[str] = []
-    spawn: list[dict[str, Any]] = []  # sub-agent presets parsed from the tool_filter (spec 1, step 4)
+    spawn: list[dict[str, Any]] = []  # sub-agent presets parsed from the tool_filter (its step 4)
     started_at: float = 0.0
     finished_at: float | None = None

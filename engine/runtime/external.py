@@ -1,4 +1,5 @@
-"""Targets this version renders but does not apply from `env up` or `env deploy` (DESIGN, Processes).
+"""Targets this version renders but does not apply from `env up` or `env deploy`
+(docs/reference-deploy.md#deploys-to-k8scluster-and-compose-targets).
 
 The `compose` runtime calls the real docker compose; no Docker daemon exists on the machines this is
 built on, so what is implemented and tested here is the clear refusal: a missing CLI or an

@@ -1,5 +1,5 @@
-"""The `k8s` runtime: kubectl against exactly the declared context (spec 2, deploy targets; Deploy
-rule 9; DESIGN, Processes: the field's own tools).
+"""The `k8s` runtime: kubectl against exactly the declared context (deploy
+rule 9: no override; docs/reference-k8s.md#why-kubectl-not-the-kubernetes-python-client).
 
 Why kubectl and not the `kubernetes` Python client: kubectl is what a K8sCluster user already has
 and trusts with their kubeconfig (exec credential plugins, OIDC, GKE/EKS auth helpers all work as
@@ -29,8 +29,8 @@ from engine.errors import EngineError
 from engine.runtime.external import RuntimeUnavailable
 
 FIELD_MANAGER = "framework"
-# Contexts the local-cluster tools create for a cluster on this machine: `k3d-<name>` (`cluster up`,
-# spec 2: lifecycle commands pin k3d-<cluster-name>), kind's `kind-<name>`, and the fixed names of
+# Contexts the local-cluster tools create for a cluster on this machine: `k3d-<name>` (`cluster up`:
+# the cluster lifecycle commands pin k3d-<cluster-name>), kind's `kind-<name>`, and the fixed names of
 # minikube, Docker Desktop, Rancher Desktop, Colima and OrbStack.
 LOCAL_PREFIXES = ("k3d-", "kind-")
 LOCAL_NAMES = ("minikube", "docker-desktop", "docker-for-desktop", "rancher-desktop", "colima", "orbstack")
@@ -42,9 +42,9 @@ class KubectlFailed(EngineError):
 
 
 def is_local(context: str) -> bool:
-    """A local cluster (spec 2: `env secrets sync` applies to local clusters only; deploy preflight
-    runs for remote clusters only): the context is one a local-cluster tool creates on this machine
-    (LOCAL_PREFIXES, LOCAL_NAMES). The one rule both use. Deliberately by name, not by a loopback
+    """A local cluster (docs/reference-k8s.md#local-clusters: `env secrets sync` applies to local clusters
+    only; deploy preflight runs for remote clusters only): the context is one a local-cluster tool creates on
+    this machine (LOCAL_PREFIXES, LOCAL_NAMES). The one rule both use. Deliberately by name, not by a loopback
     server address: a tunnel or port-forward to a remote cluster is on loopback too, and must not
     receive a dotenv file's secrets nor skip its preflight."""
     return context.startswith(LOCAL_PREFIXES) or context in LOCAL_NAMES

@@ -1,6 +1,7 @@
-"""Deploy preflight for remote clusters (spec 2, Deploy rule 8): before the first apply, and under
-`--dry-run`, every secret key the rendered objects reference is provisioned in the cluster, and
-every image reference resolves in its registry. Findings name the object and the key or image.
+"""Deploy preflight for remote clusters (deploy rule 8,
+docs/reference-k8s.md#env-deploy-env-version-on-a-k8scluster): before the first apply, and under `--dry-run`,
+every secret key the rendered objects reference is provisioned in the cluster, and every image reference
+resolves in its registry. Findings name the object and the key or image.
 
 Secret values are never read into the report: only the key names of each Secret are compared.
 Images are read as `release verify` reads them (registry HTTP API v2 manifest HEAD;

@@ -1,6 +1,7 @@
 """Rollout of a K8sCluster environment: apply, then wait per Deployment, StatefulSet, DaemonSet and
-Job within the wait budget (spec 2: rollout phases `pending`, `progressing`, `stabilizing`,
-`DEGRADED`, `SUPERSEDED`; outcome per resource `ready`, `failed`, `timed_out`, `not_waited`).
+Job within the wait budget (docs/reference-k8s.md#env-deploy-env-version-on-a-k8scluster: phases `pending`,
+`progressing`, `stabilizing`, `DEGRADED`, `SUPERSEDED`; outcome per resource `ready`, `failed`, `timed_out`,
+`not_waited`).
 
 A resource is `pending` until its controller observed the applied generation, `progressing` while
 updated or available replicas are short (kubectl's own rollout-status rules), `stabilizing` once

@@ -1,4 +1,4 @@
-"""`framework env secrets sync <env>` (spec 2, framework env): render the environment's cluster
+"""`framework env secrets sync <env>` (docs/reference-k8s.md#env-secrets-sync-env): render the environment's cluster
 Secrets from the dotenv provider and apply them to a local cluster only; a no-op with a message for
 an external secret provider. Never prints, logs or passes a value on a command line: values go to
 kubectl on its stdin, and the result names Secrets and keys only.

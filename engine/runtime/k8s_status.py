@@ -1,8 +1,8 @@
-"""`env status` of a K8sCluster environment, read from the live cluster (spec 2, Status): per image
-the digests its pods run against the promotion's frozen one (verify state `match`, `drift`,
-`missing`, `untagged`, `unreachable`), per workload the rollout phase and ready replicas, the
-environment's health, and the tail of the namespace's events (the dashboard's Rollouts view shows
-it where a process environment shows its log tail).
+"""`env status` of a K8sCluster environment, read from the live cluster
+(docs/reference-k8s.md#env-status-env): per image the digests its pods run against the promotion's frozen
+one (verify state `match`, `drift`, `missing`, `untagged`, `unreachable`), per workload the rollout phase
+and ready replicas, the environment's health, and the tail of the namespace's events (the dashboard's
+Rollouts view shows it where a process environment shows its log tail).
 """
 
 from __future__ import annotations

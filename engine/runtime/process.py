@@ -1,4 +1,5 @@
-"""The `process` runtime: workloads as supervised processes on this machine (DESIGN, Processes).
+"""The `process` runtime: workloads as supervised processes on this machine
+(docs/reference-deploy.md#the-process-runtime).
 
 Every instance carries ownership markers in its environment (`FRAMEWORK_OWNED_BY`,
 `FRAMEWORK_INSTANCE`, project, env, workload, release, digest, promotion) and a record file;
@@ -54,15 +55,15 @@ class WorkloadSpec(BaseModel):
     workdir: str = ""
     base_env: dict[str, str] | None = None  # the environment it starts from; None: this process's
 
-# Spec 2, rollout phases and the outcome per resource (deploy JSON); the overall rollout ends in one
-# of RolloutEnd.
+# Rollout phases and the outcome per resource (docs/reference-deploy.md#env-deploy, `--json`); the overall
+# rollout ends in one of RolloutEnd.
 Phase = Literal["pending", "progressing", "stabilizing", "ready", "DEGRADED", "SUPERSEDED"]
 Outcome = Literal["ready", "failed", "timed_out", "not_waited"]
 RolloutEnd = Literal["ready", "not_waited", "DEGRADED", "SUPERSEDED", "timed_out"]
 
 
 class Resource(BaseModel):
-    """Rollout outcome per resource: ready, failed, timed_out or not_waited (spec 2, deploy JSON)."""
+    """Rollout outcome per resource: ready, failed, timed_out or not_waited (the deploy's `--json`)."""
 
     name: str
     outcome: Outcome = "not_waited"

@@ -1,7 +1,7 @@
 """The HTTP side of webhook ingestion, as a raw ASGI front door ahead of Starlette's router.
 
 `POST /hooks/<trigger_id>[/<token>]` is the hot path (bench/webhooks.py): it skips routing and
-the Request object. Answers (spec 1 Errors): 202; one identical 404 for unknown trigger, wrong
+the Request object. Answers (docs/reference-webhooks.md#endpoints): 202; one identical 404 for unknown trigger, wrong
 token and bad signature (byte-for-byte the router's own 404); 409; 413 on the bytes actually
 read; 503 when the delivery could not be recorded.
 """
@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl
 
 from engine.server.recorder import RecorderClient
 
-MAX_BODY = 1024 * 1024  # spec 1 Limits: webhook body 1 MiB max
+MAX_BODY = 1024 * 1024  # a webhook body is 1 MiB at most (413 beyond)
 _TRIGGER_ID = re.compile(r"^trg_[0-9a-f]{16}$")
 _TOKEN = re.compile(r"^[A-Za-z0-9_\-]{1,200}$")
 

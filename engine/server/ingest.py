@@ -1,4 +1,4 @@
-"""Webhook ingestion's durable half (spec 1, Webhook ingestion / Authentication / Events / Errors).
+"""Webhook ingestion's durable half (docs/reference-webhooks.md#endpoints: ways in, de-duplication, answers).
 
 `BatchRecorder.record` authenticates a whole batch of submissions against the current trigger
 rows and records every delivery, its de-duplication key and its queued run in ONE transaction
@@ -52,7 +52,7 @@ class Verdict(NamedTuple):
     duplicate_of: str | None = None
 
 
-REFUSED = Verdict(503)  # delivery could not be recorded: the sender retries (spec 1 Errors)
+REFUSED = Verdict(503)  # delivery could not be recorded: the sender retries (503, nothing recorded)
 
 
 @dataclass
@@ -139,7 +139,7 @@ class BatchRecorder:
         return _TriggerState(row, parsed[0], parsed[1])
 
     def _authenticate(self, sub: Submission, state: _TriggerState | None, hashes: dict[str, str]) -> str | None:
-        """The way in that holds (spec 1 Authentication 1-3), or None. Constant-time throughout
+        """The way in that holds (token in the path, bearer token or HMAC signature), or None. Constant-time throughout
         (hashes of presented tokens are compared; `hashes` keeps a batch from hashing a token
         twice, looked up by the presented token, never by anything stored)."""
         stored = state.row.token_hash if state else None
@@ -198,7 +198,7 @@ class BatchRecorder:
     def _dedupe(
         self, db: Driver, pending: list[tuple[int, dict[str, Any]]], verdicts: list[Verdict | None]
     ) -> None:
-        """A retry is recorded but never starts a second run (spec 1 Events 2), across processes:
+        """A retry is recorded but never starts a second run (de-duplication), across processes:
         the first delivery of a key in this batch claims it (engine.server.keys); whoever holds it
         is the one every copy names."""
         candidates = sorted(

@@ -1,4 +1,4 @@
-"""De-duplication keys, claimed inside the recorder's batch transaction (spec 1 Events 2: a
+"""De-duplication keys, claimed inside the recorder's batch transaction (de-duplication: a
 retry is recorded but never starts a second run, also across server processes).
 
 One contract, two ways: `claim(db, wanted)` takes {(trigger_id, key): delivery_id} for the keys

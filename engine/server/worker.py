@@ -2,7 +2,8 @@
 
 Claims are leases (renewed while a run executes), so a server killed with SIGKILL loses nothing:
 its claimed runs become claimable again when their lease lapses, by this or another process
-(spec 1 Events 3, issue 7 item 8). The filter decides whether a delivery proceeds (Events 3).
+(at-least-once execution, docs/reference-webhooks.md#durability-and-processes). The filter decides whether
+a delivery proceeds.
 """
 
 from __future__ import annotations
@@ -129,11 +130,11 @@ class WorkerPool:
             )
             return
         definition = TriggerDefinition.model_validate_json(trig.definition)
-        # A replay was asked for by an operator: it runs without the filter (issue 8 item 5).
+        # A replay was asked for by an operator: it runs without the filter.
         if definition.filter and dlv.outcome == "queued" and dlv.auth_method != "replay":
             result = evaluator.evaluate(definition.filter, payload)
             if not result.matched:
-                # An evaluation error counts as "did not match" and is recorded (issue 7 item 7).
+                # An evaluation error counts as "did not match" and is recorded (`filter_error`).
                 outcome = "filter_error" if result.error else "filtered_out"
                 self._finish_delivery(delivery_id, outcome, result.error or "filter did not match")
                 return
@@ -168,7 +169,7 @@ class WorkerPool:
     def _execute(
         self, auto: Any, payload: dict[str, Any], run_id: str
     ) -> tuple[str, int, str | None, str | None]:
-        """Run the automation's workflow with `trigger.payload` as its input (run engine, issue 6)."""
+        """Run the automation's workflow with `trigger.payload` as its input (the run engine)."""
         import yaml
 
         from engine.runs.engine import execute_run

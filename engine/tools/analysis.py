@@ -1,4 +1,4 @@
-"""Analysis tools (spec 1): project_analyzer (the spec's four actions) and codegraph (our design).
+"""Analysis tools: project_analyzer (four actions) and codegraph (our design).
 
 codegraph's parameters are not given by the spec; it answers three questions about code:
 `symbols` (definitions in a file or directory), `references` (where a name is used, whole-word,
@@ -59,7 +59,7 @@ LANGUAGES = {
     ".dart": "Dart",
     ".vue": "Vue",
 }
-# marker file -> project type (spec 1 project_analyzer detect_type)
+# marker file -> project type (project_analyzer detect_type)
 MARKERS = {
     "framework.yaml": "framework",
     "pyproject.toml": "python",

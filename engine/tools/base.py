@@ -18,7 +18,8 @@ from pydantic import BaseModel
 
 from engine.errors import EngineError
 
-# The tags tools carry; a tool_filter's `tag:<name>` entries name one of these (spec 1, tool_filter).
+# The tags tools carry; a tool_filter's `tag:<name>` entries name one of these
+# (docs/reference-tools.md#tags-and-membership).
 TAGS = (
     "default",
     "readonly",
@@ -65,7 +66,7 @@ class ToolContext:
 
     `data_dir` holds what outlives one call (plans, background process logs, spilled output);
     `read_stamps` records the (mtime_ns, size) each file had when a tool last read or wrote it,
-    for write's external-modification check (spec 1, write behaviours).
+    for write's external-modification check (`write` refuses a file changed on disk).
     """
 
     root: Path

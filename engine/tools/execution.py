@@ -1,4 +1,5 @@
-"""Execution tools (spec 1, Execution tools): bash, bash_list, bash_output, bash_kill.
+"""Execution tools (docs/reference-tools.md#tools-parameters-defaults-and-limits): bash, bash_list, bash_output,
+bash_kill.
 
 Every command runs in a fresh POSIX shell (`/bin/sh -c`) in the project or worktree root, in its
 own process group. Output goes to a file, not a pipe, so a command that leaves children behind
@@ -185,7 +186,7 @@ def process_table(ctx: ToolContext) -> ProcessTable:
 
 
 def close_session(ctx: ToolContext) -> None:
-    """End of a run: its background processes do not outlive it (spec 1: they live for the run)."""
+    """End of a run: its background processes do not outlive it (they live for the run)."""
     process_table(ctx).kill_all()
 
 

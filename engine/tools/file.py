@@ -1,4 +1,5 @@
-"""File tools (spec 1, File tools): view, write, edit, find_replace, move_code. patch is in patch.py."""
+"""File tools (docs/reference-tools.md#tools-parameters-defaults-and-limits): view, write, edit, find_replace,
+move_code. patch is in patch.py."""
 
 from __future__ import annotations
 
@@ -140,7 +141,7 @@ def write(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
 
 def edit(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    """All edits succeed or none do, across files (spec 1 edit)."""
+    """All edits succeed or none do, across files (`edit`)."""
     edits: list[dict[str, Any]] = params["edits"]
     if not edits:
         raise ToolError("edits is empty: give at least one edit object")
@@ -156,7 +157,7 @@ def edit(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
         tf, text = files[path], texts[path]
         old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
         if old == "":
-            # Empty old_string creates a file (spec 1 edit); refuse to clobber one with content.
+            # Empty old_string creates a file (`edit`); refuse to clobber one with content.
             if tf.exists and text != "" or path in texts and text != "":
                 raise ToolError(
                     f"edit {i}: old_string is empty but {path} already has content; nothing was changed"

@@ -21,7 +21,7 @@ class TextFile:
     exists: bool = True
 
     def encode(self, text: str) -> bytes:
-        # Line endings preserved (spec 1 edit): a CRLF file stays CRLF.
+        # Line endings preserved (`edit`): a CRLF file stays CRLF.
         return (text.replace("\n", "\r\n") if self.crlf else text).encode("utf-8")
 
 
@@ -44,7 +44,7 @@ def read_text(path: Path, *, missing_ok: bool = False) -> TextFile:
 
 
 def check_unmodified(ctx: ToolContext, path: Path) -> None:
-    """Refuse to overwrite a file that changed on disk since a tool last read or wrote it (spec 1 write)."""
+    """Refuse to overwrite a file that changed on disk since a tool last read or wrote it (`write`)."""
     seen = ctx.read_stamps.get(str(path))
     if seen is None:
         return

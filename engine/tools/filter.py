@@ -1,4 +1,4 @@
-"""The `tool_filter` workflow input (spec 1, Tool filter), evaluated in the spec's four steps.
+"""The `tool_filter` workflow input (docs/reference-tools.md#tool-filter), evaluated in four steps.
 
 1. `tag:<tag>` entries and plain names are collected;
 2. `!<name>` entries remove tools from that set;

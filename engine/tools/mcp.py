@@ -4,7 +4,7 @@ Servers are configured in the application settings (engine.tools.settings): a co
 MCP on stdio, or a streamable HTTP URL. Each server is asked for its tools once per process (a
 five-minute cache); one that fails to start or answer within its timeout is reported by
 `server_status` and its tools are absent, while the other servers and the built-in tools keep
-working (spec 1, External tool-server tools). Connections stay open for the process's lifetime
+working (docs/reference-tools.md#external-tool-servers-mcp). Connections stay open for the process's lifetime
 (one stdio server process per configured server, not one per call) and close at exit.
 """
 

@@ -1,4 +1,5 @@
-"""The patch tool (spec 1): the `*** Begin Patch` format, applied atomically across files.
+"""The patch tool (docs/reference-tools.md#tools-parameters-defaults-and-limits): the `*** Begin Patch` format,
+applied atomically across files.
 
 Parsing and context matching follow the reference apply_patch implementation: a chunk is found
 by its `@@` anchor and its context/removed lines, compared exactly, then ignoring trailing

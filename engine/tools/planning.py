@@ -1,4 +1,5 @@
-"""Planning tools (spec 1, Planning tools): one plan per session with its tasks, persisted as JSON.
+"""Planning tools (docs/reference-tools.md#tools-parameters-defaults-and-limits): one plan per session with its
+tasks, persisted as JSON.
 
 The plan lives in `<session data dir>/plan.json`, written atomically after every change, so a
 run's record and later sessions see exactly what the agent planned. Plan statuses and task

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from engine.tools.base import InvalidParams, Tool, ToolContext, ToolError, ToolResult, UnknownTool
 
-# One module per tool family (spec 1, Tags); each exposes TOOLS.
+# One module per tool family (docs/reference-tools.md#tags-and-membership); each exposes TOOLS.
 FAMILIES = ("file", "patch", "search", "execution", "web", "planning", "analysis", "worktree", "workflow")
 
 
@@ -32,7 +32,7 @@ def builtin_tools() -> dict[str, Tool]:
 
 
 def available_tools(settings: dict[str, Any] | None = None, *, with_mcp: bool = True) -> dict[str, Tool]:
-    """Built-in tools and, when servers are configured, `mcp_<server>_<tool>` tools (spec 1)."""
+    """Built-in tools and, when servers are configured, `mcp_<server>_<tool>` tools."""
     tools = dict(builtin_tools())
     if with_mcp:
         from engine.tools.mcp import mcp_tools

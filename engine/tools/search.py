@@ -1,4 +1,5 @@
-"""Search tools (spec 1, Search tools): grep and glob, both on ripgrep (`rg` from the PyPI package)."""
+"""Search tools (docs/reference-tools.md#tools-parameters-defaults-and-limits): grep and glob, both on ripgrep
+(`rg` from the PyPI package)."""
 
 from __future__ import annotations
 
@@ -101,7 +102,7 @@ def grep(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
         args += ["--glob", params["glob"]]
     if params.get("type"):
         args += ["--type", params["type"]]
-    # `-e` keeps a pattern that begins with '-' from being read as a flag (spec 1 grep: pattern is a regex).
+    # `-e` keeps a pattern that begins with '-' from being read as a flag (grep's pattern is a regex).
     args += ["-e", params["pattern"]]
     if where != ctx.root:
         args += ["--", os.path.relpath(where, ctx.root) if where.is_relative_to(ctx.root) else str(where)]

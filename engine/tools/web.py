@@ -1,4 +1,5 @@
-"""Web tools (spec 1, Web tools): fetch (httpx + markdownify) and websearch (SearXNG-compatible JSON)."""
+"""Web tools (docs/reference-tools.md#tools-parameters-defaults-and-limits): fetch (httpx + markdownify) and
+websearch (SearXNG-compatible JSON)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Workflow-builder tools (spec 1 tag `workflow`; parameters not given by the spec, so designed here).
+"""Workflow-builder tools (tag `workflow`; their parameters are designed here:
+docs/reference-tools.md#tools-parameters-defaults-and-limits).
 
 They edit a workflow definition (the YAML format of engine.workflows.definition) held in a file: `path`
 (relative to the project root) or, by default, the session's draft `<session>/workflow.yaml`.

@@ -1,4 +1,5 @@
-"""The worktree tool (spec 1, Analysis and git tools): create, list, get, delete git worktrees.
+"""The worktree tool (docs/reference-tools.md#tools-parameters-defaults-and-limits): create, list, get, delete git
+worktrees.
 
 Worktrees live in `<repo>/.worktrees/<name>` (listed in `.git/info/exclude`, so the main
 checkout stays clean); what git does not know (the associated session, whether the branch was

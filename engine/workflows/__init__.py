@@ -1,1 +1,2 @@
-"""Workflow definitions (spec 1, workflows): the file format shared by runs, automations and the workflow tool."""
+"""Workflow definitions (docs/reference-tools.md#workflow-files): the file format shared by runs, automations and
+the workflow tool."""

@@ -1,4 +1,5 @@
-"""A scripted model's steps (spec 1: the `scripted` provider replays a script of tool calls and messages).
+"""A scripted model's steps (docs/reference-tools.md#scripted-provider: the `scripted` provider replays a script of
+tool calls and messages).
 
 Read by the run engine's ScriptedProvider and checked by the workflow tool before a run.
 """

@@ -1,1 +1,2 @@
-"""The Debug screen (issue 14): a keyboard front-end to the same session broker as `framework debug`."""
+"""The Debug screen: a keyboard front-end to the same session broker as `framework debug`
+(docs/reference-debug.md#the-debug-screen)."""

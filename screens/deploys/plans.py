@@ -1,8 +1,8 @@
 """Plans screen: pick an environment and a release, read the deploy plan, confirm it, watch it deploy.
 
 Same engine calls as `framework env list`, `framework release list`, `framework env deploy <env>
-<v> --plan` and `framework env deploy <env> <v> --approve <digest>` (spec 2, Deploy: the approval
-is bound to the plan digest; a moved environment is a compare-and-set refusal, exit 3, shown here
+<v> --plan` and `framework env deploy <env> <v> --approve <digest>` (docs/reference-deploy.md#env-deploy: the
+approval is bound to the plan digest; a moved environment is a compare-and-set refusal, exit 3, shown here
 with a one-key re-plan). Protected environments need their name typed (settings).
 """
 

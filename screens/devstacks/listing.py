@@ -1,6 +1,6 @@
 """Dev stacks screen: every stack on this machine across projects, its services, ports and
-worktree; up/down; logs per service; the port-block holders with release (spec 2: env up,
-env down, env ps, env devstack).
+worktree; up/down; logs per service; the port-block holders with release
+(docs/reference-devstack.md#in-the-dashboard-screen-4-dev-stacks).
 
 Same engine calls as `framework env ps`, `framework env devstack list`, `framework env up <env>
 --background` (never the foreground hold: the dashboard keeps its terminal), `framework env down
@@ -363,7 +363,7 @@ class DevStacksScreen(TableKeys, DashboardScreen):
             self.post_message(ActionProgress(f"  {line}"))
 
         try:
-            # background, no hold: returns once healthy and leaves the stack running (spec 2: env up)
+            # background, no hold: returns once healthy and leaves the stack running (`env up --background`)
             result = env_up(find_project(root), env, UpOptions(background=True, hold=False), progress=progress)
         except EngineError as exc:
             self.post_message(ActionDone("up", False, f"env up {env} failed: {_error_text(exc)}"))

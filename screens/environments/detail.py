@@ -1,6 +1,6 @@
 """One environment in detail: per-image verify state, per-workload phase, gates, local sessions,
-and the promotion history paged with the ledger's cursor (spec 2, Status: `--history --limit
---before`; `next_before` is the next page's cursor, empty on the last page).
+and the promotion history paged with the ledger's cursor (`env status --history --limit
+--before`, docs/reference-deploy.md#commands; `next_before` is the next page's cursor, empty on the last page).
 
 Same engine calls as `framework env status <env> --history --limit N [--before C] --json` and the
 KCL evaluation behind `framework env render`; refreshed at the settings' rate, rows diffed by key.
@@ -123,8 +123,8 @@ class EnvironmentDetailScreen(Screen[None]):
         from engine.database.devstack import database_state
         from engine.deploy.smoke import last_smoke
 
-        database = database_state(project, doc)  # migration state and seed counts (issue 17)
-        smoke = last_smoke(project, self.env_name)  # issue 20
+        database = database_state(project, doc)  # migration state and seed counts (docs/reference-db.md)
+        smoke = last_smoke(project, self.env_name)  # the last `env smoke` run per route
         try:
             result, _ = env_status(project, self.env_name, history=True, limit=self.page_size, before=self.before)
         except EngineError as exc:
@@ -258,7 +258,7 @@ class EnvironmentDetailScreen(Screen[None]):
         self.app.call_from_thread(self.evaluate)
 
     def action_domains(self) -> None:
-        """The domains of this environment's control plane (issue 20)."""
+        """The domains of this environment's control plane (docs/reference-domains.md#dashboard)."""
         from screens.environments.domains import DomainsScreen
 
         self.app.push_screen(DomainsScreen(self.env_name))

@@ -1,5 +1,5 @@
-"""Domains of an environment's control plane (issue 20 item 5; spec 2: domain record and binding,
-Domain states): every domain of the organization with its state, binding, the DNS to publish and
+"""Domains of an environment's control plane (docs/reference-domains.md#dashboard; the
+domain states): every domain of the organization with its state, binding, the DNS to publish and
 the last verification; add (`a`), bind to a workload or frontend (`b`), bind as a 308 redirect (`t`),
 verify, unbind and rm run from here. Add and bind ask for their argument in an input that shows the
 equivalent command line as it is typed (enter runs it, escape cancels). Opened with `d` on an

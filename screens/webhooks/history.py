@@ -1,6 +1,6 @@
 """Delivery history of one trigger, paged with the server's cursor (`next_before`): time, status,
-what it did, de-duplication key, filter outcome and run (spec 1 Events 1-3). Only one page is
-ever loaded. enter inspects a delivery's payload; R replays it as a new delivery and run."""
+what it did, de-duplication key, filter outcome and run (docs/reference-webhooks.md#webhook-ingestion).
+Only one page is ever loaded. enter inspects a delivery's payload; R replays it as a new delivery and run."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ class Replayed(Message):
 
 
 def filter_outcome(d: Any, has_filter: bool) -> str:
-    """What the trigger's filter decided for this delivery (spec 1 Events 3)."""
+    """What the trigger's filter decided for this delivery (`filter` decides whether a delivery proceeds)."""
     if d.outcome == "filtered_out":
         return "did not match"
     if d.outcome == "filter_error":

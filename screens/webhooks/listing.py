@@ -4,7 +4,7 @@ Same engine calls as `platform automation list` / `platform trigger ...` (engine
 in thread workers. The server is the settings' platform_server_url / platform_token, else
 $PLATFORM_SERVER_URL / $PLATFORM_TOKEN, else the stored login for that server (`platform auth
 login`; resolved in engine.hooks.client.server_settings). Activation and rotation show the token once, in a modal
-(spec 1 States and transitions: URL and token displayed once); this screen never keeps it.
+(activation displays the URL and token once); this screen never keeps it.
 """
 
 from __future__ import annotations

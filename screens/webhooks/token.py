@@ -1,4 +1,4 @@
-"""The one place a trigger's token is shown (spec 1: URL and token displayed once).
+"""The one place a trigger's token is shown (activation displays the URL and token once).
 
 `c` copies the token, `u` the URL with the token (App.copy_to_clipboard); closing the modal
 drops every reference this module holds to the token.

@@ -1,4 +1,4 @@
-"""`db seed apply | reset | status` (spec 3, Database; Errors 2).
+"""`db seed apply | reset | status` (docs/reference-db.md#seeds).
 
 One transaction (all or nothing); rows written with COPY; every seeded row recorded in
 `framework_seeds` (table, primary key, ordinal) so a second apply inserts nothing and `reset`
@@ -282,6 +282,6 @@ def status(dsn: Dsn) -> SeedStatus:
 
 
 def all_empty(dsn: Dsn) -> bool:
-    """Every seedable table is empty (spec 2, env up: first boot is auto-seeded)."""
+    """Every seedable table is empty (`env up` seeds a first-boot database)."""
     with connect(dsn) as conn:
         return all(c.rows == 0 for c in _counts(conn, planning.seedable(read_schema(conn))))

@@ -1,4 +1,4 @@
-"""What to seed, in which order, and how each foreign key picks its parent (spec 3, db seed apply).
+"""What to seed, in which order, and how each foreign key picks its parent (docs/reference-db.md#seeds).
 
 The order comes from the live schema's foreign keys (parents first). An entity reachable by two
 parent paths (its foreign keys lead to a common ancestor) is refused until a `framework:ref`

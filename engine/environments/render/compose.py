@@ -1,4 +1,4 @@
-"""A Compose file of a framework.Compose environment (spec 2, env render; compose runtime).
+"""A Compose file of a framework.Compose environment (docs/reference-env.md#rendering).
 
 Secrets are interpolated by name from the environment of `docker compose` (`${NAME:?...}`),
 so the file never holds a value.

@@ -1,4 +1,4 @@
-"""Kubernetes manifests of a K8sCluster (or hosted) environment (spec 2, env render).
+"""Kubernetes manifests of a K8sCluster (or hosted) environment (docs/reference-env.md#rendering).
 
 Secrets are referenced by name only (`secretKeyRef` into `<workload>-secrets`): values never
 appear in a render. Every object carries the environment's labels so applies can prune by them.

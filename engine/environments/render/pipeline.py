@@ -1,6 +1,6 @@
 """Render an environment: evaluate its KCL, refuse placeholders, produce runtime objects.
 
-Spec 2 (env render): a YAML stream with `# cluster:` comments; filters `--cluster`, `--kind`,
+`env render` (docs/reference-env.md#rendering): a YAML stream with `# cluster:` comments; filters `--cluster`, `--kind`,
 `--target`; `--no-charts`; `--fail-on-write`. The same render feeds `env shape`, `env diff`,
 `env config`, `ci validate-kcl`, deploys (k8s/compose) and dev stacks (the process plan).
 """
@@ -23,13 +23,13 @@ PLACEHOLDER = "REPLACE_ME_"
 
 
 class PlaceholderLeft(EngineError):
-    """`env new` left a danger knob as REPLACE_ME_*; every render refuses it (spec 2, env new)."""
+    """`env new` left a danger knob as REPLACE_ME_*; every render refuses it."""
 
     code = "placeholder_left"
 
 
 class RenderWroteFiles(EngineError):
-    """The render wrote files (`--fail-on-write`; `env shape` always refuses, spec 2)."""
+    """The render wrote files (`--fail-on-write`; `env shape` always refuses)."""
 
     code = "render_wrote_files"
 

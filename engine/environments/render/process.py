@@ -1,4 +1,4 @@
-"""The process plan: what the `process` runtime runs on this machine (DESIGN: runtimes).
+"""The process plan: what the `process` runtime runs on this machine (docs/reference-deploy.md#the-process-runtime).
 
 One entry per workload (and per frontend with a dev command): command, working directory,
 environment, ports and health check. Secret values are not in the plan, only their names;
@@ -21,7 +21,7 @@ class PlannedHealth(BaseModel):
 
 
 class PlannedProcess(BaseModel):
-    """One supervised process: `PORT` is set to its first port (spec 3: service listen port)."""
+    """One supervised process: `PORT` is set to its first port (the service listen port)."""
 
     name: str
     kind: str  # "workload" or "frontend"

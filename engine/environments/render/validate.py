@@ -1,4 +1,4 @@
-"""`ci validate-kcl` (spec 2): every environment must render deployable manifests.
+"""`ci validate-kcl` (docs/reference-env.md#shape-diff-config-new): every environment must render deployable manifests.
 
 Each declared environment is rendered with its derived options only (charts included, writes
 refused); every rendered object must be complete enough to apply.

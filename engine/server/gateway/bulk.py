@@ -1,4 +1,5 @@
-"""The server's end of the bulk side channel (issue 16 Deliver 6; the daemon's end and the wire
+"""The server's end of the bulk side channel
+(docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes; the daemon's end and the wire
 format: engine.daemon.bulk).
 
 Each server process listens for bulk connections on the gateway's host (PLATFORM_DAEMON_BULK_PORT,
