@@ -26,6 +26,8 @@ def run(program: str, argv: list[str]) -> int:
     if program == "platform" and argv[:1] == ["framework"]:
         # `platform framework ...` is the framework program: identical output and exit codes.
         program, argv = "framework", argv[1:]
+    if any("\x00" in arg for arg in argv):  # no OS call can take it; exec never passes one, run() can
+        return _refuse_nul(argv)
     if not argv:
         from app.registry import plain_help
 
@@ -73,6 +75,17 @@ def run(program: str, argv: list[str]) -> int:
     from app.cli import invoke
 
     return invoke(program, argv)
+
+
+def _refuse_nul(argv: list[str]) -> int:
+    from app.output import EXIT_USAGE, diagnose, document, print_document
+
+    position = next(i for i, arg in enumerate(argv) if "\x00" in arg) + 1
+    message = f"argument {position} holds a NUL character"
+    diagnose(message)
+    if "--json" in argv:
+        print_document(document(EXIT_USAGE, {"code": "usage", "message": message}))
+    return EXIT_USAGE
 
 
 def framework_main() -> None:

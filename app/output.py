@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -108,6 +109,27 @@ def _crash_report(exc: BaseException) -> str:
     return str(path)
 
 
+def _internal(exc: BaseException, json_mode: bool) -> int:
+    where = _crash_report(exc)
+    message = f"internal error: {type(exc).__name__}: {exc}"
+    diagnose(message, f"details in {where}; please report it")
+    if json_mode:
+        print_document(document(EXIT_FAILED, {"code": "internal", "message": message}))
+    return EXIT_FAILED
+
+
+def _path_error(exc: OSError) -> dict[str, Any]:
+    """An OS error on a path (most often one the user named): the path and its problem, exit 1."""
+    from engine.names import shown
+
+    path = shown(os.fsdecode(exc.filename), 120)
+    message = f"cannot use {path}: {exc.strerror or exc}"
+    error: dict[str, Any] = {"code": "path_error", "message": message}
+    if exc.errno == errno.ENAMETOOLONG:
+        error["hint"] = "a file name is at most 255 bytes and a path 4096"
+    return error
+
+
 def run_command(json_mode: bool, action: Callable[[], tuple[Any, int]],
                 human: Callable[[Any], None], *, partial_error: Callable[[Any], dict[str, Any]] | None = None
                 ) -> int:
@@ -125,18 +147,21 @@ def run_command(json_mode: bool, action: Callable[[], tuple[Any, int]],
         if json_mode:
             print_document(document(exc.exit_code, exc.to_dict()))
         return exc.exit_code
+    except OSError as exc:
+        if exc.filename is None:  # not about a path the command was given: unexpected
+            return _internal(exc, json_mode)
+        error = _path_error(exc)
+        diagnose(error["message"], error.get("hint"))
+        if json_mode:
+            print_document(document(EXIT_FAILED, error))
+        return EXIT_FAILED
     except KeyboardInterrupt:
         diagnose("interrupted")
         if json_mode:
             print_document(document(130, {"code": "interrupted", "message": "interrupted"}))
         return 130
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no tracebacks for users
-        where = _crash_report(exc)
-        message = f"internal error: {type(exc).__name__}: {exc}"
-        diagnose(message, f"details in {where}; please report it")
-        if json_mode:
-            print_document(document(EXIT_FAILED, {"code": "internal", "message": message}))
-        return EXIT_FAILED
+        return _internal(exc, json_mode)
     error = None
     if code:
         error = partial_error(payload) if partial_error else {"code": "failed", "message": f"exit {code}"}

@@ -415,15 +415,16 @@ DEBUG_COMMANDS = FRAMEWORK.groups["debug"].commands
 
 PROGRAMS = {"framework": FRAMEWORK, "platform": PLATFORM}
 
-GLOBAL_OPTIONS = (
-    ("--version", "Show the version and exit."),
-    ("--help", "Show this message and exit."),
-)
-
-
 def _table(rows: list[tuple[str, str]]) -> list[str]:
     width = max((len(name) for name, _ in rows), default=0) + 2
     return [f"  {name.ljust(width)}{text}" for name, text in rows]
+
+
+def _options(key: str) -> list[str]:
+    """The Options section: the generated table of the Typer command's own flags (one source)."""
+    from app.help_options import OPTIONS
+
+    return ["Options:"] + _table(list(OPTIONS[key]))
 
 
 def plain_help(program: str, path: list[str]) -> str | None:
@@ -431,16 +432,16 @@ def plain_help(program: str, path: list[str]) -> str | None:
     prog = PROGRAMS[program]
     if not path:
         lines = [f"Usage: {program} [OPTIONS] COMMAND [ARGS]...", "", f"  {prog.help}", "",
-                 "  With no arguments on a terminal, opens the dashboard.", "", "Options:"]
-        lines += _table(list(GLOBAL_OPTIONS))
+                 "  With no arguments on a terminal, opens the dashboard.", ""]
+        lines += _options(program)
         lines += ["", "Commands:"] + _table([(name, g.help) for name, g in prog.groups.items()])
         if prog.examples:
             lines += ["", "Examples:"] + [f"  {ex}" for ex in prog.examples]
         return "\n".join(lines) + "\n"
     if len(path) == 1 and path[0] in prog.groups and prog.groups[path[0]].commands:
         group = prog.groups[path[0]]
-        lines = [f"Usage: {program} {path[0]} [OPTIONS] COMMAND [ARGS]...", "", f"  {group.help}", "",
-                 "Options:"] + _table([("--help", "Show this message and exit.")])
+        lines = [f"Usage: {program} {path[0]} [OPTIONS] COMMAND [ARGS]...", "", f"  {group.help}", ""]
+        lines += _options(f"{program} {path[0]}")
         lines += ["", "Commands:"] + _table(list(group.commands.items()))
         if group.examples:
             lines += ["", "Examples:"] + [f"  {ex}" for ex in group.examples]

@@ -12,6 +12,7 @@ A separate load process (raw HTTP/1.1 on uvloop, keep-alive connections) drives 
 BENCH_SECONDS; rounds interleave the routes (machine load hits all alike); medians are reported.
 
     python bench/auth.py        # BENCH_ROUNDS=3 BENCH_SECONDS=5 BENCH_CONNECTIONS=20
+    BENCH_SMOKE=1: one round of 0.5 s, 4 connections (tests/test_bench_smoke.py)
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
-SECONDS = float(os.environ.get("BENCH_SECONDS", "5"))
-CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "20"))
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "1" if SMOKE else "3"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "0.5" if SMOKE else "5"))
+CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "4" if SMOKE else "20"))
 AIM = 0.9
 
 HARNESS = """
@@ -45,8 +47,8 @@ from starlette.routing import Mount, Route
 
 from engine.auth.accounts import add_org, add_user
 from engine.auth.tokens import Verifier, mint
-from engine.db import store
-from engine.db.migrations import up
+from engine.serverstore import store
+from engine.serverstore.migrations import up
 from engine.hooks import automations as svc
 from engine.server.app import _list, api
 from engine.server.http_protocol import GatheringHttpProtocol

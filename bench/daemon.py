@@ -18,6 +18,8 @@ A real `platform server` (SQLite) and a real `platform daemon start` (own HOME);
 daemon tokens are minted into the store by the real `mint` before the server starts.
 
     python bench/daemon.py     # BENCH_TRIPS=200 BENCH_MIB=256 BENCH_REPEATS=3
+    BENCH_SMOKE=1: 5 trips, 2 MiB (still the bulk channel and the splice), one repeat, 10 concurrent
+    (tests/test_bench_smoke.py)
 """
 
 from __future__ import annotations
@@ -36,9 +38,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-TRIPS = int(os.environ.get("BENCH_TRIPS", "200"))
-MIB = int(os.environ.get("BENCH_MIB", "256"))
-REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
+TRIPS = int(os.environ.get("BENCH_TRIPS", "5" if SMOKE else "200"))
+MIB = int(os.environ.get("BENCH_MIB", "2" if SMOKE else "256"))
+REPEATS = int(os.environ.get("BENCH_REPEATS", "1" if SMOKE else "3"))
+CONCURRENT = 10 if SMOKE else 100
 
 
 def pct(values: list[float], p: float) -> float:
@@ -49,9 +53,9 @@ def pct(values: list[float], p: float) -> float:
 def prepare(tmp: Path) -> tuple[str, str]:
     from engine.auth.accounts import add_org, add_user
     from engine.auth.tokens import mint
-    from engine.db import store
-    from engine.db.migrations import up
-    from engine.db.url import database_url
+    from engine.serverstore import store
+    from engine.serverstore.migrations import up
+    from engine.serverstore.url import database_url
 
     data = tmp / "data"
     data.mkdir()
@@ -324,7 +328,7 @@ def concurrent(url: str, token: str) -> tuple[float, float]:
                 assert r.status_code == 200
                 return time.perf_counter() - t
 
-            return list(await asyncio.gather(*(one() for _ in range(100))))
+            return list(await asyncio.gather(*(one() for _ in range(CONCURRENT))))
 
     async def local() -> list[float]:
         async def one() -> float:
@@ -333,7 +337,7 @@ def concurrent(url: str, token: str) -> tuple[float, float]:
             await proc.wait()
             return time.perf_counter() - t
 
-        return list(await asyncio.gather(*(one() for _ in range(100))))
+        return list(await asyncio.gather(*(one() for _ in range(CONCURRENT))))
 
     asyncio.run(via_stream())  # warm the connections
     return pct(asyncio.run(via_stream()), 0.99) * 1000, pct(asyncio.run(local()), 0.99) * 1000
@@ -382,7 +386,8 @@ def main() -> int:
             print(f"  the bare grpc.aio stream alone (1 MiB frames, loopback, no daemon, no HTTP): {ceiling:.0f} MiB/s"
                   f" ({ceiling / raw:.2f}x): the in-stream path's ceiling")
             p99, local99 = concurrent(url, login)
-            print(f"100 concurrent round trips p99: stream {p99:.1f} ms, 100 concurrent local subprocesses "
+            print(f"{CONCURRENT} concurrent round trips p99: stream {p99:.1f} ms, {CONCURRENT} concurrent local "
+                  "subprocesses "
                   f"{local99:.1f} ms ({p99 / local99:.2f}x)")
         finally:
             for proc in (daemon, server):

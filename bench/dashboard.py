@@ -10,6 +10,7 @@ pushing the history screen until its first page is painted. Aim: <= 2x (the scre
 loads one page through the server's cursor, never the whole history).
 
     python bench/dashboard.py [--runs N] [--only paint|history]
+    BENCH_SMOKE=1: one run, histories of 60 and 600 deliveries (tests/test_bench_smoke.py)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
 
 BARE = """
 from textual.app import App
@@ -81,11 +83,11 @@ def seed(data_dir: Path, sizes: dict[str, int]) -> None:
     recorded deliveries (every tenth with a finished run), and a known admin API token."""
     import json
 
-    from engine.db import store
-    from engine.db.migrations import up
+    from engine.auth.bearer import token_hash
     from engine.hooks.models import TriggerDefinition
-    from engine.server.main import DB_FILE
-    from engine.tokens import token_hash
+    from engine.serverstore import store
+    from engine.serverstore.migrations import up
+    from engine.serverstore.url import DB_FILE
 
     data_dir.mkdir(parents=True)
     engine = store.open_engine(f"sqlite:///{data_dir / DB_FILE}")
@@ -171,7 +173,7 @@ def open_history(url: str, sizes: list[str], runs: int) -> dict[str, list[float]
 
 def history_bench(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(REPO))
-    sizes = {"small": 100, "large": 100_000}
+    sizes = {"small": 60, "large": 600} if SMOKE else {"small": 100, "large": 100_000}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
         started = time.perf_counter()
@@ -197,13 +199,14 @@ def history_bench(args: argparse.Namespace) -> None:
             server.wait(15)
     small, large = statistics.median(times["small"]), statistics.median(times["large"])
     print(f"{'history view, first page shown':40} {'median ms':>10} {'ratio':>7}")
-    print(f"{'trigger with 100 deliveries':40} {small * 1000:10.1f} {1.0:6.2f}x")
-    print(f"{'trigger with 100,000 deliveries':40} {large * 1000:10.1f} {large / small:6.2f}x   aim <= 2x")
+    labels = {name: f"trigger with {count:,} deliveries" for name, count in sizes.items()}
+    print(f"{labels['small']:40} {small * 1000:10.1f} {1.0:6.2f}x")
+    print(f"{labels['large']:40} {large * 1000:10.1f} {large / small:6.2f}x   aim <= 2x")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--runs", type=int, default=1 if SMOKE else 11)
     parser.add_argument("--only", choices=("paint", "history"), default=None)
     args = parser.parse_args()
     if args.only != "history":

@@ -8,6 +8,7 @@
    against loading the very same rows with COPY (aim <= 3x).
 
     python bench/db.py [--migrations 1000] [--rows 100000] [--rounds 3]
+    BENCH_SMOKE=1: 10 migrations, 100 rows, one round (tests/test_bench_smoke.py)
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
 sys.path.insert(0, str(REPO))
 
 from engine.database import throwaway  # noqa: E402
@@ -79,7 +81,7 @@ def bench_migrate(admin: Dsn, count: int, rounds: int) -> float:
                     theirs.append(timed([tool("migrate"), "-path", str(d), "-database", url, "up"]))
     o, t = statistics.median(ours), statistics.median(theirs)
     print(f"{'migrate up, ' + str(count) + ' files':34} {'ours s':>8} {'golang-migrate s':>17} {'ratio':>6} aim")
-    print(f"{'':34} {o:8.2f} {t:17.2f} {o / t:6.2f} <= 1.2")
+    print(f"{'':34} {o:8.2f} {t:17.2f} {o / t:5.2f}x <= 1.2x")
     return o / t
 
 
@@ -122,15 +124,15 @@ def bench_seed(admin: Dsn, rows: int, rounds: int) -> float:
             copies.append(time.perf_counter() - start)
     o, c = statistics.median(ours), statistics.median(copies)
     print(f"{'seed apply, ' + str(rows) + ' rows, 10 tables':34} {'ours s':>8} {'COPY s':>17} {'ratio':>6} aim")
-    print(f"{'':34} {o:8.2f} {c:17.2f} {o / c:6.2f} <= 3")
+    print(f"{'':34} {o:8.2f} {c:17.2f} {o / c:5.2f}x <= 3x")
     return o / c
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--migrations", type=int, default=1000)
-    parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--migrations", type=int, default=10 if SMOKE else 1000)
+    parser.add_argument("--rows", type=int, default=100 if SMOKE else 100_000)
+    parser.add_argument("--rounds", type=int, default=1 if SMOKE else 3)
     args = parser.parse_args()
     with throwaway.server() as (admin, _prefix):
         bench_migrate(admin, args.migrations, args.rounds)

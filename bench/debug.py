@@ -8,7 +8,7 @@
 3. One step inside the dashboard: key `n` pressed until the Debug screen shows the new line.
    Aim: < 50 ms.
 
-    python bench/debug.py [--runs N]
+    python bench/debug.py [--runs N]        # BENCH_SMOKE=1: one run of each (tests/test_bench_smoke.py)
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
 sys.path.insert(0, str(REPO))
 
 PROGRAM = '''import os
@@ -188,7 +189,7 @@ def go_steps(root: Path, env: dict[str, str], runs: int, broker_call: Any, proje
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--runs", type=int, default=1 if SMOKE else 11)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "demo"
@@ -197,7 +198,7 @@ def main() -> int:
         env = {**os.environ, "HOME": tmp, "XDG_CACHE_HOME": f"{tmp}/cache", "FRAMEWORK_LEDGER_HOME": f"{tmp}/ledger"}
         call = next(i for i, t in enumerate(PROGRAM.splitlines(), 1) if "# CALL" in t)
         to_bp, plain = [], []
-        for _ in range(max(3, args.runs // 3)):  # interleaved: drift hits both alike
+        for _ in range(max(1 if SMOKE else 3, args.runs // 3)):  # interleaved: drift hits both alike
             plain.append(time_plain(root, env))
             to_bp.append(time_to_breakpoint(root, env, call))
         framework(root, env, "start", "calc.py")

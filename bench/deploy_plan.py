@@ -2,11 +2,13 @@
 
 Baseline, measured in the same run: serialising the same two image maps with json.dumps
 (the least any plan over them must do). Prints absolute times and the ratio.
+BENCH_SMOKE=1: 50 images, 2 rounds (the script still runs; tests/test_bench_smoke.py).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -15,10 +17,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.deploy.plan import compute_plan  # noqa: E402
 
-N = 1000
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
+N = 50 if SMOKE else 1000
+ROUNDS = 2 if SMOKE else 20
 
 
-def best(fn, rounds: int = 20) -> float:
+def best(fn, rounds: int = ROUNDS) -> float:
     times = []
     for _ in range(rounds):
         start = time.perf_counter()

@@ -10,6 +10,7 @@ KCL evaluation — dominates), and the demo with each service taking BOOT second
 real services do), where the ratio shows whether services start in parallel.
 
     python bench/devstack_up.py [--runs N] [--boot SECONDS]
+    BENCH_SMOKE=1: one run, services boot 0.2 s (tests/test_bench_smoke.py)
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
 BOOT = """import os, runpy, sys, time
 time.sleep(float(os.environ.get("BOOT_SECONDS", "0")))
 sys.argv = sys.argv[1:]
@@ -116,8 +118,9 @@ def stack(demo: Path, base: int, env: dict[str, str]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--boot", type=float, default=2.0, help="seconds each slow service takes to come up")
+    parser.add_argument("--runs", type=int, default=1 if SMOKE else 5)
+    parser.add_argument("--boot", type=float, default=0.2 if SMOKE else 2.0,
+                        help="seconds each slow service takes to come up")
     args = parser.parse_args()
     print(f"{'stack':28} {'alone ms':>9} {'env up ms':>10} {'ratio':>7} {'aim':>5}")
     worst = 0.0

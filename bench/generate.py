@@ -4,10 +4,12 @@ Baselines, measured in the same run on the same protos:
 - `buf generate` alone (protoc-gen-go + protoc-gen-connect-go): aim generate <= 1.5x of it;
 - the first `generate`: aim a no-change `generate` <= 0.2x of it (unchanged inputs are skipped).
 Each figure is the best of a few rounds; the first generate of every round starts from a fresh copy.
+BENCH_SMOKE=1: 2 services x 2 RPCs, one round (tests/test_bench_smoke.py).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -22,7 +24,8 @@ from engine.authoring.generate import generate  # noqa: E402
 from engine.authoring.new import new_project  # noqa: E402
 from engine.project import Project  # noqa: E402
 
-SERVICES, RPCS, ROUNDS = 30, 10, 3
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
+SERVICES, RPCS, ROUNDS = (2, 2, 1) if SMOKE else (30, 10, 3)
 
 
 def _proto(module: str, i: int) -> str:

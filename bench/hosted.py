@@ -8,6 +8,7 @@
 
 Everything is real: `platform server` on 127.0.0.1, a copy of the demo in a git repository, the
 `framework` console script for the deploys (best of 5 each).
+BENCH_SMOKE=1: 2 hosted environments instead of 20, one round each (tests/test_bench_smoke.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 FRAMEWORK = str(Path(sys.executable).parent / "framework")
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
+MANY, ROUNDS = (2, 1) if SMOKE else (20, 5)
 ENV_KCL = """import framework
 
 environment = framework.Environment {{
@@ -68,7 +71,7 @@ def start_plane(env: dict[str, str], data: Path) -> tuple[subprocess.Popen[str],
 def mint(env: dict[str, str], data: Path, org: str) -> str:
     code = ("import sys\nfrom sqlalchemy import select\nfrom engine.auth import tables as t\n"
             "from engine.auth.accounts import server_store\nfrom engine.auth.tokens import mint\n"
-            "from engine.db import store\ne = server_store(sys.argv[1])\nwith store.write(e) as c:\n"
+            "from engine.serverstore import store\ne = server_store(sys.argv[1])\nwith store.write(e) as c:\n"
             "    org = c.execute(select(t.orgs.c.id).where(t.orgs.c.name == sys.argv[2])).scalar_one()\n"
             "    print(mint(c, kind='automation', org_id=org, scope='deploy:read deploy:write deploy:promote',"
             " ttl_s=3600, name='bench').token)\n")
@@ -82,7 +85,7 @@ def fw(root: Path, env: dict[str, str], *args: str) -> dict[str, object]:
     return doc
 
 
-def best_deploy(root: Path, env: dict[str, str], name: str, version: str, rounds: int = 5) -> float:
+def best_deploy(root: Path, env: dict[str, str], name: str, version: str, rounds: int = ROUNDS) -> float:
     """Best of `rounds`; the machine ledger's health gate waits with a 0 s stability window, so both
     sides check convergence once instead of the machine side sleeping through its default 2 s."""
     times = []
@@ -116,7 +119,7 @@ def main() -> None:
         (kcl / "machine").mkdir()
         (kcl / "machine" / "main.k").write_text(ENV_KCL.format(name="machine", kind="self_managed",
                                                                where="target = framework.Process {}", port=free_port()))
-        for i in range(20):
+        for i in range(MANY):
             (kcl / f"q{i:02d}").mkdir()
             (kcl / f"q{i:02d}" / "main.k").write_text(ENV_KCL.format(name=f"q{i:02d}", kind="hosted", where=cp,
                                                                     port=free_port()))
@@ -133,13 +136,13 @@ def main() -> None:
               f"{machine_s * 1000:.0f} ms; ratio {hosted_s / machine_s:.2f}x (aim <= 1.5x)")
 
         beta = {**env, "FRAMEWORK_CONTROL_PLANE_TOKEN": mint(env, data, "beta")}
-        for i in range(20):  # beta has no billing: each deploy is recorded and queued (nothing runs)
+        for i in range(MANY):  # beta has no billing: each deploy is recorded and queued (nothing runs)
             assert fw(root, beta, "env", "deploy", f"q{i:02d}", version, "--yes")["exit_code"] == 7
-        status_20, requests_20 = status_of(root, beta, [f"q{i:02d}" for i in range(20)])
+        status_20, requests_20 = status_of(root, beta, [f"q{i:02d}" for i in range(MANY)])
         status_1, requests_1 = status_of(root, beta, ["q00"])
-        print(f"env status of 20 hosted environments: {status_20 * 1000:.1f} ms in {requests_20} request(s); of 1: "
+        print(f"env status of {MANY} hosted environments: {status_20 * 1000:.1f} ms in {requests_20} request(s); of 1: "
               f"{status_1 * 1000:.1f} ms in {requests_1} request(s); ratio {status_20 / status_1:.2f}x "
-              "(aim: one round trip, not 20)")
+              f"(aim: one round trip, not {MANY})")
     finally:
         plane.terminate()
         plane.wait(15)
@@ -173,7 +176,7 @@ def status_of(root: Path, env: dict[str, str], names: list[str]) -> tuple[float,
     httpx.Client.send = counting  # type: ignore[method-assign]
     times = []
     try:
-        for _ in range(5):
+        for _ in range(ROUNDS):
             sent[0] = 0
             start = time.perf_counter()
             out = hosted_statuses(specs)

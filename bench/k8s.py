@@ -11,6 +11,7 @@ wait (every object reported complete by the apply's own answer: no further read)
 same documents, a stream of JSON objects (as `env render` prints a stream of YAML ones).
 
     python bench/k8s.py        # BENCH_ROUNDS=11 BENCH_DEPLOYMENTS=50 BENCH_BYTECODE=1 (0: no .pyc caches)
+    BENCH_SMOKE=1: one round, 3 Deployments (tests/test_bench_smoke.py)
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 # medians of 11 rounds: on a loaded machine, those of 5 moved a run's ratio by up to 0.3x
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "11"))
-COUNT = int(os.environ.get("BENCH_DEPLOYMENTS", "50"))
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "1" if SMOKE else "11"))
+COUNT = int(os.environ.get("BENCH_DEPLOYMENTS", "3" if SMOKE else "50"))
 AIM = 1.3
 FRAMEWORK = str(Path(sys.executable).parent / "framework")
 
@@ -116,7 +118,7 @@ def _run(tmp: Path, cluster) -> int:  # type: ignore[no-untyped-def]
         baseline.append(apply_alone())
         subject.append(deploy())
     b, s = statistics.median(baseline), statistics.median(subject)
-    print(f"first deploy (create + 50 rollouts): {first:.2f}s")
+    print(f"first deploy (create + {COUNT} rollouts): {first:.2f}s")
     print(f"kubectl apply --server-side alone, {COUNT} Deployments (+ Service, Namespace): median {b:.3f}s")
     print(f"framework env deploy of the unchanged release: median {s:.3f}s")
     ratio = s / b

@@ -2,6 +2,7 @@
 
 Aim: <= 1.5x the bare evaluation cold (empty cache) and <= 0.2x warm (cached).
 Both are measured in this run, on the same file, in this process (kcl-lib already imported).
+BENCH_SMOKE=1: 5 workloads, one round (tests/test_bench_smoke.py).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-WORKLOADS = 200
-ROUNDS = 7
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
+WORKLOADS = 5 if SMOKE else 200
+ROUNDS = 1 if SMOKE else 7
 
 
 def _project(base: Path) -> Path:

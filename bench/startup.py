@@ -5,7 +5,7 @@ Prints the median wall time of each command and its ratio to the baseline. Aims:
 terminal (stdout is a pipe), as in CI; `env list` runs in a copy of examples/demo after one
 warm-up run has filled the KCL evaluation cache (the cold figure is printed too).
 
-    python bench/startup.py [--runs N]
+    python bench/startup.py [--runs N]      # BENCH_SMOKE=1: one run (tests/test_bench_smoke.py)
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
 
 
 def wall(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
@@ -36,7 +37,7 @@ def wall(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--runs", type=int, default=1 if SMOKE else 21)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -2,6 +2,7 @@
 
 Both ledgers are real SQLite files built in a temp dir; the same status reads (current promotion,
 newest promotion, one history page and the next page by cursor) run against each.
+BENCH_SMOKE=1: 100 vs 1,000 promotions, 2 rounds (tests/test_bench_smoke.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.deploy.status import _history  # noqa: E402
 from engine.ledger.store import Ledger  # noqa: E402
+
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
+SMALL, LARGE, ROUNDS = (100, 1_000, 2) if SMOKE else (1_000, 100_000, 200)
 
 
 def build(path: Path, n: int) -> None:
@@ -40,7 +44,7 @@ def reads(led: Ledger) -> None:
     _history(led, "prod", 20, page["next_before"])
 
 
-def best(led: Ledger, rounds: int = 200) -> float:
+def best(led: Ledger, rounds: int = ROUNDS) -> float:
     times = []
     for _ in range(rounds):
         start = time.perf_counter()
@@ -53,12 +57,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["FRAMEWORK_LEDGER_HOME"] = tmp
         small, large = Path(tmp) / "small.sqlite3", Path(tmp) / "large.sqlite3"
-        build(small, 1_000)
-        build(large, 100_000)
+        build(small, SMALL)
+        build(large, LARGE)
         with Ledger.open("bench", small) as a, Ledger.open("bench", large) as b:
             t_small, t_large = best(a), best(b)
-    print(f"status --history reads: 1,000 promotions {t_small * 1000:.3f} ms, 100,000 promotions "
-          f"{t_large * 1000:.3f} ms; ratio {t_large / t_small:.2f} (aim <= 1.5)")
+    print(f"status --history reads: {SMALL:,} promotions {t_small * 1000:.3f} ms, {LARGE:,} promotions "
+          f"{t_large * 1000:.3f} ms; ratio {t_large / t_small:.2f}x (aim <= 1.5x)")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 - grep through the tool (parameter validation, rg, result shaping) on Python's standard library
   against bare `rg` with the same arguments: aim <= 1.3x.
 - view and edit on a 50 MB file against reading / reading+writing it with plain Python: aim <= 2x.
-Prints one line per case with the median times and the ratio.
+Prints one line per case with the median times and the ratio. BENCH_SMOKE=1: grep on the `json`
+package, a 1 MB file, one timed round each (tests/test_bench_smoke.py).
 """
 
 from __future__ import annotations
@@ -25,8 +26,12 @@ from engine.tools.base import ToolContext  # noqa: E402
 from engine.tools.registry import call_tool  # noqa: E402
 from engine.tools.search import COMMON_ARGS, rg_path  # noqa: E402
 
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
+REPEAT = 1 if SMOKE else 7
+BIG_MB = 1 if SMOKE else 50
 
-def median_time(fn: Callable[[], object], repeat: int = 7) -> float:
+
+def median_time(fn: Callable[[], object], repeat: int = REPEAT) -> float:
     fn()  # warm caches (page cache, imports) for both sides alike
     times = []
     for _ in range(repeat):
@@ -48,6 +53,7 @@ def report(name: str, ours: float, base: float, aim: float) -> bool:
 
 def bench_grep() -> list[bool]:
     stdlib = Path(sysconfig.get_paths()["stdlib"])
+    stdlib = stdlib / "json" if SMOKE else stdlib
     ctx = ToolContext(root=stdlib, session_id="bench", data_dir=Path(tempfile.mkdtemp()), settings={})
     results = []
     cases = [
@@ -84,7 +90,7 @@ def bench_big_file() -> list[bool]:
     work = Path(tempfile.mkdtemp())
     big = work / "big.txt"
     line = "the quick brown fox jumps over the lazy dog; " * 2 + "\n"
-    count = 50 * 1024 * 1024 // len(line)
+    count = BIG_MB * 1024 * 1024 // len(line)
     big.write_text(line * (count // 2) + "MARKER line in the middle\n" + line * (count - count // 2))
     ctx = ToolContext(root=work, session_id="bench", data_dir=work / "session", settings={})
     results = []
@@ -100,10 +106,10 @@ def bench_big_file() -> list[bool]:
         assert not call_tool("view", {"file_path": str(big)}, ctx).is_error
 
     results.append(
-        report("view first 500 lines of 50 MB", median_time(view_head), median_time(read_plain), 2.0)
+        report(f"view first 500 lines of {BIG_MB} MB", median_time(view_head), median_time(read_plain), 2.0)
     )
     results.append(
-        report("view last lines of 50 MB (offset)", median_time(view_end), median_time(read_plain), 2.0)
+        report(f"view last lines of {BIG_MB} MB (offset)", median_time(view_end), median_time(read_plain), 2.0)
     )
 
     state = {"flip": False}
@@ -123,9 +129,9 @@ def bench_big_file() -> list[bool]:
 
     results.append(
         report(
-            "edit one line of 50 MB (atomic, diff)",
-            median_time(edit_tool, 5),
-            median_time(edit_plain, 5),
+            f"edit one line of {BIG_MB} MB (atomic, diff)",
+            median_time(edit_tool, min(REPEAT, 5)),
+            median_time(edit_plain, min(REPEAT, 5)),
             2.0,
         )
     )

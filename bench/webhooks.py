@@ -16,6 +16,7 @@ Aim: >= 0.5x the baseline's throughput and p99 under 50 ms.
 
     python bench/webhooks.py            # BENCH_ROUNDS=3 BENCH_SECONDS=10 BENCH_CONNECTIONS=50
                                         # BENCH_CLIENT=wrk|python
+    BENCH_SMOKE=1: one round of 1 s, 10 connections (tests/test_bench_smoke.py)
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "50"))
-SECONDS = float(os.environ.get("BENCH_SECONDS", "10"))
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
+CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "10" if SMOKE else "50"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "1" if SMOKE else "10"))
 # The load generator: wrk (C, one thread) when installed (`make bench` installs it), else the
 # Python one below. On 2 CPUs the Python client takes a third to half of a CPU itself, which
 # caps what any server under test can show; wrk takes a few percent.
@@ -90,7 +92,7 @@ GATHERED_APP = BARE_APP.replace(
     'loop="uvloop", http=__import__("engine.server.http_protocol").server.http_protocol.GatheringHttpProtocol',
 )
 assert GATHERED_APP != BARE_APP
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))  # the VM drifts: 3 medians hold better than 2
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "1" if SMOKE else "3"))  # the VM drifts: 3 medians hold better than 2
 
 
 async def _connection(

@@ -38,6 +38,27 @@ class ArtifactTooLarge(EngineError):
     code = "artifact_too_large"
 
 
+class NotFound(EngineError):
+    """A named thing the request is about does not exist, or not for this caller: an organization,
+    user, token, automation or delivery, a hosted environment, a domain (exit 1; the server answers 404)."""
+
+    code = "not_found"
+
+
+class Conflict(EngineError):
+    """The request collides with what exists: a name already taken, a trigger not activated or disabled,
+    a delivery that kept no payload (exit 1; the server answers 409)."""
+
+    code = "conflict"
+
+
+class ReleaseConflict(Conflict):
+    """Re-cutting a version over different artifacts (releases are immutable). Cut in this checkout it
+    is `release_conflict`; the control plane answers it as its `conflict` (409)."""
+
+    code = "release_conflict"
+
+
 class UsageError(EngineError):
     """Invalid input on the command line (exit 2, as argument parsers do)."""
 

@@ -58,7 +58,7 @@ def mint(srv: Server, org: str, scopes: tuple[str, ...] = ALL, name: str = "ci")
     code = (
         "import sys\nfrom sqlalchemy import select\nfrom engine.auth import tables as t\n"
         "from engine.auth.accounts import server_store\nfrom engine.auth.tokens import mint\n"
-        "from engine.db import store\n"
+        "from engine.serverstore import store\n"
         "e = server_store(sys.argv[1])\n"
         "with store.write(e) as c:\n"
         "    org = c.execute(select(t.orgs.c.id).where(t.orgs.c.name == sys.argv[2])).scalar_one()\n"

@@ -9,8 +9,8 @@ import sys
 import threading
 from pathlib import Path
 
-from engine.db.migrations import embedded, up
-from engine.db.store import open_engine
+from engine.serverstore.migrations import embedded, up
+from engine.serverstore.store import open_engine
 from tests.pg_fixtures import pg_url  # noqa: F401
 from tests.webhooks_fixtures import ROOT, isolated_env
 

@@ -251,3 +251,7 @@ def test_confirmation_compare_and_set_gates_and_partial_apply_are_the_engines_ow
     assert code == 0 and [r["name"] for r in doc["rollout"]["resources"]] == ["api"], doc
     assert images(kd, "api") == [f"{API}@{digest('api-2')}"]
     assert images(kd, "web") == [f"{WEB}@{digest('web-1')}"]  # not selected: untouched, not pruned
+    # docs/reference-deploy.md#--target-partial-deploys: the promotion says what it covered, and freezes
+    # for web the digest that runs
+    assert doc["promotion"]["targets"] == ["api"]
+    assert doc["promotion"]["images"]["web"]["digest"] == digest("web-1")

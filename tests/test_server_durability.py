@@ -119,7 +119,7 @@ def test_deliveries_commit_durably_and_run_bookkeeping_need_not(tmp_path: Path) 
     """Durable recording (docs/reference-webhooks.md#durability-and-processes): the recorder's SQLite
     connections commit with synchronous=FULL (each commit fsyncs the WAL before a 202); the run workers'
     bookkeeping uses NORMAL (a power loss can only make a run execute again, as after a crash)."""
-    from engine.db.store import open_engine
+    from engine.serverstore.store import open_engine
 
     url = f"sqlite:///{tmp_path / 'p.db'}"
     for kwargs, expected in (({}, 2), ({"synchronous": "NORMAL"}, 1)):

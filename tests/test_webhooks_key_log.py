@@ -13,11 +13,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from engine.db import store
 from engine.hooks.payload import dedupe_key
 from engine.hooks.secrets import SecretBox
 from engine.server import keys
 from engine.server.ingest import BatchRecorder, Submission, Verdict
+from engine.serverstore import store
 from tests.waiting import until
 from tests.webhooks_fixtures import history, make_trigger, server_factory  # noqa: F401
 

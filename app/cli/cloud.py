@@ -28,7 +28,7 @@ def status(env: str = typer.Argument(..., help="Environment name."), token: str 
     from app.cli.auth import _run
 
     def action() -> Any:
-        from engine.auth.control_plane import cloud_status
+        from engine.cloud.account import cloud_status
 
         return cloud_status(env, token)
 
@@ -48,7 +48,7 @@ def releases(env: str = typer.Argument(..., help="Environment whose control plan
     from app.cli.auth import _run
 
     def action() -> Any:
-        from engine.ledger.hosted import cloud_releases
+        from engine.cloud.releases import cloud_releases
         from engine.project import find_project
 
         return cloud_releases(find_project(), env, token)
@@ -76,7 +76,7 @@ def token_create(env: str = typer.Option(..., "--env", help="Environment whose c
     from app.cli.auth import _print_secret, _run
 
     def action() -> Any:
-        from engine.auth.control_plane import create_token
+        from engine.cloud.account import create_token
 
         return AutomationSecret.of(create_token(env, name, scopes, token))
 
@@ -113,7 +113,7 @@ def token_list(env: str = typer.Option(..., "--env", help="Environment whose con
     from app.cli.auth import _run
 
     def action() -> Any:
-        from engine.auth.control_plane import list_tokens
+        from engine.cloud.account import list_tokens
 
         return list_tokens(env, token)
 
@@ -131,7 +131,7 @@ def token_revoke(ref: str = typer.Argument(..., help="Token name or ID."),
     from app.cli.auth import _run
 
     def action() -> Any:
-        from engine.auth.control_plane import revoke_token
+        from engine.cloud.account import revoke_token
 
         return revoke_token(env, ref, token)
 

@@ -52,7 +52,7 @@ def migrate_status(json_output: bool = JSON_OPTION) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
-        from engine.db.commands import migrate_status as run
+        from engine.serverstore.commands import migrate_status as run
 
         return run(), 0
 
@@ -69,7 +69,7 @@ def migrate_up(json_output: bool = JSON_OPTION) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
-        from engine.db.commands import migrate_up as run
+        from engine.serverstore.commands import migrate_up as run
 
         return run(), 0
 

@@ -48,14 +48,18 @@ def render_deploy(result: Any, out: TextIO | None = None) -> None:
         out.write(f"{result.refusal['message']}\n")
         return
     plan = DeployPlan.model_validate(result.deploy_plan) if result.deploy_plan else None
-    if result.mode != "apply" or not result.applied:
+    if (result.mode != "apply" or not result.applied) and result.next_step is not None:  # refused before a plan: none
         out.write(render_plan_markdown(plan, result.env, result.next_step))
+    for notice in result.notices:
+        out.write(f"note: {notice}\n")
     if result.explain:
         out.write("\nWhat would happen:\n" + "".join(f"  - {s}\n" for s in result.explain))
     if result.promotion and result.appended:
         out.write(
             f"promoted {result.promotion['release']} to {result.env} as {result.promotion['id']} "
-            f"({result.promotion['direction']})\n"
+            f"({result.promotion['direction']})"
+            + (f", covering {', '.join(result.promotion['targets'])} only" if result.promotion.get("targets") else "")
+            + "\n"
         )
     elif result.promotion:
         out.write(f"{result.env} already runs {result.promotion['release']}: nothing appended\n")
@@ -79,6 +83,8 @@ def render_status(result: Any, out: TextIO = sys.stdout) -> None:
                 f"  release     {st.release}  promotion {st.promotion['id']}  ({st.promotion['direction']}, "
                 f"{_when(st.promotion['created_at'])} by {st.promotion['who']})\n"
             )
+            if st.promotion.get("targets"):  # an `env deploy --target` promotion: the others kept running
+                out.write(f"  covered     {', '.join(st.promotion['targets'])} (--target; the others as they were)\n")
             if prov:
                 out.write(
                     f"  provenance  commit {str(prov.get('commit') or '-')[:12]} branch {prov.get('branch') or '-'}"

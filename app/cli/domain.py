@@ -62,7 +62,7 @@ def _run(json_output: bool, verb: str, hostname: str | None, env: str | None, to
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
-        from engine.deploy.domains import domain
+        from engine.cloud.domains import domain
 
         return domain(verb, hostname, env=env, token=token, **kw)  # type: ignore[arg-type]
 

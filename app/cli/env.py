@@ -147,6 +147,7 @@ def env_render(
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
+        from engine.environments.bindings import views
         from engine.environments.render.pipeline import render_environment, select, yaml_stream
 
         rendered = render_environment(
@@ -161,6 +162,7 @@ def env_render(
             "clusters": rendered.clusters,
             "options": rendered.options,
             "wrote": rendered.wrote,
+            "bindings": [b.model_dump() for b in views(rendered.environment)],
             "objects": [
                 o.model_dump(mode="json", exclude={"document"} if list_only else None) for o in objects
             ],
@@ -173,6 +175,7 @@ def env_render(
         import sys
 
         if list_only:
+            _render_bindings(payload["bindings"])
             _render_list(payload["objects"])
         else:
             sys.stdout.write(payload["yaml"])
@@ -182,6 +185,15 @@ def env_render(
             diagnose(f"the render wrote files: {', '.join(payload['wrote'])}", label="warning")
 
     raise typer.Exit(run_command(json_output, action, human))
+
+
+def _render_bindings(bindings: list[dict[str, Any]]) -> None:
+    """One line per binding (`env new --bind`): where it places the workload, and what `env deploy` does."""
+    import sys
+
+    for b in bindings:
+        bucket = f" ({b['bucket']})" if b.get("bucket") else ""
+        sys.stdout.write(f"binding: {b['name']} -> {b['binder']}{bucket}; env deploy: {b['deploy']}\n")
 
 
 def _render_shape(shape: Any) -> None:
@@ -198,6 +210,7 @@ def _render_shape(shape: Any) -> None:
     console.print(
         f"secrets: {', '.join(body.secret_names) or '-'}   domains: {', '.join(body.domains) or '-'}"
     )
+    _render_bindings([b.model_dump() for b in body.bindings])
     table = Table(box=None, pad_edge=False, header_style="bold")
     for column in ("CLUSTER", "KIND", "NAMESPACE", "NAME", "HASH"):
         table.add_column(column)
@@ -283,6 +296,7 @@ def _render_config(result: Any) -> None:
         for var in wl.vars:
             table.add_row(wl.workload, var.name, var.shown(), var.source)
     stdout_console().print(table)
+    _render_bindings([b.model_dump() for b in result.bindings])
 
 
 @app.command(

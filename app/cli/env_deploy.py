@@ -5,6 +5,7 @@ Registered on the `env` group defined in app/cli/env.py.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import typer
@@ -43,53 +44,38 @@ def env_build(
         "code": "cut_refused", "message": "the cut would fail: missing artifacts or a conflicting release"}))
 
 
-@app.command("deploy", help=HELP["deploy"], epilog=(
+def env_deploy(env: str, version: str | None, **params: Any) -> None:
+    from app.cli.env_deploy_ops import execute
+
+    raise typer.Exit(execute(env, version, **params))
+
+
+def _deploy_signature() -> inspect.Signature:
+    """`env deploy`'s parameters for Typer, read from its one declaration (app.cli.env_deploy_ops.FLAGS):
+    an ordinary Typer command whose click params list every flag."""
+    from app.cli.env_deploy_ops import FLAGS
+
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = [
+        inspect.Parameter("env", kind, annotation=str, default=typer.Argument(..., help="Environment name.")),
+        inspect.Parameter("version", kind, annotation=str | None, default=typer.Argument(
+            None, help="Release to deploy (default: build and cut one).")),
+    ]
+    for f in FLAGS:
+        annotation = {bool: bool, list: list[str]}.get(f.kind) or (f.kind if f.default is not None else f.kind | None)
+        option = JSON_OPTION if f.help is None else typer.Option(f.default, *f.names, help=f.help)
+        params.append(inspect.Parameter(f.param, kind, annotation=annotation, default=option))
+    return inspect.Signature(params, return_annotation=None)
+
+
+env_deploy.__signature__ = _deploy_signature()  # type: ignore[attr-defined]
+app.command("deploy", help=HELP["deploy"], epilog=(
     "Examples:\n\n  framework env deploy dev --yes\n\n  framework env deploy dev v1.2.0 --plan\n\n"
     "  framework env deploy dev v1.2.0 --plan --json > plan.json\n\n"
     "  framework env deploy dev v1.2.0 --approve sha256:...\n\n  framework env deploy staging --from dev --yes\n\n"
     "Exit codes: 0 deployed/healthy, unchanged, plan only or declined; 1 failed or DEGRADED; 2 control plane "
     "unreachable; 3 promotion_conflict/source_moved; 4 rollout_in_flight; 5 plan_unconfirmed; 6 superseded; "
-    "7 queued; 8 wait budget expired."))
-def env_deploy(
-    env: str = typer.Argument(..., help="Environment name."),
-    version: str | None = typer.Argument(None, help="Release to deploy (default: build and cut one)."),
-    from_env: str | None = typer.Option(None, "--from", help="Deploy exactly what that environment runs."),
-    plan: bool = typer.Option(False, "--plan", help="Show the whole change set; writes nothing."),
-    plan_only: bool = typer.Option(False, "--plan-only", help="Stage one: cut the release, write no promotion."),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Approve the plan just read."),
-    approve: str | None = typer.Option(None, "--approve", help="Approve only the plan with this digest."),
-    acknowledge_destructive: str = typer.Option("", "--acknowledge-destructive",
-                                                help="Comma-separated stop-class finding codes to accept."),
-    expect_current: str | None = typer.Option(None, "--expect-current", help="Refuse (exit 3) unless this is current."),
-    expect_unbound: bool = typer.Option(False, "--expect-unbound", help="Refuse (exit 3) if anything is bound."),
-    supersede: bool = typer.Option(False, "--supersede", help="Replace an unfinished rollout (recorded)."),
-    gate: str | None = typer.Option(None, "--gate", help="Gate evidence file to freeze onto the promotion."),
-    no_wait: bool = typer.Option(False, "--no-wait", help="Apply without waiting for health."),
-    wait: bool = typer.Option(False, "--wait", help="Wait for health (the default)."),
-    timeout: float = typer.Option(300.0, "--timeout", help="Wait budget in seconds (exit 8 when it expires)."),
-    stability_window: float = typer.Option(2.0, "--stability-window", help="Seconds the new version stays healthy."),
-    grace: float = typer.Option(30.0, "--grace", help="Seconds transient health failures are tolerated."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Plan and preflight; writes nothing."),
-    explain: bool = typer.Option(False, "--explain", help="Say what would happen and why; writes nothing."),
-    tag: str | None = typer.Option(None, "--tag", help="Image tag for builds."),
-    namespace: str | None = typer.Option(
-        None, "--namespace", help="Kubernetes namespace replacing the K8sCluster target's (env status follows)."),
-    target: list[str] = typer.Option([], "--target", help="Only this app (repeatable; needs a version)."),
-    skip_frontend: bool = typer.Option(False, "--skip-frontend", help="Do not deploy frontends."),
-    frontends_only: bool = typer.Option(False, "--frontends-only", help="Deploy only frontends (needs a version)."),
-    skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Skip the remote-cluster preflight."),
-    events: bool = typer.Option(False, "--events", help="Stream one JSON line per rollout phase change."),
-    json_output: bool = JSON_OPTION,
-) -> None:
-    from app.cli.env_deploy_ops import execute
-
-    raise typer.Exit(execute(
-        env, version, from_env=from_env, plan=plan, plan_only=plan_only, yes=yes, approve=approve,
-        acknowledge_destructive=acknowledge_destructive, expect_current=expect_current, expect_unbound=expect_unbound,
-        supersede=supersede, gate=gate, no_wait=no_wait, wait=wait, timeout=timeout,
-        stability_window=stability_window, grace=grace, dry_run=dry_run, explain=explain, tag=tag,
-        namespace=namespace, target=target, skip_frontend=skip_frontend, frontends_only=frontends_only,
-        skip_preflight=skip_preflight, events=events, json_output=json_output))
+    "7 queued; 8 wait budget expired."))(env_deploy)
 
 
 @app.command("status", help=HELP["status"], epilog=(

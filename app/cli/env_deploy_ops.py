@@ -10,37 +10,75 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
-
-# option -> (parameter, kind) as app.cli.fast_args reads it
-OPTIONS: dict[str, tuple[str, Any]] = {
-    "--from": ("from_env", str), "--plan": ("plan", bool), "--plan-only": ("plan_only", bool),
-    "--yes": ("yes", bool), "-y": ("yes", bool), "--approve": ("approve", str),
-    "--acknowledge-destructive": ("acknowledge_destructive", str), "--expect-current": ("expect_current", str),
-    "--expect-unbound": ("expect_unbound", bool), "--supersede": ("supersede", bool), "--gate": ("gate", str),
-    "--no-wait": ("no_wait", bool), "--wait": ("wait", bool), "--timeout": ("timeout", float),
-    "--stability-window": ("stability_window", float), "--grace": ("grace", float),
-    "--dry-run": ("dry_run", bool), "--explain": ("explain", bool), "--tag": ("tag", str),
-    "--namespace": ("namespace", str), "--target": ("target", list), "--skip-frontend": ("skip_frontend", bool),
-    "--frontends-only": ("frontends_only", bool), "--skip-preflight": ("skip_preflight", bool),
-    "--events": ("events", bool), "--json": ("json_output", bool),
-}
-DEFAULTS: dict[str, Any] = {
-    "from_env": None, "plan": False, "plan_only": False, "yes": False, "approve": None,
-    "acknowledge_destructive": "", "expect_current": None, "expect_unbound": False, "supersede": False,
-    "gate": None, "no_wait": False, "wait": False, "timeout": 300.0, "stability_window": 2.0, "grace": 30.0,
-    "dry_run": False, "explain": False, "tag": None, "namespace": None, "target": [], "skip_frontend": False,
-    "frontends_only": False, "skip_preflight": False, "events": False, "json_output": False,
-}
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 
-def execute(env: str, version: str | None, *, from_env: str | None, plan: bool, plan_only: bool, yes: bool,
-            approve: str | None, acknowledge_destructive: str, expect_current: str | None, expect_unbound: bool,
-            supersede: bool, gate: str | None, no_wait: bool, wait: bool, timeout: float, stability_window: float,
-            grace: float, dry_run: bool, explain: bool, tag: str | None, namespace: str | None, target: list[str],
-            skip_frontend: bool, frontends_only: bool, skip_preflight: bool, events: bool,
-            json_output: bool) -> int:
-    """Run one deploy and render it (one JSON document with --json); its exit code."""
+class Flag(NamedTuple):
+    """One `env deploy` flag, declared once: the Typer command (app/cli/env_deploy.py), the fast parser's
+    OPTIONS and DEFAULTS, `execute`'s parameters and the DeployOptions it builds are all read from FLAGS."""
+
+    param: str  # the command's parameter (Typer's and the fast parser's destination)
+    names: tuple[str, ...]
+    kind: Any  # bool: a switch; list: a repeatable value; else the value's type
+    default: Any
+    help: str | None  # None: the shared --json option (app/cli/options.py)
+    field: str | None = ""  # the DeployOptions field: "" the same name, None: the command's own (not the deploy's)
+    convert: Callable[[Any, dict[str, Any]], Any] | None = None  # (value, every parameter) -> the field's value
+
+
+def _codes(value: str, _params: dict[str, Any]) -> list[str]:
+    return [c.strip() for c in value.split(",") if c.strip()]
+
+
+FLAGS: tuple[Flag, ...] = (
+    Flag("from_env", ("--from",), str, None, "Deploy exactly what that environment runs."),
+    Flag("plan", ("--plan",), bool, False, "Show the whole change set; writes nothing."),
+    Flag("plan_only", ("--plan-only",), bool, False, "Stage one: cut the release, write no promotion."),
+    Flag("yes", ("--yes", "-y"), bool, False, "Approve the plan just read."),
+    Flag("approve", ("--approve",), str, None, "Approve only the plan with this digest."),
+    Flag("acknowledge_destructive", ("--acknowledge-destructive",), str, "",
+         "Comma-separated stop-class finding codes to accept.", convert=_codes),
+    Flag("expect_current", ("--expect-current",), str, None, "Refuse (exit 3) unless this is current."),
+    Flag("expect_unbound", ("--expect-unbound",), bool, False, "Refuse (exit 3) if anything is bound."),
+    Flag("supersede", ("--supersede",), bool, False, "Replace an unfinished rollout (recorded)."),
+    Flag("gate", ("--gate",), str, None, "Gate evidence file to freeze onto the promotion.", field="gate_file"),
+    Flag("no_wait", ("--no-wait",), bool, False, "Apply without waiting for health.", field=None),
+    Flag("wait", ("--wait",), bool, False, "Wait for health (the default).",
+         convert=lambda wait, params: wait or not params["no_wait"]),
+    Flag("timeout", ("--timeout",), float, 300.0, "Wait budget in seconds (exit 8 when it expires)."),
+    Flag("stability_window", ("--stability-window",), float, 2.0, "Seconds the new version stays healthy."),
+    Flag("grace", ("--grace",), float, 30.0, "Seconds transient health failures are tolerated."),
+    Flag("dry_run", ("--dry-run",), bool, False, "Plan and preflight; writes nothing."),
+    Flag("explain", ("--explain",), bool, False, "Say what would happen and why; writes nothing."),
+    Flag("tag", ("--tag",), str, None, "Image tag for builds."),
+    Flag("namespace", ("--namespace",), str, None,
+         "Kubernetes namespace replacing the K8sCluster target's (env status follows)."),
+    Flag("target", ("--target",), list, [], "Only this workload (repeatable; needs a version); the others "
+         "keep running as they are.", field="targets"),
+    Flag("skip_frontend", ("--skip-frontend",), bool, False, "Frontends: a hosted deploy serves every one its "
+         "release carries and cannot skip them (refused); elsewhere deploys none (a note says so)."),
+    Flag("frontends_only", ("--frontends-only",), bool, False,
+         "Not supported yet: refused (exit 1) with the reason; needs a version."),
+    Flag("skip_preflight", ("--skip-preflight",), bool, False, "Skip the remote-cluster preflight."),
+    Flag("events", ("--events",), bool, False, "Stream one JSON line per rollout phase change.", field=None),
+    Flag("json_output", ("--json",), bool, False, None, field=None),
+)
+# option -> (parameter, kind), and parameter -> default, as app.cli.fast_args reads them
+OPTIONS: dict[str, tuple[str, Any]] = {name: (f.param, f.kind) for f in FLAGS for name in f.names}
+DEFAULTS: dict[str, Any] = {f.param: f.default for f in FLAGS}
+
+
+def deploy_options(params: dict[str, Any]) -> dict[str, Any]:
+    """The DeployOptions fields (but `version`) of the command's parameters."""
+    return {f.field or f.param: f.convert(params[f.param], params) if f.convert else params[f.param]
+            for f in FLAGS if f.field is not None}
+
+
+def execute(env: str, version: str | None, **params: Any) -> int:
+    """Run one deploy and render it (one JSON document with --json); its exit code. `params`: one
+    value per FLAGS entry, by parameter name."""
+    json_output, events = params["json_output"], params["events"]
     from app.cli.deploy_views import render_deploy
     from app.output import progress, run_command
 
@@ -61,13 +99,7 @@ def execute(env: str, version: str | None, *, from_env: str | None, plan: bool, 
         from engine.deploy.deploy import DeployOptions, deploy
         from engine.project import find_project
 
-        opts = DeployOptions(
-            version=version, from_env=from_env, plan=plan, plan_only=plan_only, yes=yes, approve=approve,
-            acknowledge_destructive=[c.strip() for c in acknowledge_destructive.split(",") if c.strip()],
-            expect_current=expect_current, expect_unbound=expect_unbound, supersede=supersede, gate_file=gate,
-            wait=wait or not no_wait, timeout=timeout, stability_window=stability_window, grace=grace,
-            dry_run=dry_run, explain=explain, tag=tag, namespace=namespace, targets=target,
-            skip_frontend=skip_frontend, frontends_only=frontends_only, skip_preflight=skip_preflight)
+        opts = DeployOptions(version=version, **deploy_options(params))
         terminal = sys.stdin.isatty() and not json_output
         result = deploy(find_project(), env, opts, confirm=confirm if terminal else None,
                         emit=emit if events else None, progress=progress)

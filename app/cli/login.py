@@ -40,7 +40,7 @@ def login(
     def action() -> Any:
         import sys
 
-        from engine.auth.control_plane import login as run
+        from engine.cloud.account import login as run
 
         given = sys.stdin.readline().strip() if token == "-" else token  # keeps it out of shell history
         return run(endpoint, given, timeout=timeout)
@@ -60,7 +60,7 @@ def logout(endpoint: str | None = ENDPOINT_OPTION, json_output: bool = JSON_OPTI
     from app.cli.auth import _run
 
     def action() -> Any:
-        from engine.auth.control_plane import logout as run
+        from engine.cloud.account import logout as run
 
         return run(endpoint)
 

@@ -13,8 +13,8 @@ from sqlalchemy.exc import IntegrityError
 
 from engine.auth import tables as t
 from engine.auth.passwords import hash_password
-from engine.db import store
-from engine.errors import EngineError, UsageError
+from engine.errors import Conflict, NotFound, UsageError
+from engine.serverstore import store
 
 # The deploy, secret and domain authority an organization may grant
 # (docs/reference-auth.md#accounts-platform-server-org-addgrant-platform-server-user-add: names beyond
@@ -34,14 +34,6 @@ ROLES = ("admin", "member")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 _ORG_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 MIN_PASSWORD = 8
-
-
-class NotFound(EngineError):
-    code = "not_found"
-
-
-class Conflict(EngineError):
-    code = "conflict"
 
 
 class Org(BaseModel):
@@ -170,8 +162,8 @@ def server_store(data_dir: object = None) -> Engine:
     """The store `platform server` would open (DATABASE_URL, else SQLite in the data dir), migrated."""
     from pathlib import Path
 
-    from engine.db.migrations import up
-    from engine.db.url import database_url, default_data_dir
+    from engine.serverstore.migrations import up
+    from engine.serverstore.url import database_url, default_data_dir
 
     directory = Path(str(data_dir)) if data_dir else default_data_dir()
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)

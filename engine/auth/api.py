@@ -32,8 +32,8 @@ from engine.auth.tokens import (
     revoke,
     revoke_named,
 )
-from engine.db import store
 from engine.errors import EngineError
+from engine.serverstore import store
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 

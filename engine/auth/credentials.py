@@ -30,6 +30,15 @@ from engine.errors import EngineError
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"  # `platform server`'s default address
 DEFAULT_CONTROL_PLANE = DEFAULT_SERVER  # the default hosted service (the control plane is `platform server`)
+
+
+CONTROL_PLANE_ELSEWHERE = ("point to one: framework login --endpoint URL, or the environment's "
+                           "framework.ControlPlane endpoint")
+
+
+def start_or_point_hint(elsewhere: str = CONTROL_PLANE_ELSEWHERE) -> str:
+    """What to do when a server or control plane is not there: start one, or point to another."""
+    return f"start one with `platform server` (it listens on {DEFAULT_SERVER} by default), or {elsewhere}"
 CONTROL_PLANE_TOKEN_ENV = "FRAMEWORK_CONTROL_PLANE_TOKEN"
 HELPER_ENV = "FRAMEWORK_CREDENTIAL_HELPER"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import os
 import secrets
 import sys
 import threading
@@ -68,24 +69,62 @@ def _http() -> Any:
     return httpx
 
 
-def discover(server: str) -> Endpoints:
-    """RFC 8414 metadata of `server`; its issuer must be that server (mix-up defence)."""
+PLATFORM_ELSEWHERE = "name another with --server URL or PLATFORM_SERVER_URL"
+
+
+def metadata(server: str, *, elsewhere: str = PLATFORM_ELSEWHERE) -> Endpoints:
+    """RFC 8414 metadata of `server`, read before any browser opens: a server that is not there is
+    exit 2 at once, naming its URL, how to start one and how to name another (`elsewhere`)."""
     httpx = _http()
     url = f"{server}/.well-known/oauth-authorization-server"
     try:
         response = httpx.get(url, timeout=15)
     except httpx.HTTPError as exc:
         raise EngineError(f"cannot reach {server}: {exc}", code="server_unreachable", exit_code=2,
-                          hint="is the server running? check --server / PLATFORM_SERVER_URL") from None
+                          hint=credentials.start_or_point_hint(elsewhere)) from None
     try:
         doc = response.json() if response.status_code == 200 else None
-        endpoints = Endpoints.model_validate(doc)
+        return Endpoints.model_validate(doc)
     except ValueError:
         raise LoginFailed(f"{server} has no OAuth authorization server metadata (HTTP {response.status_code})",
-                          hint="is this a platform server?") from None
+                          hint=f"is this a platform server? {elsewhere}") from None
+
+
+def discover(server: str) -> Endpoints:
+    """RFC 8414 metadata of `server`; its issuer must be that server (mix-up defence)."""
+    endpoints = metadata(server)
     if credentials.normalize(endpoints.issuer) != server:
         raise LoginFailed(f"the authorization server metadata names another issuer ({endpoints.issuer})")
     return endpoints
+
+
+def _has_terminal() -> bool:
+    for stream in (sys.stdin, sys.stderr):
+        try:
+            if stream is not None and stream.isatty():
+                return True
+        except (AttributeError, ValueError):
+            continue
+    return False
+
+
+def _has_browser() -> bool:
+    """A browser that can open without a terminal: $BROWSER, or a desktop session (console browsers
+    need the terminal this process does not have)."""
+    if os.environ.get("BROWSER"):
+        return True
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def require_someone_to_sign_in(headless: str) -> None:
+    """No terminal to show the sign-in URL and no browser to open it (CI, scripts, agents): nobody can
+    answer the sign-in, so refuse at once and say how to sign in headless, as gh does, never wait."""
+    if _has_terminal() or _has_browser():
+        return
+    raise EngineError("cannot sign in through a browser here: no terminal to show the sign-in page and no "
+                      "browser to open it", code="login_needs_browser", exit_code=2, hint=headless)
 
 
 def fixed_endpoints(endpoint: str) -> Endpoints:
@@ -148,8 +187,12 @@ def authorize(
     *,
     timeout: float = DEFAULT_TIMEOUT_S,
     open_url: Callable[[str], None] | None = None,
+    headless: str = "",
 ) -> dict[str, Any]:
-    """Run the flow; the token endpoint's answer (holds the access token)."""
+    """Run the flow; the token endpoint's answer (holds the access token). `headless`: how to sign in
+    without a browser, said instead of waiting when nobody can answer."""
+    if open_url is None:
+        require_someone_to_sign_in(headless)
     verifier, challenge = pkce_pair()
     state = secrets.token_urlsafe(32)
     box = _Callback(state)
@@ -225,5 +268,7 @@ def platform_login(server_flag: str | None, *, timeout: float = DEFAULT_TIMEOUT_
     resolved = credentials.resolve_platform(server_flag, read_file=False)
     credentials.load()  # a corrupt file is refused before the browser opens, not after
     endpoints = discover(resolved.server)
-    doc = authorize(endpoints, "platform-cli", timeout=timeout, open_url=open_url)
+    doc = authorize(endpoints, "platform-cli", timeout=timeout, open_url=open_url,
+                    headless="set PLATFORM_TOKEN to an API token (`platform auth token create --name ci` where "
+                             "you are signed in), or run this on a terminal")
     return store_token(resolved.server, resolved.server_source, doc, "platform")

@@ -26,9 +26,9 @@ from sqlalchemy.engine import Engine
 
 from engine.auth import tables as t
 from engine.auth.accounts import API_SCOPE, PERMISSIONS, Account, account_by_id
+from engine.auth.bearer import token_hash
 from engine.auth.tokens import ACCESS_TTL_S, mint, revoke_from_code
-from engine.db import store
-from engine.tokens import token_hash
+from engine.serverstore import store
 
 CODE_TTL_S = 300
 CLIENT_IDS = ("platform-cli", "framework-cli")

@@ -26,10 +26,11 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.engine import Connection, Engine
 
 from engine.auth import tables as t
-from engine.auth.accounts import NotFound, new_id
+from engine.auth.accounts import new_id
+from engine.auth.bearer import hash_matches, new_token, token_hash
 from engine.auth.models import Minted, TokenInfo, iso
-from engine.db import store
-from engine.tokens import hash_matches, new_token, token_hash
+from engine.errors import NotFound
+from engine.serverstore import store
 
 TOKEN_PREFIX = "plt"
 DAY_S = 86_400

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from engine import names
 from engine.errors import UsageError
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -27,7 +28,7 @@ def camel(name: str) -> str:
 
 def check_name(name: str, what: str) -> str:
     """A lowercase identifier for a project, service, entity or binary (snake_case accepted)."""
-    value = snake(name)
+    value = snake(names.length(name, what, names.MAX_IDENTIFIER))
     if not NAME_RE.match(value):
         raise UsageError(f"{what} name {name!r} must start with a letter and hold letters, digits or _",
                          hint=f"e.g. {what} orders")

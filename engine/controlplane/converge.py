@@ -29,7 +29,7 @@ from sqlalchemy.engine import Engine
 from engine.controlplane import ledger, releases
 from engine.controlplane import tables as t
 from engine.controlplane.state import runtime_root
-from engine.db import store
+from engine.serverstore import store
 
 log = logging.getLogger("platform.controlplane")
 TICK_S = 0.25
@@ -195,7 +195,7 @@ class Converger:
 
         with store.read(self.engine) as conn:
             env = ledger.find_env(conn, row.org_id, row.name)
-        if env is None or env["id"] != row.id or env["state"] != "active":
+        if env is None or env.id != row.id or env.state != "active":
             stop_env(row.org_id, row.id, self.root)
 
     def _converge(self, row: Any) -> None:
@@ -226,7 +226,7 @@ class Converger:
                 with store.read(self.engine) as conn:
                     env = ledger.find_env(conn, row.org_id, row.name)
                     now = conn.execute(select(t.current.c.promotion_id).where(t.current.c.env_id == row.id)).first()
-                return env is None or env["state"] != "active" or now is None or now[0] != row.promotion_id
+                return env is None or env.state != "active" or now is None or now[0] != row.promotion_id
 
             runtime = ProcessRuntime(row.org_id, row.id, prom.release, row.promotion_id, root=self.root)
             options = RolloutOptions(timeout=self.rollout_timeout, stability_window=self.stability_window)

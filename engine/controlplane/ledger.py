@@ -14,23 +14,28 @@ import time
 import uuid
 from typing import Any
 
+from pydantic import BaseModel
 from sqlalchemy import and_, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine, Row
 from sqlalchemy.exc import IntegrityError
 
 from engine.controlplane import tables as t
-from engine.db import store
-from engine.errors import EngineError
+from engine.errors import NotFound
 from engine.promotions import rules
 from engine.promotions.rules import Gate, OpenApply, Promotion
+from engine.serverstore import store
 
 
-class NotFound(EngineError):
-    code = "not_found"
+class HostedEnv(BaseModel):
+    """A hosted environment on the control plane (docs/reference-hosted.md): one cp_envs row."""
 
-
-class HostedEnv(dict[str, Any]):
-    """A cp_envs row as a dict (id, org_id, name, state, converged_id, stopped_targets)."""
+    id: str
+    org_id: str
+    name: str
+    state: str  # active | stopped
+    converged_id: str | None  # the promotion the runtime last converged to
+    stopped_targets: list[str]  # workloads `env stop <targets>` stopped
+    created_at: int
 
 
 def _next_seq(conn: Connection, table: Any, env_id: str) -> int:
@@ -49,37 +54,37 @@ class HostedTx:
         self.owner = owner
 
     def current_id(self, env: str) -> str | None:
-        row = self.conn.execute(select(t.current.c.promotion_id).where(t.current.c.env_id == self.env["id"])).first()
+        row = self.conn.execute(select(t.current.c.promotion_id).where(t.current.c.env_id == self.env.id)).first()
         return row[0] if row else None
 
     def open_applies(self, env: str) -> list[OpenApply]:
-        rows = self.conn.execute(select(t.applies).where(t.applies.c.env_id == self.env["id"],
+        rows = self.conn.execute(select(t.applies).where(t.applies.c.env_id == self.env.id,
                                                          t.applies.c.finished_at.is_(None))).all()
         # the control plane drives every open rollout of a live lease itself
         return [OpenApply(seq=r.seq, release=r.release, pid=0, alive=r.owner is not None) for r in rows]
 
     def close_apply(self, seq: int, outcome: str) -> None:
-        self.conn.execute(update(t.applies).where(t.applies.c.env_id == self.env["id"], t.applies.c.seq == seq)
+        self.conn.execute(update(t.applies).where(t.applies.c.env_id == self.env.id, t.applies.c.seq == seq)
                           .values(finished_at=time.time(), outcome=outcome))
 
     def mark_superseded(self, seq: int) -> None:
-        self.conn.execute(update(t.applies).where(t.applies.c.env_id == self.env["id"], t.applies.c.seq == seq)
+        self.conn.execute(update(t.applies).where(t.applies.c.env_id == self.env.id, t.applies.c.seq == seq)
                           .values(superseded=True))
 
     def insert_promotion(self, env: str, row: dict[str, Any]) -> None:
         self.conn.execute(insert(t.promotions).values(
-            id=row["id"], env_id=self.env["id"], org_id=self.env["org_id"],
-            seq=_next_seq(self.conn, t.promotions, self.env["id"]), env=self.env["name"], release=row["release"],
+            id=row["id"], env_id=self.env.id, org_id=self.env.org_id,
+            seq=_next_seq(self.conn, t.promotions, self.env.id), env=self.env.name, release=row["release"],
             images=json.dumps(row["images"], sort_keys=True), bundle=json.dumps(self.bundle, sort_keys=True),
             direction=row["direction"], previous_id=row["previous_id"], plan_digest=row["plan_digest"],
             supersede=bool(row["supersede"]), source=row["source"], who=row["who"], created_at=row["created_at"],
             run_id=row.get("run_id")))
 
     def set_current(self, env: str, promotion_id: str) -> None:
-        done = self.conn.execute(update(t.current).where(t.current.c.env_id == self.env["id"])
+        done = self.conn.execute(update(t.current).where(t.current.c.env_id == self.env.id)
                                  .values(promotion_id=promotion_id))
         if done.rowcount == 0:
-            self.conn.execute(insert(t.current).values(env_id=self.env["id"], promotion_id=promotion_id))
+            self.conn.execute(insert(t.current).values(env_id=self.env.id, promotion_id=promotion_id))
 
     def insert_gate(self, env: str, promotion_id: str, gate: Gate, at_promote: bool) -> bool:
         found = self.conn.execute(select(t.gates.c.seq).where(
@@ -88,15 +93,15 @@ class HostedTx:
         if found is not None:
             return False
         self.conn.execute(insert(t.gates).values(
-            env_id=self.env["id"], seq=_next_seq(self.conn, t.gates, self.env["id"]), promotion_id=promotion_id,
+            env_id=self.env.id, seq=_next_seq(self.conn, t.gates, self.env.id), promotion_id=promotion_id,
             name=gate.name, status=gate.status, summary=gate.summary, run_id=gate.run_id, at_promote=at_promote,
             recorded_at=time.time()))
         return True
 
     def insert_apply(self, env: str, promotion_id: str | None, release: str) -> int:
-        seq = _next_seq(self.conn, t.applies, self.env["id"])
+        seq = _next_seq(self.conn, t.applies, self.env.id)
         self.conn.execute(insert(t.applies).values(
-            env_id=self.env["id"], seq=seq, promotion_id=promotion_id, release=release, owner=self.owner,
+            env_id=self.env.id, seq=seq, promotion_id=promotion_id, release=release, owner=self.owner,
             started_at=time.time(), phase="pending", resources="[]", superseded=False))
         return seq
 
@@ -185,7 +190,7 @@ def bundle_of(conn: Connection, promotion_id: str) -> list[dict[str, Any]]:
 
 def current_of(conn: Connection, env: HostedEnv) -> Promotion | None:
     row = conn.execute(select(t.promotions).join(t.current, t.current.c.promotion_id == t.promotions.c.id)
-                       .where(t.current.c.env_id == env["id"])).first()
+                       .where(t.current.c.env_id == env.id)).first()
     return _promotion(conn, row) if row else None
 
 
@@ -194,7 +199,7 @@ def history(engine: Engine, org_id: str, name: str, limit: int = 20, before: int
         env = find_env(conn, org_id, name)
         if env is None:
             return []
-        cond = [t.promotions.c.env_id == env["id"]]
+        cond = [t.promotions.c.env_id == env.id]
         if before is not None:
             cond.append(t.promotions.c.seq < before)
         rows = conn.execute(select(t.promotions).where(and_(*cond)).order_by(t.promotions.c.seq.desc())
@@ -213,7 +218,7 @@ def gates_of(conn: Connection, promotion_id: str) -> list[Gate]:
 def record_gates(engine: Engine, org_id: str, name: str, promotion_id: str, gates: list[Gate]) -> list[bool]:
     with store.write(engine) as conn:
         env = require_env(conn, org_id, name, lock=True)
-        found = conn.execute(select(t.promotions.c.id).where(t.promotions.c.env_id == env["id"],
+        found = conn.execute(select(t.promotions.c.id).where(t.promotions.c.env_id == env.id,
                                                              t.promotions.c.id == promotion_id)).first()
         if found is None:
             raise NotFound(f"promotion {promotion_id} is not in {name!r}")

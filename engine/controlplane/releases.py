@@ -23,14 +23,10 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
 from engine.controlplane import tables as t
-from engine.db import store
-from engine.errors import EngineError, UsageError
+from engine.errors import EngineError, ReleaseConflict, UsageError
+from engine.serverstore import store
 
 MAX_BLOB = 64 * 1024 * 1024
-
-
-class ReleaseConflict(EngineError):
-    code = "conflict"
 
 
 def _digest_ok(digest: str) -> bool:
@@ -96,7 +92,8 @@ def put_release(engine: Engine, org_id: str, doc: dict[str, Any]) -> dict[str, A
             if row is not None:
                 if row[0] != fp:
                     raise ReleaseConflict(f"release {version!r} already exists on the control plane with different "
-                                          "artifacts; releases are immutable", hint="cut a new version instead")
+                                          "artifacts; releases are immutable", hint="cut a new version instead",
+                                          code="conflict")  # the /v1 API's code for it (409)
                 return {"version": version, "created": False}
             conn.execute(insert(t.releases).values(org_id=org_id, version=version,
                                                    project=str(doc.get("project") or ""), fingerprint=fp,

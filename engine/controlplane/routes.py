@@ -29,7 +29,7 @@ from starlette.routing import Route
 from engine.auth.routes import insufficient_scope, issuer, principal_of, unauthorized
 from engine.auth.tokens import Principal
 from engine.controlplane import ledger, releases, state
-from engine.errors import EngineError
+from engine.errors import EngineError, NotFound
 from engine.promotions.rules import Gate
 
 Handler = Callable[[Request, Principal, Any], Any]
@@ -90,7 +90,7 @@ def list_releases(r: Request, p: Principal, doc: Any) -> Any:
 def get_release(r: Request, p: Principal, doc: Any) -> Any:
     found = releases.get_release(_ctx(r).engine, _org(p), r.path_params["version"])
     if found is None:
-        raise ledger.NotFound(f"release {r.path_params['version']!r} is not on the control plane")
+        raise NotFound(f"release {r.path_params['version']!r} is not on the control plane")
     return found
 
 
@@ -123,7 +123,7 @@ def status(r: Request, p: Principal, doc: Any) -> Any:
 
 
 def env_ledger(r: Request, p: Principal, doc: Any) -> Any:
-    from engine.db import store
+    from engine.serverstore import store
 
     ctx, name = _ctx(r), r.path_params["env"]
     limit = min(int(r.query_params.get("limit") or 20), 200)
@@ -131,7 +131,7 @@ def env_ledger(r: Request, p: Principal, doc: Any) -> Any:
     with store.read(ctx.engine) as conn:
         env = ledger.find_env(conn, _org(p), name)
         current = ledger.current_of(conn, env) if env else None
-        applies = ledger.applies_of(conn, env["id"], limit=limit) if env else []
+        applies = ledger.applies_of(conn, env.id, limit=limit) if env else []
     history = ledger.history(ctx.engine, _org(p), name, limit, int(before) if before else None)
     return {"env": name, "exists": env is not None, "current_id": current.id if current else None,
             "current": current.model_dump(mode="json") if current else None,
@@ -143,7 +143,7 @@ def promote(r: Request, p: Principal, doc: Any) -> Any:
         raise EngineError("a promotion names its release", code="usage")
     ctx, name = _ctx(r), r.path_params["env"]
     if releases.get_release(ctx.engine, _org(p), str(doc["release"])) is None:
-        raise ledger.NotFound(f"release {doc['release']!r} is not on the control plane; upload it first")
+        raise NotFound(f"release {doc['release']!r} is not on the control plane; upload it first")
     promotion = ledger.promote(ctx.engine, _org(p), name, doc, _actor(p))
     status = state.statuses(ctx.engine, _org(p), [name], issuer(r), ctx.root)[0]
     return {"promotion": promotion.model_dump(mode="json"), "queued": status["queued"]}

@@ -16,8 +16,8 @@ from engine.auth import tables as auth_t
 from engine.controlplane import ledger
 from engine.controlplane import tables as t
 from engine.controlplane.releases import replicas_of
-from engine.db import store
-from engine.errors import EngineError
+from engine.errors import EngineError, NotFound
+from engine.serverstore import store
 
 
 class NotEntitled(EngineError):
@@ -51,7 +51,7 @@ def set_billing(engine: Engine, org: str, enabled: bool) -> dict[str, Any]:
     with store.write(engine) as conn:
         row = conn.execute(select(auth_t.orgs.c.id).where(auth_t.orgs.c.name == org)).first()
         if row is None:
-            raise ledger.NotFound(f"no organization {org!r}", hint="create it with: platform server org add <name>")
+            raise NotFound(f"no organization {org!r}", hint="create it with: platform server org add <name>")
         done = conn.execute(update(t.billing).where(t.billing.c.org_id == row[0])
                             .values(enabled=enabled, updated_at=store.now_us()))
         if done.rowcount == 0:
@@ -74,13 +74,13 @@ def env_status(conn: Connection, org_id: str, name: str, base: str, root: Path) 
         return {"env": name, "exists": False, "state": None, "convergence": "unbound", "promotion": None,
                 "workloads": [], "queued": None, "apply": None}
     current = ledger.current_of(conn, env)
-    applies = ledger.applies_of(conn, env["id"], limit=1)
+    applies = ledger.applies_of(conn, env.id, limit=1)
     last = applies[0] if applies else None
-    doc: dict[str, Any] = {"env": name, "exists": True, "env_id": env["id"], "state": env["state"],
-                           "stopped_targets": env["stopped_targets"],
+    doc: dict[str, Any] = {"env": name, "exists": True, "env_id": env.id, "state": env.state,
+                           "stopped_targets": env.stopped_targets,
                            "promotion": current.model_dump(mode="json") if current else None,
-                           "converged_id": env["converged_id"], "apply": last, "queued": None}
-    alive = [i for i in observe(org_id, env["id"], root) if i["alive"]]
+                           "converged_id": env.converged_id, "apply": last, "queued": None}
+    alive = [i for i in observe(org_id, env.id, root) if i["alive"]]
     bundle = ledger.bundle_of(conn, current.id) if current else []
     workloads = []
     for w in bundle:
@@ -89,24 +89,24 @@ def env_status(conn: Connection, org_id: str, name: str, base: str, root: Path) 
         resource = next((r for r in resources if r.get("name") == w["name"]), {})
         expected = ((current.images if current else {}).get(w["name"]) or {}).get("digest")
         if w.get("output") == "static":  # no process: served by the gateway once the rollout laid it out
-            served = current is not None and env["converged_id"] == current.id
+            served = current is not None and env.converged_id == current.id
             workloads.append({"name": w["name"], "kind": "frontend", "replicas": 0, "running": 0,
                               "phase": "ready" if served else "pending", "digests": [expected] if served else [],
-                              "expected_digest": expected, "stopped": w["name"] in env["stopped_targets"]})
+                              "expected_digest": expected, "stopped": w["name"] in env.stopped_targets})
             continue
         workloads.append({"name": w["name"], "replicas": replicas_of(w), "running": len(mine),
                           "phase": resource.get("phase") or ("ready" if mine else "pending"),
                           "digests": sorted({i.get("running_digest") or "" for i in mine}),
-                          "expected_digest": expected, "stopped": w["name"] in env["stopped_targets"]})
+                          "expected_digest": expected, "stopped": w["name"] in env.stopped_targets})
     doc["workloads"] = workloads
     if current is None:
         doc["convergence"] = "unbound"
-    elif env["state"] == "stopped":
+    elif env.state == "stopped":
         doc["convergence"] = "stopped"
     elif not entitled(conn, org_id):
         doc["convergence"] = "queued"
         doc["queued"] = _queued(conn, org_id, base)
-    elif env["converged_id"] == current.id and last and last["promotion_id"] == current.id \
+    elif env.converged_id == current.id and last and last["promotion_id"] == current.id \
             and last["outcome"] == "ready":
         doc["convergence"] = "converged"
     elif last and last["promotion_id"] == current.id and last["outcome"] in ("failed", "timed_out"):
@@ -131,12 +131,12 @@ def stop(engine: Engine, org_id: str, name: str, targets: list[str], root: Path)
     with store.write(engine) as conn:
         env = ledger.require_env(conn, org_id, name, lock=True)
         if targets:
-            merged = sorted(set(env["stopped_targets"]) | set(targets))
-            conn.execute(update(t.envs).where(t.envs.c.id == env["id"]).values(stopped_targets=json.dumps(merged)))
+            merged = sorted(set(env.stopped_targets) | set(targets))
+            conn.execute(update(t.envs).where(t.envs.c.id == env.id).values(stopped_targets=json.dumps(merged)))
         else:
-            conn.execute(update(t.envs).where(t.envs.c.id == env["id"]).values(state="stopped"))
+            conn.execute(update(t.envs).where(t.envs.c.id == env.id).values(state="stopped"))
     chosen: list[str | None] = list(targets) or [None]  # None: every workload
-    stopped = sum(stop_env(org_id, env["id"], root, w) for w in chosen)
+    stopped = sum(stop_env(org_id, env.id, root, w) for w in chosen)
     return {"env": name, "state": "active" if targets else "stopped", "targets": targets, "stopped_instances": stopped}
 
 
@@ -148,10 +148,10 @@ def start(engine: Engine, org_id: str, name: str, targets: list[str], base: str)
             q = _queued(conn, org_id, base)
             raise NotEntitled(f"cannot start {name!r}: {q['message'].split(';')[0]}",
                               hint=f"enable billing: {q['action_url']}")
-        remaining = sorted(set(env["stopped_targets"]) - set(targets)) if targets else []
-        state = env["state"] if targets else "active"
+        remaining = sorted(set(env.stopped_targets) - set(targets)) if targets else []
+        state = env.state if targets else "active"
         # converged_id cleared: the control plane converges the environment again from its ledger
-        conn.execute(update(t.envs).where(t.envs.c.id == env["id"])
+        conn.execute(update(t.envs).where(t.envs.c.id == env.id)
                      .values(state=state, stopped_targets=json.dumps(remaining), converged_id=None))
     return {"env": name, "state": state, "targets": targets}
 
@@ -165,8 +165,8 @@ def delete_env(engine: Engine, org_id: str, name: str, root: Path) -> dict[str, 
 
     with store.write(engine) as conn:
         env = ledger.require_env(conn, org_id, name, lock=True)
-        conn.execute(delete(t.current).where(t.current.c.env_id == env["id"]))
-        conn.execute(delete(t.envs).where(t.envs.c.id == env["id"]))
-    stopped = stop_env(org_id, env["id"], root)
-    shutil.rmtree(runtime_dir(org_id, env["id"], root), ignore_errors=True)
-    return {"env": name, "deleted": True, "env_id": env["id"], "stopped_instances": stopped}
+        conn.execute(delete(t.current).where(t.current.c.env_id == env.id))
+        conn.execute(delete(t.envs).where(t.envs.c.id == env.id))
+    stopped = stop_env(org_id, env.id, root)
+    shutil.rmtree(runtime_dir(org_id, env.id, root), ignore_errors=True)
+    return {"env": name, "deleted": True, "env_id": env.id, "stopped_instances": stopped}

@@ -2,7 +2,8 @@
 instance is a directory under ~/.platform/instances: an advisory lock (liveness) and a runtime record
 (published state, e.g. awaiting_credentials); docs/reference-daemon.md#platform-daemon).
 
-The daemon itself is not in this build; this module only reads what instances leave behind:
+The daemon (`platform daemon start`, engine/daemon/) writes these; this module only reads what
+instances leave behind:
 - RUNNING comes from the lock alone: a non-blocking flock on `<dir>/instance.lock` that fails
   means a live process holds it (the kernel drops the lock when its holder dies).
 - The runtime record `<dir>/runtime.json` is reported separately: running without a record means

@@ -24,11 +24,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from engine import names
 from engine.daemon.instances import LOCK_FILE, RECORD_FILE, instances_dir
 from engine.errors import EngineError
 
 LOG_FILE = "daemon.log"
-NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
 class AlreadyRunning(EngineError):
@@ -36,10 +36,7 @@ class AlreadyRunning(EngineError):
 
 
 def check_name(name: str) -> str:
-    if not name or len(name) > 64 or not set(name) <= NAME_CHARS or name.startswith("."):
-        raise EngineError(f"invalid daemon name {name!r}", code="usage", exit_code=2,
-                          hint="1-64 letters, digits, '.', '_' or '-'")
-    return name
+    return names.check(name, "daemon", limit=64)
 
 
 def instance_path(name: str) -> Path:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from engine import names
 from engine.database.errors import DatabaseAuthoringError
 from engine.errors import UsageError
 
@@ -120,6 +121,7 @@ def next_versions(existing: list[int], count: int = 1, now: datetime | None = No
 
 
 def check_name(name: str) -> str:
+    name = names.length(name, "migration", names.MAX_MIGRATION_NAME)
     slug = re.sub(r"[^a-z0-9]+", "_", name.strip().lower()).strip("_")
     if not slug or not NAME_RE.match(slug):
         raise UsageError(f"migration name {name!r} has no letters or digits",

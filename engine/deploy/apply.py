@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from engine.deploy.deployment import Deployment, DeployResult
 from engine.environments.model import Workload
 from engine.errors import EngineError, InvalidInput
-from engine.ledger.store import Ledger
 from engine.project import Project
 from engine.releases.store import Release
 
@@ -95,12 +94,14 @@ class _ProcessRollout:
         self.specs = workload_specs(d.project, d.release, selected)
         self.runtime = ProcessRuntime(d.project.key, d.env, d.release.version, promotion_id)
         self.names = [w.name for w in selected]
+        self.declared = {w.name for w in d.workloads}  # --target: the others keep running as they are
         self.namespace: str | None = None
 
     def rollout(self, options: RolloutOptions, *, on_phase: Callable[[str, Phase], None],
                 superseded: Callable[[], bool], meanwhile: Callable[[], None] | None = None
                 ) -> tuple[RolloutEnd, list[Resource]]:
-        return self.runtime.rollout(self.specs, options, on_phase=on_phase, superseded=superseded)
+        return self.runtime.rollout(self.specs, options, on_phase=on_phase, superseded=superseded,
+                                    declared=self.declared)
 
 
 def _runtime(d: Deployment, promotion_id: str) -> Rollout:
@@ -118,8 +119,8 @@ def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> Deploy
     """Apply on the environment's runtime, wait within the budget, close the apply with its outcome."""
     from engine.runtime.process import RolloutOptions
 
-    opts, ledger, result, release = d.opts, d.ledger, d.result, d.release
-    assert release is not None and isinstance(ledger, Ledger)  # hosted: engine.deploy.hosted_wait
+    opts, ledger, result, release = d.opts, d.ledger.machine, d.result, d.release
+    assert release is not None and ledger is not None  # hosted: engine.deploy.hosted_wait
     try:
         runtime = _runtime(d, promotion_id)
     except EngineError as exc:
@@ -192,9 +193,10 @@ def _record(d: Deployment, apply_seq: int, phase: RolloutEnd, resources: list[Re
             staged: StagedBundle | None, namespace: str | None) -> DeployResult:
     """Close the apply with its outcome; the exit code follows it (1 DEGRADED, 6 SUPERSEDED, 8 timed out)."""
     result = d.result
-    assert result.rollout is not None and isinstance(d.ledger, Ledger)
-    d.ledger.update_apply(apply_seq, phase=phase, outcome=OUTCOMES[phase], resources=result.rollout["resources"],
-                          finished=True, namespace=namespace)
+    ledger = d.ledger.machine
+    assert result.rollout is not None and ledger is not None
+    ledger.update_apply(apply_seq, phase=phase, outcome=OUTCOMES[phase], resources=result.rollout["resources"],
+                        finished=True, namespace=namespace)
     if phase in ("ready", "not_waited"):
         if staged is not None:
             staged.commit()

@@ -19,7 +19,7 @@ from engine.errors import EngineError, InvalidInput
 if TYPE_CHECKING:  # the stages import what they use: a K8sCluster deploy starts kubectl before them
     from engine.environments.model import EnvironmentSpec
     from engine.ledger.hosted import HostedLedger
-    from engine.ledger.store import Gate, Ledger, Promotion
+    from engine.ledger.store import Gate, Promotion
     from engine.project import Project
 
 
@@ -108,15 +108,22 @@ def deploy(
     if opts.namespace is not None and (spec.target is None or spec.target.type != "k8s" or spec.on_control_plane):
         return refuse(result, "invalid_input", "--namespace applies to an environment deploying to a Kubernetes "
                       "cluster (framework.K8sCluster) from this machine", 1)
-    if opts.frontends_only:
-        if not spec.frontends:
-            return refuse(result, "invalid_input", "--frontends-only: this environment declares no frontends", 1)
-        return refuse(result, "invalid_input", "--frontends-only: frontends are served by `env up` dev servers; "
-                       "the process runtime deploys workloads only", 1)
+    from engine.environments.bindings import first_unhonoured
+
+    unhonoured = first_unhonoured(spec)
+    if unhonoured is not None:  # a binding is placed where it says, or refused; never deployed elsewhere
+        return refuse(result, "binding_unsupported", f"cannot deploy {env}: {unhonoured}", 1,
+                      hint="see docs/reference-env.md (bindings)")
+    refused = _frontend_flags(result, spec, opts)
+    if refused is not None:
+        return refused
     if opts.targets:
         unknown = sorted(set(opts.targets) - {w.name for w in spec.workloads})
         if unknown:
             return refuse(result, "invalid_input", f"unknown workload {unknown[0]!r} for --target", 1)
+        if spec.on_control_plane:  # the control plane converges a promotion's whole release
+            return refuse(result, "invalid_input", "--target: a hosted environment is converged as a whole by "
+                          "its control plane; deploy without --target (`env stop|start --target` scope it)", 1)
     # rule 9: a K8sCluster applies to exactly its declared context; missing -> refused before anything
     # is written. Compose is rendered only (check_target says so, pointing to `env render`)
     kubectl = None
@@ -132,9 +139,10 @@ def deploy(
 
         check_target(spec.target, env, preflight=mode == "dry_run" and not opts.skip_preflight)
 
+    from engine.ledger.protocol import open_ledger
+
     try:
-        ledger = _open_ledger(project, env, spec)
-        with ledger:
+        with open_ledger(project, env, spec) as ledger:  # rule 4: hosted -> the control plane (exit 2 unreachable)
             d = Deployment(project, env, spec, declared, opts, ledger, result, confirm, emit,
                            progress or (lambda _m: None), kubectl=kubectl)
             return _stages(d)
@@ -143,26 +151,32 @@ def deploy(
             kubectl.cancel()  # refused before the apply: kubectl was sent nothing and changed nothing
 
 
-def _open_ledger(project: Project, env: str, spec: EnvironmentSpec) -> Ledger | HostedLedger:
-    if spec.on_control_plane:  # rule 4: the ledger and convergence live on the control plane (exit 2 unreachable)
-        from engine.ledger.hosted import HostedLedger, bundle_of
-
-        hosted = HostedLedger.open(env, spec)
-        hosted.bundle = bundle_of(spec)
-        return hosted
-    from engine.ledger.store import Ledger
-
-    return Ledger.open(project.key)
+def _frontend_flags(result: DeployResult, spec: EnvironmentSpec, opts: DeployOptions) -> DeployResult | None:
+    """--frontends-only and --skip-frontend say what they do today, never accepted and ignored: only an
+    environment on a control plane deploys frontends (its releases carry their output; the control plane
+    converges workloads and frontends together); elsewhere `env up`'s dev servers serve them."""
+    where = ("the control plane converges a release's workloads and frontends together"
+             if spec.on_control_plane else
+             f"`env deploy` on the {spec.runtime} runtime deploys no frontends (`env up` serves them)")
+    if opts.frontends_only:
+        if not spec.frontends:
+            return refuse(result, "invalid_input", "--frontends-only: this environment declares no frontends", 1)
+        return refuse(result, "invalid_input", f"--frontends-only is not supported: {where}", 1)
+    if not opts.skip_frontend:
+        return None
+    if not spec.frontends:
+        result.notices.append(f"--skip-frontend: {spec.name} declares no frontends; nothing to skip")
+    elif spec.on_control_plane:
+        return refuse(result, "invalid_input", f"--skip-frontend cannot be honoured: {where} (every frontend "
+                      "the release carries is served)", 1, hint="deploy without --skip-frontend")
+    else:
+        result.notices.append(f"--skip-frontend: {where}; nothing to skip")
+    return None
 
 
 def _hosted(d: Deployment) -> HostedLedger | None:
     """The control plane's ledger of a hosted environment (rule 4), else None (the machine's)."""
-    if not d.spec.on_control_plane:
-        return None
-    from engine.ledger.hosted import HostedLedger
-
-    assert isinstance(d.ledger, HostedLedger)
-    return d.ledger
+    return d.ledger.hosted
 
 
 def _start_apply(project: Project, env: str, spec: EnvironmentSpec, opts: DeployOptions, kube: Any) -> Any:
@@ -250,8 +264,19 @@ def _resolve(d: Deployment) -> DeployResult | None:
         d.release, d.sources = prepare_release(d.project, d.workloads, None, frontends=carried(d.spec))
         d.needs_cut = find_release(d.project, d.release.version) is None
         d.images = d.release.images
-    d.result.target = {"env": d.env, "release": d.release.version, "images": d.images}
+    if opts.targets:
+        d.images = _covered(d.images, current, opts.targets)
+    d.result.target = {"env": d.env, "release": d.release.version, "images": d.images,
+                       **({"targets": sorted(opts.targets)} if opts.targets else {})}
     return None
+
+
+def _covered(images: dict[str, Any], current: Promotion | None, targets: list[str]) -> dict[str, Any]:
+    """The images a `--target` promotion freezes: the release's for the selected workloads; for the
+    others what the environment runs now (its current promotion's), which the apply leaves as it is."""
+    running = current.images if current is not None else {}
+    return {name: img if name in targets or name not in running else running[name]
+            for name, img in images.items()}
 
 
 def _preflight(d: Deployment) -> DeployResult | None:
@@ -379,6 +404,7 @@ def _promote(d: Deployment) -> tuple[Promotion, int] | DeployResult:
                 supersede=opts.supersede,
                 gates=gates,
                 open_apply=True,
+                targets=opts.targets,
             )
             apply_seq = d.ledger.last_apply_seq
             d.result.appended = True
@@ -442,6 +468,9 @@ def _explain(d: Deployment) -> list[str]:
     else:
         runtime = "the process runtime would start each workload"
         steps.append(f"{runtime} and wait for health" if opts.wait else f"{runtime} without waiting")
+    if opts.targets:
+        steps.append(f"only {', '.join(sorted(opts.targets))} would be rolled out (--target); every other "
+                     "running workload would be left as it is")
     if not opts.yes and opts.approve is None:
         steps.append("without --yes or --approve, a terminal would ask for confirmation; without one, exit 5")
     return steps

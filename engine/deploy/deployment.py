@@ -11,8 +11,8 @@ from pydantic import BaseModel, Field
 if TYPE_CHECKING:  # imported by the stages that use them: a deploy starts its apply first (deploy.py)
     from engine.deploy.plan import DeployPlan
     from engine.environments.model import EnvironmentSpec, Workload
-    from engine.ledger.hosted import HostedLedger
-    from engine.ledger.store import Ledger, Promotion
+    from engine.ledger.protocol import PromotionLedger
+    from engine.ledger.store import Promotion
     from engine.project import Project
     from engine.releases.store import Release
     from engine.runtime.k8s import PendingApply
@@ -69,6 +69,7 @@ class DeployResult(BaseModel):
     rollout: dict[str, Any] | None = None
     explain: list[str] | None = None
     preflight: dict[str, Any] | None = None  # rule 8 (remote clusters): checks run and their findings
+    notices: list[str] = []  # what a flag did not change, said rather than silently ignored (--skip-frontend)
     exit_code: int = Field(default=0, exclude=True)  # carried by the document envelope
     error: dict[str, Any] | None = Field(default=None, exclude=True)
 
@@ -91,7 +92,7 @@ class Deployment:
     spec: EnvironmentSpec
     declared_shape: Callable[[], dict[str, Any]]  # recorded as the bundle after a good apply
     opts: DeployOptions
-    ledger: Ledger | HostedLedger  # the machine ledger, or the control plane's (hosted environments)
+    ledger: PromotionLedger  # the machine ledger, or the control plane's (hosted environments)
     result: DeployResult
     confirm: Confirm | None
     emit: Emit | None

@@ -15,7 +15,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from engine.errors import EngineError, InvalidInput
-from engine.ledger.hosted import HostedLedger, open_ledger
+from engine.ledger.hosted import HostedLedger
+from engine.ledger.protocol import PromotionLedger, open_ledger
 from engine.ledger.store import Gate, Ledger, PromotionConflict
 from engine.project import Project
 
@@ -79,7 +80,7 @@ class GateRecordResult(BaseModel):
     already_recorded: list[Gate]
 
 
-def _resolve_promotion(ledger: Ledger | HostedLedger, env: str, promotion: str | None, release: str | None) -> Any:
+def _resolve_promotion(ledger: PromotionLedger, env: str, promotion: str | None, release: str | None) -> Any:
     current = ledger.current(env)
     if current is None:
         raise EngineError(
@@ -145,7 +146,7 @@ def list_gates(project: Project, env: str, promotion: str | None = None) -> Gate
         return _gate_list(ledger, env, promotion)
 
 
-def _gate_list(ledger: Ledger | HostedLedger, env: str, promotion: str | None) -> GateList:
+def _gate_list(ledger: PromotionLedger, env: str, promotion: str | None) -> GateList:
     p = ledger.get(promotion) if promotion else ledger.current(env)
     if promotion and (p is None or p.env != env):
         raise EngineError(f"promotion {promotion!r} not found in {env}", code="promotion_not_found")

@@ -17,8 +17,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from engine.cloud.client import ControlPlaneUnreachable
 from engine.deploy.deployment import Deployment, DeployResult
-from engine.ledger.hosted import ControlPlaneUnreachable, HostedLedger
+from engine.ledger.hosted import HostedLedger
 
 POLL_S = 0.2
 
@@ -72,18 +73,19 @@ def _rollout(doc: dict[str, Any] | None, phase: str) -> dict[str, Any]:
 
 def hosted_converge(d: Deployment, promotion_id: str) -> DeployResult:
     """After the promotion is accepted: queued (7), or wait on the control plane's convergence."""
-    assert isinstance(d.ledger, HostedLedger)
+    ledger = d.ledger.hosted
+    assert ledger is not None
     result, opts = d.result, d.opts
-    if d.ledger.queued:
-        result.queued = d.ledger.queued
-        return d.refuse("queued", f"accepted and recorded; waiting on {d.ledger.queued['wait']}: "
-                        f"{d.ledger.queued['message']}", 7, hint=d.ledger.queued.get("action_url"))
+    if ledger.queued:
+        result.queued = ledger.queued
+        return d.refuse("queued", f"accepted and recorded; waiting on {ledger.queued['wait']}: "
+                        f"{ledger.queued['message']}", 7, hint=ledger.queued.get("action_url"))
     result.applied = True
     if not opts.wait:
         result.rollout = _rollout(None, "not_waited")
         return result
     d.say(f"the control plane converges {d.env}; waiting (budget {opts.timeout:g}s)")
-    waited = wait_converged(d.ledger, d.env, promotion_id, opts.timeout, d.say)
+    waited = wait_converged(ledger, d.env, promotion_id, opts.timeout, d.say)
     result.rollout = _rollout(waited.doc, waited.outcome)
     if waited.outcome == "converged":
         return result

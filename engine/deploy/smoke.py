@@ -143,7 +143,7 @@ def smoke(project: Project, env: str, tag: str | None = None) -> tuple[SmokeResu
 
 def _gateway(env: str, spec: Any) -> tuple[str, Any, str]:
     """(base URL, TLS verification, description) of the environment's control plane's gateway."""
-    from engine.ledger.hosted import ControlPlaneClient
+    from engine.cloud.client import ControlPlaneClient
 
     client = ControlPlaneClient.for_spec(env, spec)
     try:

@@ -15,6 +15,7 @@ from engine.deploy.status_model import EXIT_PRIORITY, SIGNALS, EnvStatus, Status
 from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError, UsageError
 from engine.ledger.hosted import HostedLedger
+from engine.ledger.protocol import PromotionLedger
 from engine.ledger.store import Ledger
 from engine.project import Project
 
@@ -143,7 +144,7 @@ def _observe_k8s(project: Project, env: str, spec: EnvironmentSpec, ledger: Ledg
     return _conclude(st, last, seen["healthy"], seen["wrong"])
 
 
-def _history(ledger: Ledger | HostedLedger, env: str, limit: int, before: str | None) -> dict[str, Any]:
+def _history(ledger: PromotionLedger, env: str, limit: int, before: str | None) -> dict[str, Any]:
     cursor = None
     if before:
         try:

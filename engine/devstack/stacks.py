@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from engine import names
 from engine.paths import atomic_write_bytes, ledger_home
 from engine.processes import ancestors, start_time
 
@@ -232,6 +233,8 @@ def _mark_session_stopped(stack: Stack) -> None:
 def down(project_key: str | None, env: str | None, key: str | None, *, all_stacks: bool = False) -> DownResult:
     """`env down [env]` / `--all`: signal only our marked processes; containers, cluster
     workloads and hosted environments are never touched (they are not in this registry)."""
+    if env is not None:
+        names.environment(env)
     chosen = [s for s in load_stacks()
               if all_stacks or (s.project == project_key and s.key == key and (env is None or s.env == env))]
     return DownResult(stacks=[stop_stack(s) for s in chosen])

@@ -228,6 +228,11 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
     if env_spec.kind != "local":
         raise NotLocal(f"environment {env!r} is {env_spec.kind}: `env up` runs local environments only",
                        hint=f"deploy it with: framework env deploy {env}")
+    from engine.environments.bindings import up_refusal
+
+    bound = up_refusal(env, env_spec)
+    if bound is not None:  # docs/reference-env.md#bindings: non-local bindings refused, pointing to `env deploy`
+        raise NotLocal(bound, hint=f"deploy it with: framework env deploy {env}")
     checkout = detect(project.root)
     entry = allocate(project, kind="dev_stack", checkout=checkout)
     offset = entry.block * BLOCK_SIZE

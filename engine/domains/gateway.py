@@ -24,9 +24,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from engine.db import store
 from engine.domains import service, static
 from engine.domains.certs import Issuer
+from engine.serverstore import store
 
 log = logging.getLogger(__name__)
 HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
@@ -80,17 +80,18 @@ class GatewayApp:
             return _page(404, "No site here", f"No live domain named {host or '(no Host header)'} is bound "
                          "on this gateway.")
         query = f"?{request.url.query}" if request.url.query else ""
-        if binding["redirect_to"]:
-            where = binding["redirect_to"] + (f":{port}" if port else "")
+        if binding.redirect_to:
+            where = binding.redirect_to + (f":{port}" if port else "")
             return RedirectResponse(f"{self.scheme}://{where}{request.url.path}{query}", status_code=308)
-        found = await run_in_threadpool(upstream, self.engine, binding["org_id"], binding["env"], binding["target"])
-        where = f"{binding['env']}/{binding['target']}"
+        found = await run_in_threadpool(upstream, self.engine, binding.org_id, binding.env or "",
+                                        binding.target or "")
+        where = f"{binding.env}/{binding.target}"
         if found is None:
             return _page(502, "Not running", f"{host} is bound to {where}, which does not run a workload or "
                          "frontend of that name.")
         entry, version = found
         if entry.get("output") == "static":
-            return await run_in_threadpool(self._static, binding["org_id"], entry, version, request, host)
+            return await run_in_threadpool(self._static, binding.org_id, entry, version, request, host)
         ports = list(entry.get("ports") or [])
         if not ports:
             return _page(502, "Not running", f"{host} is bound to {where}, which declares no port.")

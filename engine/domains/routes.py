@@ -34,37 +34,38 @@ def _org(p: Principal) -> str:
 
 
 def _ls(r: Request, p: Principal, doc: Any) -> Any:
-    return {"domains": service.list_domains(_engine(r), _org(p))}
+    return {"domains": [d.model_dump(mode="json") for d in service.list_domains(_engine(r), _org(p))]}
 
 
 def _show(r: Request, p: Principal, doc: Any) -> Any:
-    return service.show(_engine(r), _org(p), r.path_params["hostname"])
+    return service.show(_engine(r), _org(p), r.path_params["hostname"]).model_dump(mode="json")
 
 
 def _add(r: Request, p: Principal, doc: Any) -> Any:
-    return service.add(_engine(r), _org(p), str(doc.get("hostname") or ""))
+    return service.add(_engine(r), _org(p), str(doc.get("hostname") or "")).model_dump(mode="json")
 
 
 def _verify(r: Request, p: Principal, doc: Any) -> Any:
     domains = r.app.state.domains
-    was_live = service.show(_engine(r), _org(p), r.path_params["hostname"])["state"] == service.LIVE
+    was_live = service.show(_engine(r), _org(p), r.path_params["hostname"]).state == service.LIVE
     result = service.verify(_engine(r), _org(p), r.path_params["hostname"], domains.resolver)
-    if result["state"] == service.LIVE and not was_live:
-        domains.went_live(result["hostname"])
-    return result
+    if result.state == service.LIVE and not was_live:
+        domains.went_live(result.hostname)
+    return result.model_dump(mode="json")
 
 
 def _bind(r: Request, p: Principal, doc: Any) -> Any:
     return service.bind(_engine(r), _org(p), r.path_params["hostname"], env=doc.get("env") or None,
-                        target=doc.get("target") or None, redirect_to=doc.get("redirect_to") or None)
+                        target=doc.get("target") or None,
+                        redirect_to=doc.get("redirect_to") or None).model_dump(mode="json")
 
 
 def _unbind(r: Request, p: Principal, doc: Any) -> Any:
-    return service.unbind(_engine(r), _org(p), r.path_params["hostname"])
+    return service.unbind(_engine(r), _org(p), r.path_params["hostname"]).model_dump(mode="json")
 
 
 def _rm(r: Request, p: Principal, doc: Any) -> Any:
-    return service.remove(_engine(r), _org(p), r.path_params["hostname"])
+    return service.remove(_engine(r), _org(p), r.path_params["hostname"]).model_dump(mode="json")
 
 
 def _gateway(r: Request, p: Principal, doc: Any) -> Any:

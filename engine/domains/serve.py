@@ -81,7 +81,7 @@ class Domains:
             if self._stop.is_set():
                 break
             found = dnscheck.check(hostname, token, self.resolver)
-            if found.verified and service.record_check(self.engine, org, hostname, found)["state"] == service.LIVE:
+            if found.verified and service.record_check(self.engine, org, hostname, found).state == service.LIVE:
                 self.went_live(hostname)
                 went_live += 1
         if time.monotonic() - self._rechecked >= self.recheck:

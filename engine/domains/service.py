@@ -23,26 +23,23 @@ from typing import Any
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 
-from engine.db import store
 from engine.domains import dnscheck, records
 from engine.domains import tables as t
-from engine.errors import EngineError, InvalidInput
+from engine.domains.models import Binding, Domain, DomainRemoved, LastCheck, LiveBinding
+from engine.errors import InvalidInput, NotFound
+from engine.serverstore import store
 
 PENDING, CONFLICT, LIVE = "pending_dns", "conflict", "live"
 WITHDRAWN = "the ownership record is no longer published"
 
 
-class NotFound(EngineError):
-    code = "not_found"
-
-
-def _doc(row: Any) -> dict[str, Any]:
-    binding: dict[str, Any] | None = None
+def _doc(row: Any) -> Domain:
+    binding: Binding | None = None
     if row.redirect_to:
-        binding = {"redirect_to": row.redirect_to}
+        binding = Binding(redirect_to=row.redirect_to)
     elif row.target:
-        binding = {"env": row.env, "target": row.target}
-    return {
+        binding = Binding(env=row.env, target=row.target)
+    return Domain.model_validate({
         "hostname": row.hostname,
         "state": row.state,
         "serving": row.state == LIVE and binding is not None,
@@ -53,8 +50,8 @@ def _doc(row: Any) -> dict[str, Any]:
                                           if r["purpose"] == "routing"],
         "created_at": row.created_at,
         "verified_at": row.verified_at,
-        "last_check": {"at": row.checked_at, "result": row.check_result} if row.checked_at else None,
-    }
+        "last_check": LastCheck(at=row.checked_at, result=row.check_result) if row.checked_at else None,
+    })
 
 
 def _row(conn: Connection, org: str, hostname: str) -> Any:
@@ -70,7 +67,7 @@ def _owner(conn: Connection, hostname: str) -> Any:
     return conn.execute(select(t.owners).where(t.owners.c.hostname == hostname)).first()
 
 
-def add(engine: Engine, org: str, hostname: str) -> dict[str, Any]:
+def add(engine: Engine, org: str, hostname: str) -> Domain:
     """Claim `hostname` for the organization (again: the existing claim, unchanged)."""
     name = records.normalize(hostname)
     with store.write(engine) as conn:
@@ -84,18 +81,18 @@ def add(engine: Engine, org: str, hostname: str) -> dict[str, Any]:
         return _doc(_row(conn, org, name))
 
 
-def show(engine: Engine, org: str, hostname: str) -> dict[str, Any]:
+def show(engine: Engine, org: str, hostname: str) -> Domain:
     with store.read(engine) as conn:
         return _doc(_row(conn, org, records.normalize(hostname)))
 
 
-def list_domains(engine: Engine, org: str) -> list[dict[str, Any]]:
+def list_domains(engine: Engine, org: str) -> list[Domain]:
     with store.read(engine) as conn:
         rows = conn.execute(select(t.domains).where(t.domains.c.org_id == org).order_by(t.domains.c.hostname))
         return [_doc(r) for r in rows]
 
 
-def verify(engine: Engine, org: str, hostname: str, resolver: tuple[str, int] | None) -> dict[str, Any]:
+def verify(engine: Engine, org: str, hostname: str, resolver: tuple[str, int] | None) -> Domain:
     """Check DNS now, in every state, and record the outcome: not yet verified is an answer (the claim
     stays pending); on a live domain a withdrawn record is reported as its last verification (the
     state stays: only `rm` moves a live domain out)."""
@@ -106,7 +103,7 @@ def verify(engine: Engine, org: str, hostname: str, resolver: tuple[str, int] | 
     return record_check(engine, org, name, found)
 
 
-def record_check(engine: Engine, org: str, name: str, found: dnscheck.Check) -> dict[str, Any]:
+def record_check(engine: Engine, org: str, name: str, found: dnscheck.Check) -> Domain:
     now = store.now_us()
     with store.write(engine) as conn:
         row = _row(conn, org, name)
@@ -130,7 +127,7 @@ def record_check(engine: Engine, org: str, name: str, found: dnscheck.Check) -> 
 
 
 def bind(engine: Engine, org: str, hostname: str, *, env: str | None, target: str | None,
-         redirect_to: str | None) -> dict[str, Any]:
+         redirect_to: str | None) -> Domain:
     """Replace any binding: one environment + one target, or a redirect (allowed in any state)."""
     name = records.normalize(hostname)
     if bool(target) == bool(redirect_to):
@@ -147,7 +144,7 @@ def bind(engine: Engine, org: str, hostname: str, *, env: str | None, target: st
         return _doc(_row(conn, org, name))
 
 
-def unbind(engine: Engine, org: str, hostname: str) -> dict[str, Any]:
+def unbind(engine: Engine, org: str, hostname: str) -> Domain:
     """Remove the binding; the domain and its verification stay."""
     name = records.normalize(hostname)
     with store.write(engine) as conn:
@@ -157,7 +154,7 @@ def unbind(engine: Engine, org: str, hostname: str) -> dict[str, Any]:
         return _doc(_row(conn, org, name))
 
 
-def remove(engine: Engine, org: str, hostname: str) -> dict[str, Any]:
+def remove(engine: Engine, org: str, hostname: str) -> DomainRemoved:
     """Drop the claim and its binding; when this organization owned the name it is freed for others."""
     name = records.normalize(hostname)
     with store.write(engine) as conn:
@@ -167,7 +164,7 @@ def remove(engine: Engine, org: str, hostname: str) -> dict[str, Any]:
         if freed:
             conn.execute(update(t.domains).where(t.domains.c.hostname == name, t.domains.c.state == CONFLICT)
                          .values(state=PENDING))
-    return {"hostname": name, "removed": True, "freed": bool(freed)}
+    return DomainRemoved(hostname=name, freed=bool(freed))
 
 
 def pending(engine: Engine) -> list[tuple[str, str, str]]:
@@ -186,14 +183,14 @@ def live(engine: Engine) -> list[tuple[str, str, str]]:
         return [(r.org_id, r.hostname, r.token) for r in rows]
 
 
-def live_binding(engine: Engine, hostname: str) -> dict[str, Any] | None:
+def live_binding(engine: Engine, hostname: str) -> LiveBinding | None:
     """The serving gateway's lookup: the owning organization's binding of a live hostname, else None."""
     with store.read(engine) as conn:
         row = conn.execute(select(t.domains).join(t.owners, t.owners.c.domain_id == t.domains.c.id)
                            .where(t.owners.c.hostname == hostname, t.domains.c.state == LIVE)).first()
     if row is None or not (row.target or row.redirect_to):
         return None
-    return {"org_id": row.org_id, "env": row.env, "target": row.target, "redirect_to": row.redirect_to}
+    return LiveBinding(org_id=row.org_id, env=row.env, target=row.target, redirect_to=row.redirect_to)
 
 
 def is_live(engine: Engine, hostname: str) -> bool:

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from engine.environments.bindings import BindingView, views
 from engine.errors import UsageError
 from engine.project import Project
 
@@ -35,6 +36,7 @@ class EnvConfig(BaseModel):
     env: str
     runtime: str
     workloads: list[WorkloadConfig]
+    bindings: list[BindingView] = []  # where `env new --bind` placed workloads or frontends
 
 
 def env_config(
@@ -74,4 +76,5 @@ def env_config(
                 origin=secret_source.format(name=secret_name(w)),
             )
         out.append(WorkloadConfig(workload=w.name, vars=[resolved[k] for k in sorted(resolved)]))
-    return EnvConfig(project=project.name, env=env, runtime=rendered.runtime, workloads=out)
+    return EnvConfig(project=project.name, env=env, runtime=rendered.runtime, workloads=out,
+                     bindings=[b for b in views(spec) if workload is None or b.name == workload])

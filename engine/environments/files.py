@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engine import names
 from engine.errors import EnvironmentNotFound
 from engine.project import Project
 
@@ -21,7 +22,7 @@ def declared_names(project: Project) -> list[str]:
 
 
 def env_file(project: Project, name: str) -> Path:
-    path = project.kcl_dir / name / MAIN_FILE
+    path = project.kcl_dir / names.environment(name) / MAIN_FILE
     if not path.is_file():
         known = ", ".join(declared_names(project)) or "none"
         raise EnvironmentNotFound(

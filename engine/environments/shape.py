@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from engine.environments.bindings import BindingView, views
 from engine.git import git_output
 from engine.project import Project
 
@@ -55,6 +56,7 @@ class ShapeBody(BaseModel):
     secret_names: list[str]
     domains: list[str]
     objects: list[ShapeObject]
+    bindings: list[BindingView] = []  # where `env new --bind` placed workloads or frontends
 
 
 class Provenance(BaseModel):
@@ -166,6 +168,7 @@ def shape_of_rendered(
         secret_names=sorted({s for w in spec.workloads for s in w.secrets}),
         domains=domains,
         objects=objects,
+        bindings=views(spec),
     )
     root = project.root
     status = git_output(root, "status", "--porcelain", "--untracked-files=no")

@@ -16,9 +16,8 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from engine.db import store
-from engine.db.store import automations, deliveries, now_us, runs, triggers
-from engine.errors import EngineError
+from engine.auth.bearer import new_token, token_hash
+from engine.errors import Conflict, EngineError, NotFound
 from engine.hooks.filters import compile_filter
 from engine.hooks.models import (
     Activation,
@@ -31,17 +30,10 @@ from engine.hooks.models import (
     TriggerDefinition,
 )
 from engine.hooks.secrets import SecretBox
-from engine.tokens import new_token, token_hash
+from engine.serverstore import store
+from engine.serverstore.store import automations, deliveries, now_us, runs, triggers
 
 MAX_HMAC_SECRET = 1024
-
-
-class NotFound(EngineError):
-    code = "not_found"
-
-
-class Conflict(EngineError):
-    code = "conflict"
 
 
 def iso(us: int | None) -> str | None:
@@ -67,13 +59,9 @@ def workflow_name(source: str) -> str:
 
 
 def create_automation(engine: Engine, name: str, workflow_source: str) -> Automation:
-    if not name or len(name) > 100 or not all(c.isalnum() or c in "-_." for c in name):
-        raise EngineError(
-            f"invalid automation name {name!r}",
-            code="usage",
-            exit_code=2,
-            hint="letters, digits, '-', '_' and '.'",
-        )
+    from engine import names
+
+    names.check(name, "automation", limit=100)
     wf_name = workflow_name(workflow_source)
     row: dict[str, Any] = {
         "id": "aut_" + secrets.token_hex(8),

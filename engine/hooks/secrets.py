@@ -1,7 +1,7 @@
 """Server-side secrets (docs/reference-webhooks.md#secrets: the token is stored hashed and displayed once).
 
 - Trigger tokens and API tokens: only sha256(token) is stored; checks use hmac.compare_digest
-  (engine/tokens.py).
+  (engine/auth/bearer.py).
 - HMAC shared secrets must stay usable for verification, so they are sealed (Fernet: AES-128-CBC
   + HMAC-SHA256) with a key kept in `<data-dir>/secret.key`, mode 0600, created once. Every server
   process sharing a database must share that key (same data dir, or PLATFORM_SECRET_KEY).

@@ -1,11 +1,8 @@
-"""The one control-plane client of the framework side (the credential
-precedence of engine.auth.credentials.resolve_control_plane) and `HostedLedger`, the hosted ledger
-seen from this machine: the same methods as the machine ledger (engine.ledger.store.Ledger), each
-one request to the control plane, so `env deploy`, `gate`, `ledger` and `release where` run the same
-stages on either (the rules themselves run on the control plane: engine.promotions.rules).
-
-Unreachable, or a credential refused: exit 2 ("could not determine"), naming the endpoint and the
-credential sources tried.
+"""`HostedLedger`, the hosted ledger seen from this machine: the methods of the promotion ledger
+(engine.ledger.protocol.PromotionLedger, as the machine ledger engine.ledger.store.Ledger), each one
+request to the control plane through engine.cloud.client, so `env deploy`, `gate`, `ledger` and
+`release where` run the same stages on either (the rules themselves run on the control plane:
+engine.promotions.rules).
 """
 
 from __future__ import annotations
@@ -14,115 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from pydantic import BaseModel
-
+from engine.cloud.client import ControlPlaneClient
 from engine.errors import EngineError
-from engine.promotions.rules import Gate, Promotion, PromotionConflict
+from engine.promotions.rules import Gate, Promotion
 
 if TYPE_CHECKING:
-    import httpx
-
     from engine.environments.model import EnvironmentSpec
-    from engine.ledger.store import Ledger
-    from engine.project import Project
     from engine.releases.store import Release
-
-
-class ControlPlaneUnreachable(EngineError):
-    exit_code = 2
-    code = "control_plane_unreachable"
-
-
-class CredentialRefused(EngineError):
-    exit_code = 2
-    code = "credential_refused"
-
-
-def _tried(token_env: str, endpoint: str) -> str:
-    return (f"tried: --token, ${token_env}, the credentials-file entry for {endpoint}, "
-            "$FRAMEWORK_CREDENTIAL_HELPER")
-
-
-class ControlPlaneClient:
-    """Requests to one control plane with one resolved credential (one HTTP connection, kept alive)."""
-
-    def __init__(self, endpoint: str, token_env: str, token: str | None = None) -> None:
-        import httpx
-
-        from engine.auth.credentials import resolve_control_plane
-
-        self.endpoint = endpoint.rstrip("/")
-        self.token_env = token_env
-        self.resolved = resolve_control_plane(self.endpoint, token_flag=token, token_env=token_env, declared=True)
-        if not self.resolved.token:
-            self._probe()  # unreachable is the more fundamental answer: say that first
-            what = "the stored login has expired" if self.resolved.expired_login else "no credential"
-            raise CredentialRefused(f"{what} for the control plane {self.endpoint} "
-                                    f"({_tried(token_env, self.endpoint)})",
-                                    hint=f"framework login --endpoint {self.endpoint}, or set ${token_env}")
-        self.http = httpx.Client(base_url=self.endpoint, timeout=30,
-                                 headers={"Authorization": f"Bearer {self.resolved.token}"})
-
-    def _probe(self) -> None:
-        import httpx
-
-        try:
-            httpx.get(self.endpoint + "/health", timeout=5)
-        except httpx.HTTPError as exc:
-            raise ControlPlaneUnreachable(f"control plane unreachable at {self.endpoint}: {exc}",
-                                          hint="check that the control plane runs, then retry") from None
-
-    @classmethod
-    def for_spec(cls, env: str, spec: EnvironmentSpec, token: str | None = None) -> ControlPlaneClient:
-        """The declared endpoint; none: the default hosted service (as `framework login` uses)."""
-        from engine.auth.credentials import CONTROL_PLANE_TOKEN_ENV, DEFAULT_CONTROL_PLANE
-
-        cp = spec.control_plane
-        endpoint = (cp.endpoint if cp else None) or DEFAULT_CONTROL_PLANE
-        return cls(endpoint, cp.token_env if cp else CONTROL_PLANE_TOKEN_ENV, token)
-
-    def close(self) -> None:
-        self.http.close()
-
-    def request(self, method: str, path: str, *, json: Any = None, content: bytes | None = None,
-                params: Any = None, missing_ok: bool = False) -> Any:
-        import httpx
-
-        try:
-            response = self.http.request(method, path, json=json, content=content, params=params)
-        except httpx.HTTPError as exc:
-            raise ControlPlaneUnreachable(
-                f"control plane unreachable at {self.endpoint}: {exc} (credential from "
-                f"{self.resolved.token_source})", hint="check that the control plane runs, then retry") from None
-        return self._answer(response, missing_ok)
-
-    def _answer(self, response: httpx.Response, missing_ok: bool) -> Any:
-        try:
-            doc = response.json()
-        except ValueError:
-            doc = {}
-        if response.status_code == 200:
-            return doc
-        if response.status_code == 404 and missing_ok:
-            return None
-        err = doc.get("error") if isinstance(doc, dict) else None
-        err = err if isinstance(err, dict) else {}
-        message = str(err.get("message") or f"control plane answered {response.status_code}")
-        if response.status_code == 401:
-            raise CredentialRefused(
-                f"{self.endpoint} refused the credential from {self.resolved.token_source} (invalid, expired, "
-                f"revoked, or for another control plane); {_tried(self.token_env, self.endpoint)}",
-                hint=f"framework login --endpoint {self.endpoint}")
-        if response.status_code == 403:
-            raise EngineError(f"{self.endpoint}: {message} (credential from {self.resolved.token_source})",
-                              code=str(err.get("code") or "forbidden"), exit_code=1,
-                              hint="ask an organization admin for a token with that scope")
-        code = str(err.get("code") or "control_plane_error")
-        if code == "promotion_conflict":
-            raise PromotionConflict(message, hint=err.get("hint"))
-        exit_code = doc.get("exit_code") if isinstance(doc, dict) else None
-        raise EngineError(message, hint=err.get("hint"), code=code,
-                          exit_code=int(exit_code) if isinstance(exit_code, int) and exit_code else 1)
 
 
 class HostedLedger:
@@ -135,12 +30,22 @@ class HostedLedger:
         self.project = client.endpoint
         self.path = client.endpoint
         self.last_apply_seq = 0
-        self.bundle: list[dict[str, Any]] = []  # the workloads a promotion runs (set by the deploy)
+        self.bundle: list[dict[str, Any]] = []  # the workloads a promotion runs (from the spec, at open)
         self.queued: dict[str, Any] | None = None  # set when a promotion is accepted but waits on billing
 
     @classmethod
     def open(cls, env: str, spec: EnvironmentSpec, token: str | None = None) -> HostedLedger:
-        return cls(ControlPlaneClient.for_spec(env, spec, token), env)
+        ledger = cls(ControlPlaneClient.for_spec(env, spec, token), env)
+        ledger.bundle = bundle_of(spec)  # sent with a promotion only (env deploy)
+        return ledger
+
+    @property
+    def hosted(self) -> HostedLedger:
+        return self
+
+    @property
+    def machine(self) -> None:
+        return None
 
     def close(self) -> None:
         self.client.close()
@@ -216,9 +121,6 @@ class HostedLedger:
                                                            missing_ok=True)
         return found
 
-    def releases(self) -> list[dict[str, Any]]:
-        return list(self.client.request("GET", "/v1/releases")["releases"])
-
     def status(self, envs: list[str]) -> list[dict[str, Any]]:
         """Many environments in one round trip."""
         return list(self.client.request("GET", "/v1/status", params=[("env", e) for e in envs])["environments"])
@@ -273,35 +175,3 @@ def bundle_of(spec: EnvironmentSpec) -> list[dict[str, Any]]:
                          health={"type": "http", "path": "/"})
         frontends.append(entry)
     return workloads + frontends
-
-
-def open_ledger(project: Project, env: str, spec: EnvironmentSpec | None = None) -> Ledger | HostedLedger:
-    """The ledger that holds `env`'s promotions (the promotion ledger location): the control plane
-    when its KCL declares framework.ControlPlane (or it is hosted), else the machine ledger."""
-    from engine.environments.evaluate import evaluate_environment
-    from engine.ledger.store import Ledger
-
-    spec = spec or evaluate_environment(project, env)
-    if spec.on_control_plane:
-        return HostedLedger.open(env, spec)
-    return Ledger.open(project.key)
-
-
-class CloudReleases(BaseModel):
-    env: str
-    endpoint: str
-    releases: list[dict[str, Any]]
-
-
-def cloud_releases(project: Project, env: str, token: str | None = None) -> CloudReleases:
-    """`framework cloud releases <env>`: the caller's organization's releases on the environment's
-    control plane (the organization is the credential's; the request names none)."""
-    from engine.environments.evaluate import evaluate_environment
-    from engine.errors import UsageError
-
-    spec = evaluate_environment(project, env)
-    if not spec.on_control_plane:
-        raise UsageError(f"environment {env!r} declares no framework.ControlPlane; its releases are "
-                         "this checkout's", hint="framework release list")
-    with HostedLedger.open(env, spec, token) as ledger:
-        return CloudReleases(env=env, endpoint=ledger.client.endpoint, releases=ledger.releases())

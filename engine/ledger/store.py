@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS promotions (
     source TEXT NOT NULL DEFAULT 'deploy',
     who TEXT NOT NULL,
     created_at REAL NOT NULL,
-    run_id TEXT
+    run_id TEXT,
+    targets TEXT
 );
 CREATE INDEX IF NOT EXISTS promotions_by_env ON promotions (project, env, seq);
 CREATE TABLE IF NOT EXISTS current (
@@ -135,8 +136,10 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 def _add_run_id_columns(conn: sqlite3.Connection) -> None:
     """Ledgers created before promotions and applies recorded their CI run id (and applies the
-    Kubernetes namespace they applied to) gain the columns."""
-    for table, column in (("promotions", "run_id"), ("applies", "run_id"), ("applies", "namespace")):
+    Kubernetes namespace they applied to, promotions the workloads a `--target` deploy covered) gain
+    the columns."""
+    for table, column in (("promotions", "run_id"), ("applies", "run_id"), ("applies", "namespace"),
+                          ("promotions", "targets")):
         columns = {r["name"] for r in conn.execute(f"PRAGMA table_info({table})")}
         if column not in columns:
             try:
@@ -199,10 +202,11 @@ class _SqliteTx:
     def insert_promotion(self, env: str, row: dict[str, Any]) -> None:
         self.conn.execute(
             "INSERT INTO promotions (id, project, env, release, images, direction, previous_id, plan_digest,"
-            " supersede, source, who, created_at, run_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " supersede, source, who, created_at, run_id, targets) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (row["id"], self.project, env, row["release"], json.dumps(row["images"], sort_keys=True),
              row["direction"], row["previous_id"], row["plan_digest"], int(row["supersede"]), row["source"],
-             row["who"], row["created_at"], row["run_id"]),
+             row["who"], row["created_at"], row["run_id"],
+             json.dumps(row["targets"]) if row.get("targets") else None),
         )
 
     def set_current(self, env: str, promotion_id: str) -> None:
@@ -256,6 +260,14 @@ class Ledger:
             except (sqlite3.Error, OSError) as exc:
                 raise _unreadable(path, exc) from exc
 
+    @property
+    def machine(self) -> Ledger:
+        return self
+
+    @property
+    def hosted(self) -> None:
+        return None
+
     def close(self) -> None:
         self.conn.close()
 
@@ -289,6 +301,7 @@ class Ledger:
             who=row["who"],
             created_at=row["created_at"],
             run_id=row["run_id"],
+            targets=json.loads(row["targets"]) if row["targets"] else [],
         )
         if with_gates:
             p.gates = self.gates(p.id)
@@ -361,6 +374,7 @@ class Ledger:
         actor: str | None = None,
         open_apply: bool = False,
         run_id: str | None = None,
+        targets: list[str] | None = None,
     ) -> Promotion:
         """Compare-and-set append (engine.promotions.rules): refused (exit 3) when `current` is not
         `expected_current`."""
@@ -371,7 +385,7 @@ class Ledger:
                     tx, env, release, images, direction=direction, expected_current=expected_current,
                     actor=actor or who(), plan_digest=plan_digest, supersede=supersede, gates=gates,
                     in_flight_check=check_in_flight, promotion_id=promotion_id, source=source,
-                    created_at=created_at, open_apply=open_apply, run_id=run_id)
+                    created_at=created_at, open_apply=open_apply, run_id=run_id, targets=targets)
         except sqlite3.Error as exc:
             raise LedgerUnreadable(f"machine ledger {self.path}: append failed: {exc}") from exc
         result = self.get(pid)

@@ -32,16 +32,15 @@ class LedgerShow(BaseModel):
 
 def show(project: Project, env: str | None = None, limit: int = 50) -> LedgerShow:
     if env is not None:
-        from engine.ledger.hosted import HostedLedger, open_ledger
+        from engine.ledger.protocol import open_ledger
 
-        opened = open_ledger(project, env)
-        if isinstance(opened, HostedLedger):  # the control plane holds this environment's ledger
-            with opened:
-                doc = opened.ledger_doc(env, limit)
-                return LedgerShow(project=project.key, path=f"control plane {opened.path}",
+        with open_ledger(project, env) as opened:
+            hosted = opened.hosted
+            if hosted is not None:  # the control plane holds this environment's ledger
+                doc = hosted.ledger_doc(env, limit)
+                return LedgerShow(project=project.key, path=f"control plane {hosted.path}",
                                   promotions=doc["promotions"], applies=[{**a, "env": env} for a in doc["applies"]],
                                   sessions=[])
-        opened.close()
     with Ledger.open(project.key) as ledger:
         envs = [env] if env else ledger.envs()
         promotions = [p.model_dump(mode="json") for e in envs for p in ledger.history(e, limit=limit)]
@@ -207,6 +206,7 @@ def import_ledger(
                     source="import",
                     created_at=_when(row.get("created_at")),
                     actor=row.get("who"),
+                    targets=list(row.get("targets") or []),
                 )
                 for g in gates:
                     if not g.at_promote:

@@ -76,6 +76,7 @@ class Promotion(BaseModel):
     who: str
     created_at: float
     run_id: str | None = None  # the CI run that promoted (engine/ci_environment.py); None outside CI
+    targets: list[str] = []  # the workloads a partial deploy (`env deploy --target`) covered; [] all
     gates: list[Gate] = []
 
 
@@ -158,6 +159,7 @@ def append(
     created_at: float | None = None,
     open_apply: bool = False,
     run_id: str | None = None,
+    targets: list[str] | None = None,
 ) -> tuple[str, int]:
     """Compare-and-set append of one promotion (and its promote-time gates, and optionally its
     rollout row, born in the same transaction). Returns (promotion id, apply seq or 0)."""
@@ -177,6 +179,7 @@ def append(
         "who": actor,
         "created_at": created_at if created_at is not None else time.time(),
         "run_id": run_id,
+        "targets": sorted(targets or []),
     })
     tx.set_current(env, pid)
     for gate in gates or []:

@@ -21,9 +21,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from engine.errors import EngineError, InvalidInput, UsageError
-from engine.images import answer_challenge, config_key, is_local, parse_image, registry_url
 from engine.paths import atomic_write_bytes
 from engine.project import Project
+from engine.releases.images import answer_challenge, config_key, is_local, parse_image, registry_url
 
 PLATFORM_USER = "framework"
 

@@ -15,8 +15,8 @@ from pydantic import BaseModel
 
 from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError, UsageError
-from engine.images import parse_image
 from engine.project import Project
+from engine.releases.images import parse_image
 
 STEP_OUTPUT_VARIABLE = "GITHUB_OUTPUT"
 
@@ -50,7 +50,7 @@ def pushed_images(project: Project, env: str, spec: EnvironmentSpec | None = Non
     """This machine's push record, else the current promotion's oci images (from the control plane
     when `spec` is hosted: exit 2 when it cannot be read)."""
     from engine.builds.dispatch import push_record_path
-    from engine.ledger.hosted import open_ledger
+    from engine.ledger.protocol import open_ledger
 
     try:
         pushed = _oci_images(json.loads(push_record_path(project, env).read_bytes()).get("images") or {})

@@ -1,1 +1,2 @@
-"""Releases (docs/reference-deploy.md#files): immutable, digest-pinned, stored in .framework/releases/<version>.json."""
+"""Releases (docs/reference-deploy.md#files): immutable, digest-pinned, stored in .framework/releases/<version>.json;
+`images` parses the image references of `oci` artifacts."""

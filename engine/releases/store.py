@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import time
 from pathlib import Path
@@ -18,12 +17,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.errors import EngineError, InvalidInput
+from engine import names
+from engine.errors import EngineError, InvalidInput, ReleaseConflict
 from engine.paths import atomic_write_bytes, ledger_home
 from engine.project import Project
 from engine.releases.git import Provenance
 
-VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 RELEASES_DIR = Path(".framework") / "releases"
 ARTIFACT_KINDS = ("oci", "npm", "gomod", "file")
 # The largest `file` artifact a control plane stores (engine.controlplane.releases MAX_BLOB, on the
@@ -33,12 +32,6 @@ MAX_FILE_ARTIFACT = 64 * 1024 * 1024
 
 class ReleaseNotFound(EngineError):
     code = "release_not_found"
-
-
-class ReleaseConflict(EngineError):
-    """Re-cutting a version over different artifacts (releases are immutable)."""
-
-    code = "release_conflict"
 
 
 class Artifact(BaseModel):
@@ -69,12 +62,8 @@ class Release(BaseModel):
 
 
 def check_version(version: str) -> str:
-    if not VERSION_RE.match(version):
-        raise InvalidInput(
-            f"invalid release version {version!r}",
-            hint="use letters, digits, '.', '_', '+', '-' (e.g. v1.2.3), at most 128 characters",
-        )
-    return version
+    return names.check(version, "release version", pattern=names.RELEASE_RE, error=InvalidInput,
+                       allowed="letters, digits, '.', '_', '+' and '-', starting with a letter or digit (e.g. v1.2.3)")
 
 
 def auto_name(tree: str, now: float | None = None) -> str:

@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine.images import answer_challenge, parse_image, registry_url
 from engine.project import Project
+from engine.releases.images import answer_challenge, parse_image, registry_url
 from engine.releases.store import Artifact, load_release
 
 MANIFEST_TYPES = ", ".join(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from engine import names
 from engine.errors import EngineError
 from engine.paths import atomic_write_bytes
 
@@ -42,7 +43,7 @@ def save_run(record: RunRecord, home: Path | None = None) -> Path:
 def load_run(run_id: str, home: Path | None = None) -> RunRecord:
     from engine.runs.records import RunRecord
 
-    path = run_dir(run_id, home) / "run.json"
+    path = run_dir(names.check(run_id, "run id"), home) / "run.json"
     try:
         return RunRecord.model_validate_json(path.read_text())
     except FileNotFoundError:

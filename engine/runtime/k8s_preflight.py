@@ -57,8 +57,8 @@ def images_of(objects: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 def _image_check(client: Any, image: str) -> tuple[str, str]:
-    from engine.images import parse_image
     from engine.registry.login import stored_credential
+    from engine.releases.images import parse_image
     from engine.releases.store import Artifact
     from engine.releases.verify import oci_manifest
 

@@ -307,10 +307,13 @@ class ProcessRuntime:
         options: RolloutOptions,
         on_phase: Callable[[str, Phase], None] | None = None,
         superseded: Callable[[], bool] | None = None,
+        declared: set[str] | None = None,
     ) -> tuple[RolloutEnd, list[Resource]]:
-        """Apply every workload; returns (overall phase, resources). Overall: ready, DEGRADED,
-        SUPERSEDED, timed_out or not_waited."""
-        declared = {s.name for s in specs}
+        """Apply every workload of `specs`; returns (overall phase, resources). Overall: ready,
+        DEGRADED, SUPERSEDED, timed_out or not_waited. Instances of workloads not in `declared`
+        (default: the names of `specs`) are stopped; a partial apply (`env deploy --target`) passes
+        every workload the environment declares, so the ones it did not select keep running."""
+        declared = {s.name for s in specs} if declared is None else declared
         for inst in instances(self.project_key, self.env, root=self.root):  # workloads no longer declared are removed
             if inst.record.get("workload") not in declared:
                 inst.stop()

@@ -23,7 +23,7 @@ from engine.auth.routes import auth_routes, insufficient_scope, principal_of, un
 from engine.auth.tokens import Verifier
 from engine.controlplane.serve import ControlPlane, controlplane_routes
 from engine.domains.serve import Domains, domain_routes
-from engine.errors import EngineError
+from engine.errors import EngineError, NotFound
 from engine.hooks import automations as svc
 from engine.hooks.models import TriggerDefinition
 from engine.hooks.secrets import SecretBox
@@ -204,4 +204,4 @@ def _dispatch_verb(s: ServerState, r: Request, doc: dict[str, Any]) -> Any:
         return _activate(s, r, doc)
     if verb in ("enable", "disable"):
         return _enable(s, r, doc)
-    raise svc.NotFound(f"unknown trigger action {verb!r}")
+    raise NotFound(f"unknown trigger action {verb!r}")

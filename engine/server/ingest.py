@@ -19,14 +19,14 @@ from typing import Any, NamedTuple
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from engine.db import store
-from engine.db.store import deliveries, run_queue
+from engine.auth.bearer import hash_matches, token_hash
 from engine.hooks.models import TriggerDefinition, delivery_id
 from engine.hooks.payload import build_payload, dedupe_key
 from engine.hooks.secrets import SecretBox
 from engine.hooks.signature import verify
 from engine.server.keys import Driver, Keys, keys_for
-from engine.tokens import hash_matches, token_hash
+from engine.serverstore import store
+from engine.serverstore.store import deliveries, run_queue
 
 log = logging.getLogger("platform.server")
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from pydantic import BaseModel
 from sqlalchemy.engine import Engine
 
-from engine.db import store
-from engine.db.url import database_url, default_data_dir
 from engine.errors import EngineError
+from engine.serverstore import store
+from engine.serverstore.url import database_url, default_data_dir
 
 __all__ = ["ServerConfig", "database_url", "default_data_dir", "serve"]
 
@@ -33,8 +33,8 @@ def ensure_admin_token(engine: Engine) -> str | None:
     """Create the admin API token if there is none; return it only to the process that created it."""
     from sqlalchemy import select
 
+    from engine.auth.bearer import new_token, token_hash
     from engine.server.ingest import _insert_ignore
-    from engine.tokens import new_token, token_hash
 
     token = new_token("plt")
     with store.write(engine) as conn:
@@ -87,12 +87,12 @@ def serve(config: ServerConfig) -> int:
 
     import uvicorn
 
-    from engine.db.migrations import up
     from engine.hooks.secrets import SecretBox
     from engine.server.app import ServerState, build_app
     from engine.server.http_protocol import GatheringHttpProtocol
     from engine.server.recorder import RecorderClient
     from engine.server.runner import RunnerClient
+    from engine.serverstore.migrations import up
 
     data_dir = config.data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)

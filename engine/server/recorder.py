@@ -31,9 +31,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.db.store import now_us
 from engine.server.children import RESPAWN_PAUSE, child_setup, spawn
 from engine.server.ingest import REFUSED, Submission, Verdict
+from engine.serverstore.store import now_us
 
 log = logging.getLogger("platform.server")
 _LENGTH = struct.Struct(">I")
@@ -282,9 +282,9 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def run(data_dir: Path) -> int:
-    from engine.db import store
     from engine.hooks.secrets import SecretBox
     from engine.server.ingest import BatchRecorder
+    from engine.serverstore import store
 
     # Losing the server (stop or SIGKILL) closes our input: we finish what we read, then exit.
     engine = store.open_engine(child_setup())

@@ -85,8 +85,8 @@ class RunnerClient:
 
 
 def run(data_dir: Path, size: int) -> int:
-    from engine.db import store
     from engine.server.worker import WorkerPool
+    from engine.serverstore import store
 
     # Run bookkeeping (claim, start, finish) commits without waiting for the disk: a power loss can
     # only undo the last of these, which makes a run execute again, exactly as after a crash

@@ -14,8 +14,13 @@ The thread stops, with ConnectionError, when the source ends early, the client g
 nothing moved for PLATFORM_SPLICE_IDLE_S (60 s): a sender that stalls mid-body, or a receiver that
 stops reading, does not hold a thread for ever.
 
-The other way, a request body: a request with Content-Length (not chunked) offers the
-`platform.request.splice` extension, `{"to": coroutine(fd, stop) -> int}` (engine.server.http_protocol).
+The other way, a request body: a request with Content-Length (not chunked) of at least the bulk
+threshold (PLATFORM_DAEMON_BULK_MIN_BYTES, default 1 MiB: the size from which an upload takes the
+daemon's bulk channel) offers the `platform.request.splice` extension, `{"to": coroutine(fd, stop) -> int}`
+(engine.server.http_protocol). Smaller bodies are not offered it: building the offer for every request
+(a closure holding the request's cycle, which holds the offer: a reference cycle only the garbage
+collector frees) cost webhook ingestion, made of small requests, ~10 us of CPU a request and collector
+pauses of up to 14 ms (bench/webhooks.py).
 Awaiting it, before any of the body was received, moves the whole body to socket `fd`: the bytes
 the HTTP parser already holds first (at most what one read brought plus uvicorn's 64 KiB high water
 mark), then the rest with splice(2) from the client's socket, the protocol not reading it meanwhile.
@@ -39,7 +44,13 @@ SPLICE = "platform.response.splice"
 REQUEST_SPLICE = "platform.request.splice"
 PIPE_BYTES = 1 << 20
 POLL_MS = 100
-__all__ = ["REQUEST_SPLICE", "SPLICE", "SourceEnded", "feed", "in_thread", "pump"]
+__all__ = ["REQUEST_SPLICE", "SPLICE", "SourceEnded", "bulk_min_bytes", "feed", "in_thread", "pump"]
+
+
+def bulk_min_bytes() -> int:
+    """The bulk threshold: bodies from this size take the daemon's bulk channel, and requests with
+    such a Content-Length are offered the request splice."""
+    return int(os.environ.get("PLATFORM_DAEMON_BULK_MIN_BYTES", str(1 << 20)))
 
 
 class SourceEnded(ConnectionError):

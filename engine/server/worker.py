@@ -20,10 +20,10 @@ from sqlalchemy import delete, select, text, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from engine.db import store
-from engine.db.store import automations, deliveries, now_us, run_queue, runs, triggers
 from engine.hooks.filters import FilterEvaluator
 from engine.hooks.models import TriggerDefinition
+from engine.serverstore import store
+from engine.serverstore.store import automations, deliveries, now_us, run_queue, runs, triggers
 
 log = logging.getLogger("platform.server")
 MAX_ATTEMPTS = 3

@@ -111,7 +111,8 @@ class DomainsScreen(DashboardScreen):
                           "domains are claimed on a control plane.")
             return
         if message.error is not None:
-            status.update(f"error: {message.error.message}")
+            hint = getattr(message.error, "hint", None)  # e.g. how to start or point to a control plane
+            status.update(f"error: {message.error.message}" + (f"\nhint: {hint}" if hint else ""))
             return
         self.domains = message.domains
         status.update(f"{len(self.domains)} domain(s) of your organization on {message.endpoint}"
@@ -236,7 +237,7 @@ class DomainsScreen(DashboardScreen):
     @work(thread=True, group="domains-action")
     def run_action(self, verb: str, host: str, **binding: str) -> None:
         """One change on the control plane (a thread worker: it finishes), then the list again."""
-        from engine.deploy.domains import domain
+        from engine.cloud.domains import domain
         from engine.errors import EngineError
 
         try:
@@ -253,7 +254,7 @@ class DomainsScreen(DashboardScreen):
         return find_project(self.app.project_dir)
 
     def load_now(self) -> DomainsLoaded:
-        from engine.deploy.domains import control_plane_envs, domain
+        from engine.cloud.domains import control_plane_envs, domain
         from engine.errors import EngineError
 
         env, choices = self.env_name, self.choices

@@ -289,8 +289,16 @@ def dump_yaml(doc: Any) -> str:
 
 
 def yaml_stream(rendered: Rendered, objects: list[RenderedObject]) -> str:
-    """The YAML stream `env render` prints: one document per object, each after `# cluster: <name>`."""
+    """The YAML stream `env render` prints: one document per object, each after `# cluster: <name>`;
+    first a `# binding:` comment per binding (`env new --bind`), with what `env deploy` does with it."""
+    from engine.environments.bindings import views
 
+    head = "".join(f"# binding: {b.name} -> {b.binder}{f' ({b.bucket})' if b.bucket else ''}; env deploy: {b.deploy}\n"
+                   for b in views(rendered.environment))
+    return head + _documents(rendered, objects)
+
+
+def _documents(rendered: Rendered, objects: list[RenderedObject]) -> str:
     def dump(doc: Any) -> str:
         return dump_yaml(doc)
 

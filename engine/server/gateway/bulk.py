@@ -41,16 +41,13 @@ from typing import Any
 
 from engine.daemon import proto
 from engine.daemon.bulk import ACCEPTED, MAGIC, PREAMBLE, TICKET_BYTES
+from engine.server.splice import bulk_min_bytes as min_bytes
 
 log = logging.getLogger("platform.gateway")
 CHUNK = 256 << 10  # measured (bench/daemon.py): 4 MiB buffers ran slower than 256 KiB ones
 DEPTH = 32
 PREAMBLE_TIMEOUT_S = 5.0
 MAX_UNPROVEN = 256  # connections still owing their preamble; more are closed at once
-
-
-def min_bytes() -> int:
-    return int(os.environ.get("PLATFORM_DAEMON_BULK_MIN_BYTES", str(1 << 20)))
 
 
 def ticket_ttl_s() -> float:

@@ -21,7 +21,7 @@ RUN_TTL_S = 3600
 class RunDaemonTools:
     def __init__(self, engine: Engine, name: str, run_id: str) -> None:
         from engine.auth.tokens import mint
-        from engine.db import store
+        from engine.serverstore import store
 
         self.engine, self.name, self.run_id = engine, name, run_id
         rows = self._rows()
@@ -68,7 +68,7 @@ class RunDaemonTools:
         from sqlalchemy import update
 
         from engine.auth import tables as t
-        from engine.db import store
+        from engine.serverstore import store
 
         with store.write(self.engine) as conn:
             conn.execute(update(t.tokens).where(t.tokens.c.id == self.token_id).values(revoked_at=store.now_us()))

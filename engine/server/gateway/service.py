@@ -24,12 +24,12 @@ from typing import Any
 import grpc
 from sqlalchemy.engine import Engine
 
+from engine.auth.bearer import token_hash
 from engine.auth.tokens import Verifier
 from engine.daemon import proto
 from engine.server.gateway import streams
 from engine.server.gateway.bulk import Listener
 from engine.server.gateway.hub import Hub, Link
-from engine.tokens import token_hash
 
 DAEMON_PREFIX = "daemon@"
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from sqlalchemy import BigInteger, Column, MetaData, Table, Text, and_, delete, insert, select, update
 from sqlalchemy.engine import Engine
 
-from engine.db import store
+from engine.serverstore import store
 
 metadata = MetaData()
 daemon_streams = Table(

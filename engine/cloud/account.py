@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from engine.auth import client, credentials
-from engine.auth.login import DEFAULT_TIMEOUT_S, LoginResult, authorize, fixed_endpoints, store_token
+from engine.auth.login import DEFAULT_TIMEOUT_S, LoginResult, authorize, fixed_endpoints, metadata, store_token
 from engine.errors import EngineError, UsageError
 
 if TYPE_CHECKING:
@@ -123,7 +123,10 @@ def login(endpoint: str | None = None, token: str | None = None, *, start: Path 
                                        user=who.user, organization=who.organization, scope=" ".join(who.scope),
                                        expires_at=who.expires_at, stored=bool(token)))
             continue
-        doc = authorize(fixed_endpoints(ref.endpoint), "framework-cli", timeout=timeout, open_url=open_url)
+        metadata(ref.endpoint, elsewhere=credentials.CONTROL_PLANE_ELSEWHERE)  # not there: exit 2 before any browser
+        doc = authorize(fixed_endpoints(ref.endpoint), "framework-cli", timeout=timeout, open_url=open_url,
+                        headless=f"pass a token: framework login --endpoint {ref.endpoint} --token T (or --token - "
+                                 f"to read it from stdin), or set ${ref.token_env}")
         result: LoginResult = store_token(ref.endpoint, "declared", doc, "framework")
         warnings += result.warnings
         done.append(FrameworkLogin(endpoint=ref.endpoint, declared_by=ref.declared_by, credential_source="browser",

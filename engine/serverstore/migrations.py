@@ -12,8 +12,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from engine.db.url import DatabaseError, redact
 from engine.paths import assets_dir
+from engine.serverstore.url import DatabaseError, redact
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 _ADVISORY_LOCK = 0x706C6174  # 'plat': serialises `up` across processes on PostgreSQL
@@ -142,7 +142,7 @@ def _lock(conn: Connection) -> None:
 
 
 def _now_us() -> int:
-    from engine.db.store import now_us
+    from engine.serverstore.store import now_us
 
     return now_us()
 

@@ -1,7 +1,7 @@
 """`framework domain add|ls|show|verify|bind|unbind|rm` (docs/reference-domains.md#commands): requests to the
 control plane `--env` picks (the environment's declared framework.ControlPlane; no `--env`: the
 default hosted service, as `framework login` uses), with the credential precedence of
-engine.ledger.hosted.ControlPlaneClient. The domain is the organization's, not the environment's;
+engine.cloud.client.ControlPlaneClient. The domain is the organization's, not the environment's;
 `bind --target` binds it to that environment's workload or frontend."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class DomainResult(BaseModel):
 
 
 def _client(env: str | None, token: str | None, project: Project | None) -> Any:
-    from engine.ledger.hosted import ControlPlaneClient
+    from engine.cloud.client import ControlPlaneClient
 
     if env is None:
         from engine.auth.credentials import CONTROL_PLANE_TOKEN_ENV, DEFAULT_CONTROL_PLANE

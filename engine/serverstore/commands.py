@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.db.migrations import MigrationResult, MigrationStatus, embedded, status, up
-from engine.db.store import open_engine
-from engine.db.url import url_from_env
+from engine.serverstore.migrations import MigrationResult, MigrationStatus, embedded, status, up
+from engine.serverstore.store import open_engine
+from engine.serverstore.url import url_from_env
 
 
 def migrate_status() -> MigrationStatus:

@@ -105,7 +105,7 @@ def now_us() -> int:
 def open_engine(
     url: str, *, pool_size: int = 5, connect_timeout: int = 10, synchronous: str | None = None
 ) -> Engine:
-    """An Engine for `url` (already normalised by engine.db.url). `synchronous` (SQLite): FULL
+    """An Engine for `url` (already normalised by engine.serverstore.url). `synchronous` (SQLite): FULL
     unless said otherwise here or in PLATFORM_SQLITE_SYNCHRONOUS."""
     if url.startswith("sqlite"):
         busy_ms = int(os.environ.get("PLATFORM_DB_BUSY_TIMEOUT_MS", "10000"))
