@@ -352,9 +352,10 @@ def test_fallback_to_the_stream_and_expired_tickets(tmp_path: Path) -> None:
 
 
 def test_a_ticket_expires_after_its_ttl_on_the_tickets_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    """docs/reference-daemon.md (bulk side channel): a ticket is good until PLATFORM_DAEMON_BULK_TICKET_MS
-    have passed since it was issued, on the clock the tickets read (here one the test moves), and
-    single use: taken at the last good instant it is accepted; one more instant and it is refused."""
+    """docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes: a ticket is good until
+    PLATFORM_DAEMON_BULK_TICKET_MS have passed since it was issued, on the clock the tickets read (here
+    one the test moves), and single use: taken at the last good instant it is accepted; one more
+    instant and it is refused."""
     import asyncio
 
     from engine.server.gateway.bulk import Tickets
