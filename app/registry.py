@@ -123,6 +123,7 @@ FRAMEWORK = Program(
                 "where": "Which backend holds an environment's ledger and the declaration that chose it.",
                 "export": "Write each environment's promotions to <dir>/<env>.jsonl (a verification aid).",
                 "import": "Import promotions from git history or a file ledger (dry run unless --apply).",
+                "timeline": "A rollout's timeline: each workload's phases against time, from the phase records.",
             },
             examples=("framework ledger show dev", "framework ledger import --from-git --rev origin/main --apply"),
         ),
