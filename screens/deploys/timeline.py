@@ -22,7 +22,8 @@ def timeline_chart(project_dir: Path | None, env: str) -> Chart:
     from engine.project import find_project
 
     t = timeline(find_project(project_dir), env)
-    state = "in flight" if t.in_flight else f"ended {t.phase} ({t.outcome or '-'})"
+    outcome = f" ({t.outcome})" if t.outcome and t.outcome != t.phase else ""
+    state = "in flight" if t.in_flight else f"ended {t.phase}{outcome}"
     summary = f"{t.env}: release {t.release}, {state}, {t.duration:g}s"
     picture = Text()
     if not t.workloads:
