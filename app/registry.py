@@ -357,7 +357,7 @@ PLATFORM = Program(
                       "platform automation history triage --json"),
         ),
         "trigger": Group(
-            help="Webhook triggers of an automation: add, activate, rotate, enable, disable, history, replay.",
+            help="Webhook triggers of an automation: add, activate, rotate, enable, disable, history, replay, stats.",
             commands={
                 "add": "Add a webhook trigger (HMAC header, algorithm, prefix, encoding; CEL filter).",
                 "activate": "Activate a trigger: shows its URL and token once (takes the HMAC secret).",
@@ -366,6 +366,7 @@ PLATFORM = Program(
                 "disable": "Disable a trigger (deliveries get 409).",
                 "history": "Deliveries to one trigger and what each did (run, retry, filtered out, refused).",
                 "replay": "Replay a recorded delivery as a new delivery and run (recorded in history).",
+                "stats": "Deliveries per minute, answer latency (p50/p99), rejected and deduplicated counts.",
             },
             examples=("platform trigger add triage github --hmac-header X-Hub-Signature-256 --hmac-prefix sha256=",
                       "platform trigger activate triage github --hmac-secret-env GITHUB_SECRET",
