@@ -13,10 +13,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import demo_fixture  # noqa: E402,F401
 from screen_fixtures import until  # noqa: E402
 from test_snapshots_deploys import _deployed  # noqa: E402
+from test_trigger_stats import seed  # noqa: E402
+from webhooks_fixtures import make_trigger, server_factory  # noqa: E402,F401
 
 from app.dashboard import Dashboard  # noqa: E402
 from app.settings import deterministic_settings  # noqa: E402
@@ -71,3 +75,53 @@ def test_rollout_timeline_numbers(snap_compare: Any, demo: Any) -> None:
     known_times(demo)
     app = Dashboard(project_dir=demo.root, settings=deterministic_settings(show_volatile=False))
     assert snap_compare(app, terminal_size=SIZE, run_before=_timeline("n"))
+
+
+def test_trigger_stats_picture(snap_compare: Any, server_factory: Any, demo_project: Path,  # noqa: F811
+                               monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """docs/reference-webhooks.md#trigger-stats: `s` on a trigger draws deliveries per minute and p50/p99
+    answer latency over the last hour as sparklines, rejected and deduplicated counts beside them."""
+    monkeypatch.chdir(demo_project)
+    srv = stats_server(server_factory, tmp_path)
+    assert snap_compare(webhooks_app(srv), terminal_size=SIZE, run_before=_stats())
+
+
+def test_trigger_stats_numbers(snap_compare: Any, server_factory: Any, demo_project: Path,  # noqa: F811
+                               monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """docs/reference-webhooks.md#trigger-stats: `n` shows the minutes behind the sparklines, newest first,
+    named by how long ago they started (the numbers of `platform trigger stats --json`)."""
+    monkeypatch.chdir(demo_project)
+    srv = stats_server(server_factory, tmp_path)
+    assert snap_compare(webhooks_app(srv), terminal_size=SIZE, run_before=_stats("n"))
+
+
+def stats_server(server_factory: Any, tmp_path: Path) -> Any:  # noqa: F811
+    """A real server whose triage/ci holds deliveries at known minutes and latencies (tests/test_trigger_stats.py)."""
+    srv = server_factory(extra_env={"PLATFORM_PUBLIC_URL": "https://hooks.example.test"})
+    make_trigger(srv, tmp_path)
+    rows = [(0, "run_started", 1_000), (0, "run_started", 3_000), (0, "retry", 2_000), (0, "refused", 500)]
+    rows += [(m, "run_started", 2_000 + 1_000 * m) for m in range(1, 60, 3)]
+    rows += [(m, "run_started", 40_000) for m in (10, 10, 10, 11, 11)]
+    seed(srv, rows)
+    return srv
+
+
+def webhooks_app(srv: Any) -> Dashboard:
+    return Dashboard(settings=deterministic_settings(platform_server_url=srv.url, platform_token=srv.token,
+                                                     refresh_seconds=3600))
+
+
+def _stats(*keys: str) -> Any:
+    async def run_before(pilot: Any) -> None:
+        from tests.test_snapshots_webhooks import _hide_volatile, _open_webhooks, _settle
+
+        app = pilot.app
+        await _open_webhooks(pilot)
+        await _hide_volatile(pilot)
+        await pilot.press("s")
+        await until(pilot, lambda: getattr(app.screen, "chart", None) is not None)
+        await pilot.press(*keys)
+        await app.workers.wait_for_complete()
+        await _settle(pilot)
+
+    return run_before

@@ -19,15 +19,15 @@ MINUTE_US = 60_000_000
 
 def seed(srv: Server, rows: list[tuple[int, str, int | None]]) -> int:
     """Deliveries to triage/ci at known offsets: (minutes ago, outcome, answer latency in us or None).
-    Each is placed 30 s into its minute, so a query made within 30 s puts it in that minute. Returns
-    the insertion time (us)."""
+    Each is received 1 s before its minute ends (counted back from now), so a query made within 59 s
+    puts it in that minute. Returns the insertion time (us)."""
     now = time.time_ns() // 1000
     with sqlite3.connect(srv.data_dir / "platform.db") as db:
         trigger_id, automation_id = db.execute(
             "SELECT t.id, t.automation_id FROM triggers t JOIN automations a ON a.id = t.automation_id "
             "WHERE a.name='triage' AND t.name='ci'").fetchone()
         for n, (ago, outcome, latency) in enumerate(rows):
-            at = now - ago * MINUTE_US - 30_000_000
+            at = now - ago * MINUTE_US - 1_000_000
             db.execute(
                 "INSERT INTO deliveries (id, trigger_id, automation_id, received_at, status_code, outcome, "
                 "auth_method, body_bytes, updated_at, decided_at) VALUES (?,?,?,?,?,?,?,?,?,?)",

@@ -29,13 +29,20 @@ PHASE_MARKS: dict[str, tuple[str, str]] = {  # phase -> (character, style)
 }
 
 
-def sparkline(values: Sequence[float], *, top: float | None = None) -> str:
-    """One character per value; a zero is the lowest block, `top` (default: the maximum) the tallest."""
-    peak = top if top is not None else max(values, default=0)
-    if peak <= 0:
-        return BLOCKS[0] * len(values)
+def sparkline(values: Sequence[float | None], *, top: float | None = None) -> str:
+    """One character per value; a zero is the lowest block, `top` (default: the maximum) the tallest,
+    None (nothing measured) a blank."""
+    peak = top if top is not None else max((v for v in values if v is not None), default=0)
     last = len(BLOCKS) - 1
-    return "".join(BLOCKS[min(last, round(v / peak * last))] if v > 0 else BLOCKS[0] for v in values)
+
+    def block(v: float | None) -> str:
+        if v is None:
+            return " "
+        if v <= 0 or peak <= 0:
+            return BLOCKS[0]
+        return BLOCKS[max(1, min(last, round(v / peak * last)))]
+
+    return "".join(block(v) for v in values)
 
 
 def timeline_row(spans: Sequence[Any], duration: float, width: int) -> Text:
