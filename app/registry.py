@@ -381,6 +381,7 @@ PLATFORM = Program(
                 "stop": "Graceful signal and wait; --force kills at once; survives the grace: killed.",
                 "logs": "The daemon's log: last 50 lines, then follow (--no-follow, -n).",
                 "ls": "List instance directories: RUNNING from the lock, the runtime record's state separately.",
+                "stats": "Transfer throughput and session count per minute, from the daemon's samples.",
             },
             examples=("platform daemon register --server http://127.0.0.1:8080",
                       "platform daemon start --root ~/src/app --background", "platform daemon status",
