@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from test_trigger_stats import seed  # noqa: E402
 from webhooks_fixtures import make_trigger, server_factory  # noqa: E402,F401
 
 from app.dashboard import Dashboard  # noqa: E402
+from tests.daemon_fixtures import instances  # noqa: E402,F401
 from app.settings import deterministic_settings  # noqa: E402
 
 SIZE = (130, 36)
@@ -125,3 +127,48 @@ def _stats(*keys: str) -> Any:
         await _settle(pilot)
 
     return run_before
+
+
+def daemon_samples(root: Path) -> None:
+    """Samples of instance `main` at known minutes (1 s before each minute ends, counted back from now):
+    a 3 MiB transfer a minute ago with 3 sessions, smaller ones earlier, nothing for minutes 20-29
+    (the daemon was not running)."""
+    from engine.daemon.stats import append_sample
+
+    now = time.time()
+    for minute in range(60):
+        if 20 <= minute < 30:
+            continue
+        moved = 3 << 20 if minute == 0 else (minute % 7) * 40_000
+        append_sample(root / "main", {"file": minute % 4, "shell": 1 if minute < 10 else 0}, moved, moved // 4,
+                      at=now - 60 * minute - 1)
+
+
+def _daemon_stats(*keys: str) -> Any:
+    async def run_before(pilot: Any) -> None:
+        app = pilot.app
+        await pilot.press("5")
+        await until(pilot, lambda: app.current_mode == "daemon" and getattr(app.screen, "loads", 0) >= 1)
+        await pilot.press("s")
+        await until(pilot, lambda: getattr(app.screen, "chart", None) is not None)
+        await pilot.press(*keys)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+    return run_before
+
+
+def test_daemon_stats_picture(snap_compare: Any, instances: Any, demo_project: Path) -> None:  # noqa: F811
+    """docs/reference-daemon.md#daemon-stats: `s` on an instance draws its transfer throughput and session
+    count per minute over the last hour; a gap where the daemon was not running."""
+    daemon_samples(instances[0])
+    app = Dashboard(project_dir=demo_project, settings=deterministic_settings(refresh_seconds=3600))
+    assert snap_compare(app, terminal_size=SIZE, run_before=_daemon_stats())
+
+
+def test_daemon_stats_numbers(snap_compare: Any, instances: Any, demo_project: Path) -> None:  # noqa: F811
+    """docs/reference-daemon.md#daemon-stats: `n` shows the minutes behind the sparklines, newest first (the
+    numbers of `platform daemon stats --json`)."""
+    daemon_samples(instances[0])
+    app = Dashboard(project_dir=demo_project, settings=deterministic_settings(refresh_seconds=3600))
+    assert snap_compare(app, terminal_size=SIZE, run_before=_daemon_stats("n"))
