@@ -20,12 +20,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import demo_fixture  # noqa: E402,F401
 from screen_fixtures import until  # noqa: E402
 from test_snapshots_deploys import _deployed  # noqa: E402
-from test_trigger_stats import seed  # noqa: E402
-from webhooks_fixtures import make_trigger, server_factory  # noqa: E402,F401
 
 from app.dashboard import Dashboard  # noqa: E402
-from tests.daemon_fixtures import instances  # noqa: E402,F401
 from app.settings import deterministic_settings  # noqa: E402
+from tests.daemon_fixtures import instances  # noqa: E402,F401
+from tests.test_trigger_stats import seed  # noqa: E402
+from tests.webhooks_fixtures import make_trigger, server_factory  # noqa: E402,F401
 
 SIZE = (130, 36)
 T0 = 1_700_000_000.0
