@@ -13,7 +13,7 @@ from screens.widgets.charts import PHASE_MARKS, phase_legend, timeline_row
 
 COLUMNS = (("workload", "Workload"), ("phase", "Phase"), ("start", "From (s)"), ("end", "To (s)"),
            ("seconds", "Lasted (s)"))
-BAR = 56
+BAR = 80
 NAME = 18
 
 
