@@ -115,3 +115,36 @@ def test_a_real_deploy_records_its_phase_changes(demo) -> None:  # noqa: F811
         assert phases == ["pending", "progressing", "stabilizing", "ready"], (w["name"], phases)
         starts = [s["start"] for s in w["spans"]]
         assert starts == sorted(starts) and w["spans"][-1]["end"] == doc["duration"]
+
+
+def test_timeline_modal_says_when_nothing_was_recorded(demo) -> None:  # noqa: F811
+    """docs/reference-deploy.md#ledger-timeline: `t` on an environment without a rollout shows the command's
+    not_found message in the modal (no picture invented), and `n` switches to the (empty) numbers and back."""
+    import asyncio
+
+    from screen_fixtures import until
+
+    from app.dashboard import Dashboard
+    from app.settings import deterministic_settings
+    from screens.widgets.chart_modal import ChartModal
+
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo.root, settings=deterministic_settings(show_volatile=False))
+        async with app.run_test(size=(130, 36)) as pilot:
+            await until(pilot, lambda: getattr(app.screen, "loads", 0) >= 1)
+            await pilot.press("2")
+            await until(pilot, lambda: app.current_mode == "rollouts" and getattr(app.screen, "loads", 0) >= 1)
+            await pilot.press("t")
+            await until(pilot, lambda: isinstance(app.screen, ChartModal) and app.screen.loads >= 1)
+            modal = app.screen
+            summary = str(modal.query_one("#chart-summary").render())
+            assert summary.startswith("error: no rollout of ") and "in the machine ledger" in summary, summary
+            assert modal.chart is None and modal.query_one("#chart-numbers").row_count == 0
+            await pilot.press("n")
+            assert modal.query_one("#chart-numbers").display and not modal.query_one("#chart-picture").display
+            await pilot.press("n")
+            assert modal.query_one("#chart-picture").display and not modal.query_one("#chart-numbers").display
+            await pilot.press("escape")
+            await until(pilot, lambda: not isinstance(app.screen, ChartModal))
+
+    asyncio.run(scenario())
