@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from engine.daemon import stats as daemon_stats
-from tests.gateway_fixtures import ROOT, Stack, make_stack, registered, until
+from tests.gateway_fixtures import ROOT, Stack, make_stack, registered
+from tests.waiting import until
 
 NAME = "pics"
 

@@ -122,20 +122,21 @@ def test_timeline_modal_says_when_nothing_was_recorded(demo) -> None:  # noqa: F
     not_found message in the modal (no picture invented), and `n` switches to the (empty) numbers and back."""
     import asyncio
 
-    from screen_fixtures import until
-
     from app.dashboard import Dashboard
     from app.settings import deterministic_settings
     from screens.widgets.chart_modal import ChartModal
+    from tests.waiting import until_app
 
     async def scenario() -> None:
         app = Dashboard(project_dir=demo.root, settings=deterministic_settings(show_volatile=False))
         async with app.run_test(size=(130, 36)) as pilot:
-            await until(pilot, lambda: getattr(app.screen, "loads", 0) >= 1)
+            await until_app(pilot, lambda: getattr(app.screen, "loads", 0) >= 1, what="the first load")
             await pilot.press("2")
-            await until(pilot, lambda: app.current_mode == "rollouts" and getattr(app.screen, "loads", 0) >= 1)
+            await until_app(pilot, lambda: app.current_mode == "rollouts" and getattr(app.screen, "loads", 0) >= 1,
+                            what="the Rollouts screen's first load")
             await pilot.press("t")
-            await until(pilot, lambda: isinstance(app.screen, ChartModal) and app.screen.loads >= 1)
+            await until_app(pilot, lambda: isinstance(app.screen, ChartModal) and app.screen.loads >= 1,
+                            what="the timeline read")
             modal = app.screen
             summary = str(modal.query_one("#chart-summary").render())
             assert summary.startswith("error: no rollout of ") and "in the machine ledger" in summary, summary
@@ -145,6 +146,6 @@ def test_timeline_modal_says_when_nothing_was_recorded(demo) -> None:  # noqa: F
             await pilot.press("n")
             assert modal.query_one("#chart-picture").display and not modal.query_one("#chart-numbers").display
             await pilot.press("escape")
-            await until(pilot, lambda: not isinstance(app.screen, ChartModal))
+            await until_app(pilot, lambda: not isinstance(app.screen, ChartModal), what="the modal closed")
 
     asyncio.run(scenario())

@@ -18,13 +18,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import demo_fixture  # noqa: E402,F401
-from screen_fixtures import until  # noqa: E402
 from test_snapshots_deploys import _deployed  # noqa: E402
 
 from app.dashboard import Dashboard  # noqa: E402
 from app.settings import deterministic_settings  # noqa: E402
 from tests.daemon_fixtures import instances  # noqa: E402,F401
 from tests.test_trigger_stats import seed  # noqa: E402
+from tests.waiting import until_app  # noqa: E402
 from tests.webhooks_fixtures import make_trigger, server_factory  # noqa: E402,F401
 
 SIZE = (130, 36)
@@ -47,13 +47,15 @@ def known_times(demo: Any) -> None:
 def _timeline(*keys: str) -> Any:
     async def run_before(pilot: Any) -> None:
         app = pilot.app
-        await until(pilot, lambda: getattr(app.screen, "loads", 0) >= 1)
+        await until_app(pilot, lambda: getattr(app.screen, "loads", 0) >= 1, what="the first load")
         await pilot.press("2")
-        await until(pilot, lambda: app.current_mode != "environments" and getattr(app.screen, "loads", 0) >= 1)
+        await until_app(pilot, lambda: app.current_mode != "environments" and getattr(app.screen, "loads", 0) >= 1,
+                        what="the Rollouts screen's first load")
         await pilot.press("j", "j", "j")
-        await until(pilot, lambda: app.screen.query_one("#rollout-workloads").row_count == 1)
+        await until_app(pilot, lambda: app.screen.query_one("#rollout-workloads").row_count == 1,
+                        what="gated's workload row")
         await pilot.press("t")
-        await until(pilot, lambda: getattr(app.screen, "chart", None) is not None)
+        await until_app(pilot, lambda: getattr(app.screen, "chart", None) is not None, what="the chart read")
         await pilot.press(*keys)
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -121,7 +123,7 @@ def _stats(*keys: str) -> Any:
         await _open_webhooks(pilot)
         await _hide_volatile(pilot)
         await pilot.press("s")
-        await until(pilot, lambda: getattr(app.screen, "chart", None) is not None)
+        await until_app(pilot, lambda: getattr(app.screen, "chart", None) is not None, what="the chart read")
         await pilot.press(*keys)
         await app.workers.wait_for_complete()
         await _settle(pilot)
@@ -148,9 +150,10 @@ def _daemon_stats(*keys: str) -> Any:
     async def run_before(pilot: Any) -> None:
         app = pilot.app
         await pilot.press("5")
-        await until(pilot, lambda: app.current_mode == "daemon" and getattr(app.screen, "loads", 0) >= 1)
+        await until_app(pilot, lambda: app.current_mode == "daemon" and getattr(app.screen, "loads", 0) >= 1,
+                        what="the Daemon screen's first load")
         await pilot.press("s")
-        await until(pilot, lambda: getattr(app.screen, "chart", None) is not None)
+        await until_app(pilot, lambda: getattr(app.screen, "chart", None) is not None, what="the chart read")
         await pilot.press(*keys)
         await app.workers.wait_for_complete()
         await pilot.pause()
