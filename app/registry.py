@@ -123,6 +123,7 @@ FRAMEWORK = Program(
                 "where": "Which backend holds an environment's ledger and the declaration that chose it.",
                 "export": "Write each environment's promotions to <dir>/<env>.jsonl (a verification aid).",
                 "import": "Import promotions from git history or a file ledger (dry run unless --apply).",
+                "timeline": "A rollout's timeline: each workload's phases against time, from the phase records.",
                 "metrics": "Delivery metrics from the ledger: deploy frequency, lead time, failure rate, restore time.",
             },
             examples=("framework ledger show dev", "framework ledger import --from-git --rev origin/main --apply",
@@ -358,7 +359,7 @@ PLATFORM = Program(
                       "platform automation history triage --json"),
         ),
         "trigger": Group(
-            help="Webhook triggers of an automation: add, activate, rotate, enable, disable, history, replay.",
+            help="Webhook triggers of an automation: add, activate, rotate, enable, disable, history, replay, stats.",
             commands={
                 "add": "Add a webhook trigger (HMAC header, algorithm, prefix, encoding; CEL filter).",
                 "activate": "Activate a trigger: shows its URL and token once (takes the HMAC secret).",
@@ -367,6 +368,7 @@ PLATFORM = Program(
                 "disable": "Disable a trigger (deliveries get 409).",
                 "history": "Deliveries to one trigger and what each did (run, retry, filtered out, refused).",
                 "replay": "Replay a recorded delivery as a new delivery and run (recorded in history).",
+                "stats": "Deliveries per minute, answer latency (p50/p99), rejected and deduplicated counts.",
             },
             examples=("platform trigger add triage github --hmac-header X-Hub-Signature-256 --hmac-prefix sha256=",
                       "platform trigger activate triage github --hmac-secret-env GITHUB_SECRET",
@@ -381,6 +383,7 @@ PLATFORM = Program(
                 "stop": "Graceful signal and wait; --force kills at once; survives the grace: killed.",
                 "logs": "The daemon's log: last 50 lines, then follow (--no-follow, -n).",
                 "ls": "List instance directories: RUNNING from the lock, the runtime record's state separately.",
+                "stats": "Transfer throughput and session count per minute, from the daemon's samples.",
             },
             examples=("platform daemon register --server http://127.0.0.1:8080",
                       "platform daemon start --root ~/src/app --background", "platform daemon status",

@@ -2,7 +2,8 @@
 (docs/reference-daemon.md): RUNNING from the advisory lock, the runtime record's state, the gateway stream
 (connected since, last heartbeat, server), the active sessions (shells, terminals, tool calls,
 file transfers) as the daemon publishes them, and the selected instance's log tail, refreshed
-live. Start, stop and register run the same commands as the CLI, shown beside each key.
+live. Start, stop and register run the same commands as the CLI, shown beside each key; `s` draws the
+selected instance's transfer throughput and session count (screens/daemon_stats.py).
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class DaemonScreen(TableKeys, DashboardScreen):
         Binding("a", "daemon('start')", "Start", id="daemon.start"),
         Binding("x", "daemon('stop')", "Stop", id="daemon.stop"),
         Binding("e", "daemon('register')", "Register", id="daemon.register"),
+        Binding("s", "stats", "Stats", id="daemon.stats"),
         *table_bindings("daemon", filter=False),
     ]
 
@@ -161,6 +163,17 @@ class DaemonScreen(TableKeys, DashboardScreen):
 
     def action_reload(self) -> None:
         self.load()
+
+    def action_stats(self) -> None:
+        from functools import partial
+
+        from screens.daemon_stats import COLUMNS as STATS_COLUMNS
+        from screens.daemon_stats import stats_chart
+        from screens.widgets.chart_modal import ChartModal
+
+        name = self.selected()
+        self.app.push_screen(ChartModal(f"Stats of daemon {name}", STATS_COLUMNS, partial(stats_chart, name),
+                                        f"platform daemon stats --name {name} --json"))
 
     def action_daemon(self, verb: str) -> None:
         """Run the CLI's own command for the selected instance, in the background."""

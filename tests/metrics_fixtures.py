@@ -44,6 +44,7 @@ def build_known_ledger(project: str, shift: float = 0.0) -> None:
                                         expected_current=ledger.current_id(env), created_at=at,
                                         committed_at=committed, open_apply=True, run_id="local")
             if outcome is not None:
-                ledger.update_apply(ledger.last_apply_seq, phase=outcome, outcome=outcome, finished=True, at=closed)
+                ledger.update_apply(ledger.last_apply_seq, phase=outcome, outcome=outcome, finished=True,
+                                    finished_at=closed)
             if gate is not None:
                 ledger.record_gate(env, p.id, Gate(name="e2e", status=gate, run_id="ci-1", recorded_at=closed or 0.0))

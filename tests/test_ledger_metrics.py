@@ -164,7 +164,7 @@ def test_a_ledger_from_before_metrics_gains_the_column_and_indexes(tmp_path):
     conn.close()
     with Ledger.open("old", path) as ledger:
         seq = ledger.start_apply("prod", "prm_old", "v0")
-        ledger.update_apply(seq, phase="ready", outcome="ready", finished=True, at=T0 + 2 * H)
+        ledger.update_apply(seq, phase="ready", outcome="ready", finished=True, finished_at=T0 + 2 * H)
         indexes = {r[0] for r in ledger.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
         assert {"promotions_times", "applies_by_outcome", "gates_by_status"} <= indexes
         prod = machine_metrics(ledger.conn, "old", str(path), None, SINCE, UNTIL, "day").environments[0]

@@ -227,3 +227,37 @@ def logs(name: str = NAME_OPTION,
             print(line, flush=True)
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
+
+
+def _render_stats(st: Any) -> None:
+    print(f"daemon {st.name}, last {st.minutes} min: {st.samples} samples, {st.read_bytes} bytes read, "
+          f"{st.written_bytes} bytes written, at most {st.sessions_max} sessions")
+    busy = [m for m in st.per_minute if m.sessions_max is not None]
+    if busy:
+        print(f"{'MINUTE':<20} {'READ':>12} {'WRITTEN':>12} {'BYTES/S':>12} {'SESSIONS':>9}")
+    for m in busy:
+        import time
+
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(m.start))
+        print(f"{when:<20} {m.read_bytes:>12} {m.written_bytes:>12} {m.throughput_bps:>12g} {m.sessions_max:>9}")
+
+
+@app.command(
+    "stats",
+    help=HELP["stats"],
+    epilog="Examples:\n\n  platform daemon stats\n\n  platform daemon stats --name laptop --minutes 15 --json",
+)
+def stats(
+    name: str = NAME_OPTION,
+    minutes: int = typer.Option(60, "--minutes", help="The window: this many minutes up to now (1-1440)."),
+    json_output: bool = JSON_OPTION,
+) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.daemon.runtime import check_name
+        from engine.daemon.stats import daemon_stats
+
+        return daemon_stats(check_name(name), minutes), 0
+
+    raise typer.Exit(run_command(json_output, action, _render_stats))

@@ -166,6 +166,40 @@ def ledger_import(
     )
 
 
+def _render_timeline(t: Any) -> None:
+    state = "in flight" if t.in_flight else (t.outcome or t.phase)
+    sys.stdout.write(f"{t.env}: release {t.release}, promotion {t.promotion_id or '-'}, {state}, "
+                     f"{t.duration:g}s\n")
+    if not t.workloads:
+        sys.stdout.write("no phase records for this rollout (applies before phase records were kept)\n")
+        return
+    sys.stdout.write(f"  {'workload':<20} {'phase':<12} {'from':>10} {'to':>10} {'lasted':>10}\n")
+    for w in t.workloads:
+        for s in w.spans:
+            sys.stdout.write(f"  {w.name:<20} {s.phase:<12} {s.start:>9.3f}s {s.end:>9.3f}s {s.seconds:>9.3f}s\n")
+
+
+@app.command(
+    "timeline",
+    help=HELP["timeline"],
+    epilog="Examples:\n\n  framework ledger timeline dev\n\n  framework ledger timeline dev <promotion-id> --json",
+)
+def ledger_timeline(
+    env: str = typer.Argument(..., help="Environment name."),
+    promotion: str | None = typer.Argument(None, help="This promotion's rollout (default: the latest)."),
+    json_output: bool = JSON_OPTION,
+) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.ledger.timeline import timeline
+        from engine.project import find_project
+
+        return timeline(find_project(), env, promotion), 0
+
+    raise typer.Exit(run_command(json_output, action, _render_timeline))
+
+
 from app.cli.ledger_metrics import register  # noqa: E402 - `ledger metrics`, in its own module
 
 register(app, HELP)

@@ -204,3 +204,44 @@ def replay(
               f"`platform trigger history {automation} {d.trigger}`")
 
     raise typer.Exit(run_command(json_output, action, render))
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:g} ms"
+
+
+def _render_stats(st: Any) -> None:
+    print(f"{st.automation}/{st.trigger}, {st.since} to {st.until}: {st.deliveries} deliveries, "
+          f"{st.rejected} rejected, {st.deduplicated} deduplicated; answer latency p50 {_ms(st.p50_ms)}, "
+          f"p99 {_ms(st.p99_ms)}")
+    busy = [m for m in st.per_minute if m.deliveries]
+    if busy:
+        print(f"{'MINUTE':<25} {'DELIVERIES':>10} {'REJECTED':>9} {'DEDUPED':>8} {'P50':>12} {'P99':>12}")
+    for m in busy:
+        print(f"{m.start:<25} {m.deliveries:>10} {m.rejected:>9} {m.deduplicated:>8} {_ms(m.p50_ms):>12} "
+              f"{_ms(m.p99_ms):>12}")
+
+
+@app.command(
+    "stats",
+    help=HELP["stats"],
+    epilog="Examples:\n\n  platform trigger stats triage ci\n\n  platform trigger stats triage ci --minutes 15 --json"
+    + NOTE,
+)
+def stats(
+    automation: str = AUTOMATION,
+    trigger: str = TRIGGER,
+    minutes: int = typer.Option(60, "--minutes", help="The window: this many minutes up to now (1-1440)."),
+    json_output: bool = JSON_OPTION,
+) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.errors import EngineError
+        from engine.hooks.client import stats as call
+
+        if not 1 <= minutes <= 1440:
+            raise EngineError(f"--minutes must be 1-1440, not {minutes}", code="usage", exit_code=2)
+        return call(automation, trigger, minutes), 0
+
+    raise typer.Exit(run_command(json_output, action, _render_stats))

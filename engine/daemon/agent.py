@@ -174,10 +174,27 @@ class Daemon:
             self.publish({"state": "backoff", "retry_at": time.time() + delay})
             await self._sleep(delay)
 
+    async def sample(self) -> None:
+        """Every interval: the sessions and the file bytes moved since the last sample, appended to
+        the instance's stats.jsonl (engine/daemon/stats.py)."""
+        from engine.daemon.stats import append_sample, interval
+
+        every = interval()
+        while not self.stopping.is_set():
+            with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), every)
+            sessions = dict(self.runtime.record.get("sessions") or {})
+            read, written = self.ctx.transfers.take()  # on the loop the handlers count on: nothing lost
+            try:
+                await asyncio.to_thread(append_sample, self.runtime.dir, sessions, read, written)
+            except OSError as exc:  # a full disk: the daemon keeps serving, the samples have a gap
+                log.warning("stats sample not written: %s", exc)
+
     async def main(self) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.stopping.set)
+        sampler = asyncio.ensure_future(self.sample())
         task = asyncio.ensure_future(self.serve())
         stop = asyncio.ensure_future(self.stopping.wait())
         await asyncio.wait([task, stop], return_when=asyncio.FIRST_COMPLETED)
@@ -187,6 +204,9 @@ class Daemon:
             task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task  # an error of the daemon itself (e.g. a refused registration) propagates
+        sampler.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sampler
         self.ctx.terminals.close_all()
         log.info("daemon %s stopped", self.options.name)
         return 0

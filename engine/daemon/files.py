@@ -74,6 +74,7 @@ async def read(active: Active, ask: Any, ctx: Context) -> None:
                 log.info("request %s: %d bytes on the bulk side channel", active.request, end - offset)
                 await active.send(bulk_opened=proto.pb().BulkOpened(bytes=end - offset))
                 if await bulk.send(sock, fd, offset, end - offset, active.inbox):
+                    ctx.transfers.read_bytes += end - offset
                     await active.send(exit=proto.pb().Exit(code=0))
                 return
         in_flight = 0
@@ -90,6 +91,7 @@ async def read(active: Active, ask: Any, ctx: Context) -> None:
                 break
             await active.send(output=proto.pb().Output(stream="file", data=data, offset=offset))
             offset += len(data)
+            ctx.transfers.read_bytes += len(data)
             in_flight += 1
         await active.send(exit=proto.pb().Exit(code=0))
     finally:
@@ -113,6 +115,7 @@ async def write(active: Active, first: Any, ctx: Context) -> None:
         if not whole:
             return
         await asyncio.to_thread(os.fsync, fd)
+        ctx.transfers.written_bytes += os.fstat(fd).st_size
         os.fchmod(fd, first.mode or 0o644)
         os.close(fd)
         fd = -1

@@ -13,6 +13,20 @@ from engine.daemon import proto
 from engine.daemon.roots import Roots
 
 
+class Transfers:
+    """File bytes moved since the last sample (engine/daemon/stats.py); the file handlers add to it as the
+    bytes move, the sampler takes them on the same event loop."""
+
+    def __init__(self) -> None:
+        self.read_bytes = 0
+        self.written_bytes = 0
+
+    def take(self) -> tuple[int, int]:
+        taken = (self.read_bytes, self.written_bytes)
+        self.read_bytes = self.written_bytes = 0
+        return taken
+
+
 @dataclass
 class Context:
     """The daemon's side of every request: the allowed roots and the kept terminals."""
@@ -20,6 +34,7 @@ class Context:
     roots: Roots
     terminals: Any  # engine.daemon.terminals.Terminals
     gateway: str = ""  # the gateway address the session dialed (the bulk side channel's default host)
+    transfers: Transfers = field(default_factory=Transfers)  # file bytes moved, sampled by engine.daemon.stats
     shell_timeout_s: float = float(os.environ.get("PLATFORM_DAEMON_SHELL_TIMEOUT_S", "600"))
 
 

@@ -135,19 +135,23 @@ def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> Deploy
     # answer) is one ledger write, not one each; whatever is pending is written before the runtime's
     # next look at the ledger (superseded) and before the apply is closed.
     pending: list[Phase] = []
+    seen: list[tuple[str, str, float]] = []  # phase records not yet written: (workload, phase, at)
     last_write = [0.0]
 
     namespace = runtime.namespace  # recorded with the apply's first write: `env status` reads it there
 
     def flush() -> None:
         if pending:
-            ledger.update_apply(apply_seq, phase=pending[-1], resources=list(live.values()), namespace=namespace)
+            ledger.update_apply(apply_seq, phase=pending[-1], resources=list(live.values()), namespace=namespace,
+                                transitions=seen)
             pending.clear()
+            seen.clear()
             last_write[0] = time.monotonic()
 
     def on_phase(workload: str, phase: Phase) -> None:
         live.setdefault(workload, {"name": workload, "wait_budget": opts.timeout})["phase"] = phase
         pending.append(phase)
+        seen.append((workload, phase, time.time()))
         if time.monotonic() - last_write[0] >= PHASE_WRITE_INTERVAL:
             flush()
         d.say(f"{workload}: {phase}")
@@ -183,20 +187,21 @@ def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> Deploy
         result.applied = True  # pending phase records: _record writes every resource's final state
         result.rollout = {"phase": phase, "resources": [
             {**r.model_dump(exclude_none=True), "wait_budget": opts.timeout} for r in resources]}
-        return _record(d, apply_seq, phase, resources, staged[0] if staged else None, namespace)
+        return _record(d, apply_seq, phase, resources, staged[0] if staged else None, namespace, seen)
     finally:
         for bundle in staged:
             bundle.discard()  # a no-op once committed
 
 
 def _record(d: Deployment, apply_seq: int, phase: RolloutEnd, resources: list[Resource],
-            staged: StagedBundle | None, namespace: str | None) -> DeployResult:
+            staged: StagedBundle | None, namespace: str | None,
+            transitions: list[tuple[str, str, float]]) -> DeployResult:
     """Close the apply with its outcome; the exit code follows it (1 DEGRADED, 6 SUPERSEDED, 8 timed out)."""
     result = d.result
     ledger = d.ledger.machine
     assert result.rollout is not None and ledger is not None
     ledger.update_apply(apply_seq, phase=phase, outcome=OUTCOMES[phase], resources=result.rollout["resources"],
-                        finished=True, namespace=namespace)
+                        finished=True, namespace=namespace, transitions=transitions)
     if phase in ("ready", "not_waited"):
         if staged is not None:
             staged.commit()

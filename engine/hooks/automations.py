@@ -361,6 +361,7 @@ def replay(engine: Engine, automation: str, delivery_id: str) -> Delivery:
             "run_id": None,
             "detail": f"replay of {delivery_id}",
             "updated_at": received,
+            "decided_at": None,  # answered by the API, not the recorder: no answer latency
         }
         conn.execute(deliveries.insert().values(**row))
         conn.execute(

@@ -20,6 +20,7 @@ from engine.hooks.models import (
     History,
     Trigger,
     TriggerDefinition,
+    TriggerStats,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -145,3 +146,9 @@ def replay(automation: str, delivery_id: str, server: Server = None) -> Delivery
     return _call(
         "POST", f"/api/automations/{automation}/deliveries/{delivery_id}/replay", Delivery, {}, server=server
     )
+
+
+def stats(automation: str, trigger: str, minutes: int = 60, server: Server = None) -> TriggerStats:
+    """Per-minute deliveries, answer latency and rejected/deduplicated counts over the last `minutes`."""
+    return _call("GET", f"/api/automations/{automation}/triggers/{trigger}/stats", TriggerStats,
+                 params={"minutes": minutes}, server=server)

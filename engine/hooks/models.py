@@ -111,6 +111,30 @@ class AutomationList(BaseModel):
     automations: list[Automation]
 
 
+class MinuteStats(BaseModel):
+    start: str  # ISO-8601 UTC: the minute's first instant
+    deliveries: int
+    rejected: int
+    deduplicated: int
+    p50_ms: float | None  # None: no delivery of the minute has an answer latency
+    p99_ms: float | None
+
+
+class TriggerStats(BaseModel):
+    automation: str
+    trigger: str
+    minutes: int
+    since: str
+    until: str
+    deliveries: int
+    rejected: int
+    deduplicated: int
+    outcomes: dict[str, int]
+    p50_ms: float | None
+    p99_ms: float | None
+    per_minute: list[MinuteStats]  # oldest first, `minutes` entries
+
+
 Automation.model_rebuild()
 
 

@@ -101,6 +101,15 @@ CREATE TABLE IF NOT EXISTS sessions (
     stopped_at REAL,
     PRIMARY KEY (project, machine, worktree)
 );
+-- Phase records: each workload's phase changes during an apply, with the time each was seen
+-- (docs/reference-deploy.md#ledger-timeline draws them against time).
+CREATE TABLE IF NOT EXISTS phases (
+    apply_seq INTEGER NOT NULL,
+    workload TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS phases_by_apply ON phases (apply_seq, at);
 """
 
 # Created after the columns are added (_add_run_id_columns): a ledger from before `committed_at` gains
@@ -435,8 +444,11 @@ class Ledger:
         resources: list[dict[str, Any]] | None = None,
         finished: bool = False,
         namespace: str | None = None,
-        at: float | None = None,
+        transitions: list[tuple[str, str, float]] | None = None,
+        finished_at: float | None = None,
     ) -> None:
+        """Update the apply row; `transitions` ((workload, phase, at) each) are appended to its phase
+        records in the same transaction."""
         sets: list[str] = []
         args: list[Any] = []
         if namespace is not None:  # the Kubernetes namespace the apply targets (`env status` reads it)
@@ -451,11 +463,33 @@ class Ledger:
         if resources is not None:
             sets.append("resources=?")
             args.append(json.dumps(resources))
-        if finished:  # `at`: the finish time when it is known (an import, a ledger built with set times)
+        if finished:  # `finished_at`: the time when it is known (an import, a ledger built with set times)
             sets.append("finished_at=?")
-            args.append(time.time() if at is None else at)
-        if sets:
-            self.conn.execute(f"UPDATE applies SET {', '.join(sets)} WHERE seq=?", (*args, seq))
+            args.append(time.time() if finished_at is None else finished_at)
+        if not transitions:
+            if sets:
+                self.conn.execute(f"UPDATE applies SET {', '.join(sets)} WHERE seq=?", (*args, seq))
+            return
+        with self._write(None):
+            self.conn.executemany("INSERT INTO phases (apply_seq, workload, phase, at) VALUES (?,?,?,?)",
+                                  [(seq, w, p, at) for w, p, at in transitions])
+            if sets:
+                self.conn.execute(f"UPDATE applies SET {', '.join(sets)} WHERE seq=?", (*args, seq))
+
+    def phase_records(self, apply_seq: int) -> list[tuple[str, str, float]]:
+        """The apply's phase records, (workload, phase, at) in the order they were seen."""
+        rows = self._q("SELECT workload, phase, at FROM phases WHERE apply_seq=? ORDER BY at, rowid", (apply_seq,))
+        return [(r["workload"], r["phase"], r["at"]) for r in rows]
+
+    def apply_for(self, env: str, promotion_id: str | None = None) -> Apply | None:
+        """`env`'s latest apply, or the latest apply of `promotion_id` in `env`; None when none is recorded."""
+        if promotion_id is None:
+            rows = self._q("SELECT * FROM applies WHERE project=? AND env=? ORDER BY seq DESC LIMIT 1",
+                           (self.project, env))
+        else:
+            rows = self._q("SELECT * FROM applies WHERE project=? AND env=? AND promotion_id=? "
+                           "ORDER BY seq DESC LIMIT 1", (self.project, env, promotion_id))
+        return _apply(rows[0]) if rows else None
 
     def applied_namespace(self, env: str) -> str | None:
         """The Kubernetes namespace of `env`'s latest apply that recorded one (`env deploy

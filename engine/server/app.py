@@ -133,6 +133,15 @@ def _history(s: ServerState, r: Request, doc: dict[str, Any]) -> Any:
     )
 
 
+def _stats(s: ServerState, r: Request, doc: dict[str, Any]) -> Any:
+    from engine.hooks.stats import trigger_stats
+
+    raw = r.query_params.get("minutes", "60")
+    if not raw.isdigit():
+        raise EngineError(f"minutes must be a whole number, not {raw[:40]!r}", code="usage", exit_code=2)
+    return trigger_stats(s.engine, r.path_params["automation"], r.path_params["trigger"], int(raw))
+
+
 def _replay(s: ServerState, r: Request, doc: dict[str, Any]) -> Any:
     delivery = svc.replay(s.engine, r.path_params["automation"], r.path_params["delivery"])
     s.workers.wake()
@@ -180,6 +189,7 @@ def build_app(state: ServerState) -> Any:
             methods=["POST"],
         ),
         Route("/api/automations/{automation}/history", api(_history), methods=["GET"]),
+        Route("/api/automations/{automation}/triggers/{trigger}/stats", api(_stats), methods=["GET"]),
         Route(
             "/api/automations/{automation}/deliveries/{delivery}/replay", api(_replay), methods=["POST"]
         ),

@@ -13,6 +13,7 @@ import json
 import logging
 import operator
 import secrets
+import time
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -185,6 +186,9 @@ class BatchRecorder:
             pending.append((i, delivery))
         self._dedupe(db, pending, verdicts)
         if pending:
+            decided = time.time_ns() // 1000  # one clock read per batch: the answer latency's end
+            for _, d in pending:
+                d["decided_at"] = decided
             db.insert("deliveries", _DELIVERY_COLUMNS, [_DELIVERY_VALUES(d) for _, d in pending])
             queued = [
                 (d["id"], d["automation_id"], "queued", d["received_at"], None, None, 0)
@@ -276,4 +280,5 @@ def _delivery_row(sub: Submission, state: _TriggerState, method: str, random_hex
         "run_id": None,
         "detail": None,
         "updated_at": sub.received_us,
+        "decided_at": None,
     }

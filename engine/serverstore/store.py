@@ -57,6 +57,7 @@ deliveries = Table(
     Column("run_id", Text),
     Column("detail", Text),
     Column("updated_at", BigInteger, nullable=False),
+    Column("decided_at", BigInteger),  # when the recorder decided the answer (0008_delivery_decided_at.sql)
 )
 delivery_keys = Table(
     "delivery_keys",

@@ -2,7 +2,8 @@
 `progressing`, `stabilizing`, `ready`, `DEGRADED`, `SUPERSEDED`), health probes, elapsed time
 against the wait budget, each workload's log tail (a Kubernetes workload: its ready replicas in the
 probes column and its events tail); `s` supersedes the rollout in flight (with
-confirmation; the engine's `--supersede` path). With nothing in flight: the last rollout per
+confirmation; the engine's `--supersede` path); `t` draws the selected environment's rollout timeline
+(screens/deploys/timeline.py). With nothing in flight: the last rollout per
 environment, and the screen says so.
 
 Same data as `framework env status <env>` and `framework ledger show <env>`; polled in a thread
@@ -59,6 +60,7 @@ class RolloutsScreen(TableKeys, DashboardScreen):
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("s", "supersede", "Supersede", id="rollouts.supersede"),
         Binding("r", "reload", "Reload", id="rollouts.reload"),
+        Binding("t", "timeline", "Timeline", id="rollouts.timeline"),
         *table_bindings("rollouts", filter=False),
     ]
 
@@ -178,6 +180,20 @@ class RolloutsScreen(TableKeys, DashboardScreen):
     @on(DataTable.RowHighlighted)
     def _highlighted(self) -> None:
         self._render_selected()
+
+    def action_timeline(self) -> None:
+        from functools import partial
+
+        from screens.deploys.timeline import COLUMNS, timeline_chart
+        from screens.widgets.chart_modal import ChartModal
+
+        row = self._selected_env()
+        if row is None:
+            self.notify("no environment selected", severity="warning")
+            return
+        self.app.push_screen(ChartModal(f"Timeline of {row.env}'s latest rollout", COLUMNS,
+                                        partial(timeline_chart, self.app.project_dir, row.env),
+                                        f"framework ledger timeline {row.env} --json"))
 
     # -- supersede -------------------------------------------------------------------------
     def action_supersede(self) -> None:

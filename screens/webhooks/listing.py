@@ -64,6 +64,7 @@ class WebhooksScreen(TableKeys, DashboardScreen):
         Binding("a", "activate", "Activate", id="webhooks.activate"),
         Binding("o", "rotate", "Rotate token", id="webhooks.rotate"),
         Binding("e", "toggle", "Enable/disable", id="webhooks.toggle"),
+        Binding("s", "stats", "Stats", id="webhooks.stats"),
         Binding("enter", "history", "History", id="webhooks.history", show=False),
         *table_bindings("webhooks"),
     ]
@@ -164,7 +165,8 @@ class WebhooksScreen(TableKeys, DashboardScreen):
             f"a activate   platform trigger activate {a} {n}\n"
             f"o rotate     platform trigger rotate {a} {n}\n"
             f"e {toggle:<9}  platform trigger {toggle} {a} {n}\n"
-            f"enter        platform trigger history {a} {n}")
+            f"enter        platform trigger history {a} {n}\n"
+            f"s stats      platform trigger stats {a} {n}")
 
     def _rows_ready(self) -> bool:
         return self.result is not None
@@ -175,6 +177,19 @@ class WebhooksScreen(TableKeys, DashboardScreen):
         t = self._selected()
         if t is not None:
             self.app.push_screen(WebhookHistoryScreen(t.automation, t.name, t.definition.filter))
+
+    def action_stats(self) -> None:
+        from functools import partial
+
+        from screens.webhooks.stats import COLUMNS, stats_chart
+        from screens.widgets.chart_modal import ChartModal
+
+        t = self._selected()
+        if t is not None:
+            self.app.push_screen(ChartModal(
+                f"Stats of {t.automation}/{t.name}", COLUMNS,
+                partial(stats_chart, server_of(self.app), t.automation, t.name),
+                f"platform trigger stats {t.automation} {t.name} --json"))
 
     @on(DataTable.RowSelected, "#hooks-table")
     def _open(self) -> None:
