@@ -1,8 +1,8 @@
 """Progress of long headless work (README.md#progress-and-shell-completion), rendered from the engine's
 steps (engine/progress.py).
 
-- On a terminal (stderr is a TTY): rich progress bars on stderr, one per task (build, push, migrate,
-  seed), the work's own messages printed above them.
+- On a terminal (stderr is a TTY): rich progress bars on stderr, one per task (build, push, upload,
+  migrate, seed), the work's own messages printed above them; the bars live while a task counts.
 - With `--json`, or when stderr is not a terminal (a pipe, a file, CI): nothing at all.
 - Under the dashboard's command view (`FRAMEWORK_PROGRESS_EVENTS=1` in the child's environment): one
   event line per step on stderr, `EVENT_PREFIX` then a JSON object, which the view turns into its
@@ -64,22 +64,46 @@ def sink(json_mode: bool) -> Iterator[Sink]:
     if json_mode or not _isatty(sys.stderr):
         yield Sink()
         return
+    state: dict[str, Any] = {"bars": None, "tasks": {}}
+
+    def step(s: Any) -> None:
+        # The bars live only while a task counts: started by its first step and stopped when every task
+        # shown reached its total, so prompts and messages between tasks print as plain lines.
+        bars = state["bars"]
+        if bars is None:
+            bars = state["bars"] = _bars()
+            bars.start()
+        tasks = state["tasks"]
+        if s.task not in tasks:
+            tasks[s.task] = bars.add_task(s.task, total=s.total, item=s.item)
+        bars.update(tasks[s.task], completed=s.done, total=s.total, item=s.item)
+        if all(task.finished for task in bars.tasks):
+            bars.stop()
+            state["bars"], state["tasks"] = None, {}
+
+    def say(message: str) -> None:
+        if state["bars"] is not None:
+            state["bars"].console.print(f"[cyan]>[/] {_escape(message)}")
+        else:
+            from app.output import progress
+
+            progress(message)
+
+    try:
+        yield Sink(step=step, say=say)
+    finally:
+        if state["bars"] is not None:
+            state["bars"].stop()
+
+
+def _bars() -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from app.output import stderr_console
 
-    bars = Progress(TextColumn("{task.description:>8}"), BarColumn(bar_width=30), MofNCompleteColumn(),
+    return Progress(TextColumn("{task.description:>8}"), BarColumn(bar_width=30), MofNCompleteColumn(),
                     TimeElapsedColumn(), TextColumn("{task.fields[item]}", markup=False),
                     console=stderr_console(), redirect_stdout=False, transient=False)
-    tasks: dict[str, Any] = {}
-
-    def step(s: Any) -> None:
-        if s.task not in tasks:
-            tasks[s.task] = bars.add_task(s.task, total=s.total, item=s.item)
-        bars.update(tasks[s.task], completed=s.done, total=s.total, item=s.item)
-
-    with bars:
-        yield Sink(step=step, say=lambda m: bars.console.print(f"[cyan]>[/] {_escape(m)}"))
 
 
 def _escape(text: str) -> str:

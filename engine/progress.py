@@ -31,9 +31,9 @@ Reporter = Callable[[Step], None]
 
 def tracked(report: Reporter | None, task: str, items: Iterable[T], label: Callable[[T], str] = str) -> Iterator[T]:
     """Yield `items`, reporting each one as under way before it is handed out and the task's end after
-    the last one; without a reporter it is the plain iteration."""
+    the last one; without a reporter, or with nothing to do, it is the plain iteration (no empty bar)."""
     units = list(items)
-    if report is None:
+    if report is None or not units:
         yield from units
         return
     for done, unit in enumerate(units):
