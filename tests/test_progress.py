@@ -22,11 +22,11 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 BAR = "━"  # rich's bar character: the bytes a progress display writes and plain output never does
 
 
-def on_pty(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
+def on_pty(argv: list[str], cwd: Path, env: dict[str, str], program: str = FRAMEWORK_BIN) -> tuple[int, str]:
     """Run the program with stdin, stdout and stderr on a fresh pty (a real terminal) and read it all."""
     leader, follower = pty.openpty()
     env = {k: v for k, v in env.items() if k != "NO_COLOR"} | {"TERM": "xterm-256color", "COLUMNS": "120"}
-    proc = subprocess.Popen([FRAMEWORK_BIN, *argv], cwd=cwd, stdin=follower, stdout=follower, stderr=follower,
+    proc = subprocess.Popen([program, *argv], cwd=cwd, stdin=follower, stdout=follower, stderr=follower,
                             env=env)
     os.close(follower)
     chunks = []
@@ -98,6 +98,23 @@ def test_db_migrate_up_and_seed_apply_show_bars_on_a_terminal_only(demo, db_proj
     piped = subprocess.run([FRAMEWORK_BIN, "db", "seed", "apply", "--dsn", pg_url], cwd=db_project, env=demo.env,
                            capture_output=True, text=True, timeout=60, check=False)
     assert piped.returncode == 0 and BAR not in piped.stderr + piped.stdout and "seed" not in piped.stderr
+
+
+def test_platform_db_migrate_up_shows_a_bar_on_a_terminal_only(tmp_path: Path) -> None:
+    """README.md#progress-and-shell-completion: `platform db migrate up` counts the embedded migrations it
+    applies on a terminal (docs/reference-webhooks.md#commands); with --json nothing, and once current no bar."""
+    platform = str(Path(FRAMEWORK_BIN).with_name("platform"))
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'a.db'}"}
+    code, screen = on_pty(["db", "migrate", "up"], tmp_path, env, platform)
+    text = ANSI.sub("", screen)
+    assert code == 0 and BAR in text, text
+    pending = re.search(r"migrate .*?(\d+)/(\d+)", text)
+    assert pending and re.search(rf"migrate .*{pending.group(2)}/{pending.group(2)}", text), text
+    code, screen = on_pty(["db", "migrate", "up"], tmp_path, env, platform)
+    assert code == 0 and BAR not in screen and "already current" in screen  # nothing pending: no bar
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'b.db'}"
+    code, screen = on_pty(["db", "migrate", "up", "--json"], tmp_path, env, platform)
+    assert code == 0 and '"ok": true' in screen and BAR not in screen
 
 
 def test_dashboard_command_view_shows_the_progress_of_the_command(demo) -> None:
