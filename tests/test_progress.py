@@ -126,8 +126,6 @@ def test_dashboard_command_view_shows_the_progress_of_the_command(demo) -> None:
     from app.settings import deterministic_settings
     from screens.command_line import CommandOutputScreen
 
-    os.environ.update({k: demo.env[k] for k in ("HOME", "XDG_CACHE_HOME", "FRAMEWORK_LEDGER_HOME")})
-
     async def scenario() -> None:
         app = Dashboard(project_dir=demo.root, settings=deterministic_settings())
         async with app.run_test(size=(120, 36)) as pilot:
