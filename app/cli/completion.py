@@ -22,7 +22,9 @@ def emit(program: str, shell: str, json_mode: bool) -> int:
     from app.output import EXIT_USAGE, diagnose, document, print_document
 
     if shell not in SHELLS:
-        message = f"unknown shell {shell!r}: expected one of {', '.join(SHELLS)}"
+        from engine.names import shown
+
+        message = f"unknown shell {shown(shell, 40)}: expected one of {', '.join(SHELLS)}"
         diagnose(message, f"{program} completion bash")
         if json_mode:
             print_document(document(EXIT_USAGE, {"code": "usage", "message": message}))
