@@ -17,7 +17,10 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.progress import Reporter, Step
 
 EVENTS_ENV = "FRAMEWORK_PROGRESS_EVENTS"
 EVENT_PREFIX = "\x1eprogress "  # a record separator first: no line of human output starts with it
@@ -28,7 +31,7 @@ class Sink:
     """Where a command's long work reports: `step` takes engine Steps, `say` one message line; both
     None when the run is silent (the engine then skips the reporting altogether)."""
 
-    step: Callable[[Any], None] | None = None
+    step: Reporter | None = None
     say: Callable[[str], None] | None = None
 
 
@@ -66,7 +69,7 @@ def sink(json_mode: bool) -> Iterator[Sink]:
         return
     state: dict[str, Any] = {"bars": None, "tasks": {}}
 
-    def step(s: Any) -> None:
+    def step(s: Step) -> None:
         # The bars live only while a task counts: started by its first step and stopped when every task
         # shown reached its total, so prompts and messages between tasks print as plain lines.
         bars = state["bars"]

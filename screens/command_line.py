@@ -70,7 +70,7 @@ def run_cli(argv: list[str], cwd: Path, on_progress: Callable[[CommandProgress],
     """Run the headless program; its progress event lines go to `on_progress`, never into the output."""
     env = dict(os.environ, NO_COLOR="1", FRAMEWORK_UI_CHILD="1", **{EVENTS_ENV: "1"})
     proc = subprocess.Popen([sys.executable, "-m", "app.main", *argv], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, errors="replace")
     stdout: list[str] = []
     reader = threading.Thread(target=lambda: stdout.append(proc.stdout.read() if proc.stdout else ""), daemon=True)
     reader.start()
