@@ -4,7 +4,10 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-PYTEST_ARGS ?=
+# Two workers (the machine's cores), each taking whole files (--dist loadfile): a module's module- and
+# session-scoped fixtures (the k8s control plane, PostgreSQL, Go test streams, a generated project) are
+# built once per worker. `make test PYTEST_ARGS=` runs serially.
+PYTEST_ARGS ?= -n 2 --dist loadfile
 
 .PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres go-tools npm-tools k8s-tools
 
@@ -104,8 +107,22 @@ k8s-tools: $(addprefix $(K8S_BIN)/,etcd $(K8S_CMDS) kwok)
 $(K8S_BIN)/etcd:
 	cd tools/k8s && GOFLAGS=-buildvcs=false go build -trimpath -o $@ go.etcd.io/etcd/server/v3
 
-$(addprefix $(K8S_BIN)/,$(K8S_CMDS)):
-	cd tools/k8s && GOFLAGS=-buildvcs=false go build -trimpath -o $@ k8s.io/kubernetes/cmd/$(notdir $@)
+# The version stamp the Kubernetes build itself links in (hack/lib/version.sh): without it the binaries
+# report v0.0.0-master+$$Format:%H$$, which `kubectl version` cannot parse. The recipe file is named after
+# a hash of these flags: a cache holding binaries built by an older recipe (no such file, or an older one)
+# has the four rebuilt once; etcd and kwok carry no such stamp and are kept.
+K8S_MAJOR_MINOR := $(subst ., ,$(patsubst v%,%,$(K8S_VERSION)))
+K8S_LDFLAGS := $(foreach pkg,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
+  -X $(pkg).gitVersion=$(K8S_VERSION) -X $(pkg).gitMajor=$(word 1,$(K8S_MAJOR_MINOR)) \
+  -X $(pkg).gitMinor=$(word 2,$(K8S_MAJOR_MINOR)) -X $(pkg).gitTreeState=clean)
+K8S_RECIPE := $(K8S_BIN)/.recipe-$(shell printf '%s' '$(strip $(K8S_LDFLAGS))' | sha256sum | cut -c1-12)
+
+$(K8S_RECIPE):
+	mkdir -p $(K8S_BIN) && rm -f $(K8S_BIN)/.recipe-* && touch $@
+
+$(addprefix $(K8S_BIN)/,$(K8S_CMDS)): $(K8S_RECIPE)
+	cd tools/k8s && GOFLAGS=-buildvcs=false go build -trimpath -ldflags '$(strip $(K8S_LDFLAGS))' \
+	  -o $@ k8s.io/kubernetes/cmd/$(notdir $@)
 
 $(K8S_BIN)/kwok:
 	GOBIN=$(K8S_BIN) go install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)

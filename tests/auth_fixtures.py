@@ -20,7 +20,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.webhooks_fixtures import ROOT, Server, server_factory, wait_for  # noqa: F401
+from tests.waiting import until
+from tests.webhooks_fixtures import ROOT, Server, server_factory  # noqa: F401
 
 PASSWORD = "correct horse battery"
 ADMIN = "ada@example.com"
@@ -131,7 +132,7 @@ class LoginRun:
             assert self.proc.poll() is None, self.proc.communicate()
             return None
 
-        return str(wait_for(first, timeout, "the browser to be opened"))
+        return str(until(first, timeout, "the browser to be opened"))
 
     def finish(self, timeout: float = 60) -> tuple[int, str, str]:
         try:

@@ -13,7 +13,6 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -99,15 +98,15 @@ def served() -> Iterator[list[subprocess.Popen[bytes]]]:
 def wait_http(url: str, deadline: float = 30) -> None:
     import httpx
 
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
+    from tests.waiting import until
+
+    def answered() -> bool:
         try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
+            return httpx.get(url, timeout=1).status_code == 200
         except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"{url} never answered 200")
+            return False
+
+    until(answered, deadline, what=f"{url} to answer 200")
 
 
 def git(root: Path, *args: str) -> str:

@@ -1,4 +1,6 @@
-"""Shared fixtures: isolated per-user state, a copy of the demo project, real CLI processes."""
+"""Shared fixtures: isolated per-user state, a copy of the demo project, real CLI processes; the
+expensive fixtures built once per pytest process (a worker, under `make test`'s pytest-xdist): the
+PostgreSQL server, the Go test streams, the generated project, the Kubernetes control plane."""
 
 from __future__ import annotations
 
@@ -64,3 +66,52 @@ def run_cli(program: str, *args: str, cwd: Path, env: dict[str, str] | None = No
 @pytest.fixture
 def cli() -> object:
     return run_cli
+
+
+# Session-scoped fixtures are defined here, once: imported into each test module instead, every module
+# would get a server of its own, each kept until the run ends.
+from authoring_fixtures import authored  # noqa: E402,F401
+from ci_fixtures import go_streams_fixture  # noqa: E402,F401
+from k8s_fixtures import k8s_fixture, stop_shared  # noqa: E402,F401
+from pg_fixtures import pg_server  # noqa: E402,F401
+
+
+# The Kubernetes modules run one after another: in file order here (a serial run), and as one
+# scheduling unit under pytest-xdist's --dist loadfile (pytest_xdist_make_scheduler below), so the
+# worker that runs them starts one control plane and stops it as soon as its last user is done.
+def _k8s_module(nodeid: str) -> bool:
+    return "k8s" in Path(nodeid.split("::", 1)[0]).name
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    first = next((i for i, item in enumerate(items) if _k8s_module(item.nodeid)), None)
+    if first is not None:
+        k8s = [item for item in items if _k8s_module(item.nodeid)]
+        rest = [item for item in items if not _k8s_module(item.nodeid)]
+        items[:] = rest[:first] + k8s + rest[first:]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    if nextitem is None or not _k8s_module(nextitem.nodeid):
+        stop_shared()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistScheduling(), "suite-scheduling")
+
+
+class _XdistScheduling:
+    @pytest.hookimpl
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: object) -> object | None:
+        """--dist loadfile, the k8s modules one unit (the rest: one unit per file, as loadfile)."""
+        if config.getvalue("dist") != "loadfile":
+            return None
+        from xdist.scheduler import LoadFileScheduling
+
+        class Scheduling(LoadFileScheduling):  # type: ignore[misc]
+            def _split_scope(self, nodeid: str) -> str:
+                return "k8s modules" if _k8s_module(nodeid) else str(super()._split_scope(nodeid))
+
+        return Scheduling(config, log)

@@ -7,8 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,15 +59,6 @@ def query(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
     with psycopg.connect(url, autocommit=True) as conn:
         cur = conn.execute(sql, params or None)
         return cur.fetchall() if cur.description is not None else []
-
-
-def wait_for(condition: Callable[[], bool], what: str, deadline: float = 60) -> None:
-    """Poll a condition until it holds (never sleep-then-assert)."""
-    end = time.monotonic() + deadline
-    while not condition():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def advisory_waiters(url: str, key: int) -> int:

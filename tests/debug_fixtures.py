@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.devstack_fixtures import BIN, free_base, make_demo_repo, pid_alive, pids_whose_environ, poll
+from tests.devstack_fixtures import BIN, free_base, make_demo_repo, pid_alive, pids_whose_environ
+from tests.waiting import until
 
 REPO = Path(__file__).resolve().parent.parent
 MARKER = b"FRAMEWORK_DEBUG_SESSION="
@@ -157,7 +158,7 @@ def debug(tmp_path: Path) -> Iterator[Debug]:
 
 
 def wait_state(debug: Debug, state: str, timeout: float = 30) -> dict:
-    return poll(lambda: (lambda d: d if d.get("state") == state else None)(debug.ok("status")),
+    return until(lambda: (lambda d: d if d.get("state") == state else None)(debug.ok("status")),
                 timeout=timeout, what=f"session state {state}")  # type: ignore[return-value]
 
 

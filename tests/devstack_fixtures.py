@@ -13,12 +13,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.waiting import until
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "demo"
@@ -98,17 +99,6 @@ def get(port: int, path: str = "/") -> str:
         return resp.read().decode()
 
 
-def poll(check: Callable[[], object], timeout: float = 30.0, what: str = "condition") -> object:
-    """Poll with a deadline (never a bare sleep as synchronisation)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-
-
 def pid_alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -159,7 +149,7 @@ def stacks_cleanup() -> Iterator[list[subprocess.Popen[bytes]]]:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
-    poll(lambda: not [p for p in owned_pids(home) if pid_alive(p)], timeout=15,
+    until(lambda: not [p for p in owned_pids(home) if pid_alive(p)], timeout=15,
          what="every stack process of this test to exit")
 
 

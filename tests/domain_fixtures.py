@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.hosted_fixtures import ALL, admin, mint
+from tests.waiting import until
 from tests.webhooks_fixtures import Server
 
 DOMAIN_SCOPES = (*ALL, "domain:read", "domain:write")
@@ -79,18 +80,6 @@ def zone() -> Iterator[Zone]:
     z.stop()
 
 
-def until(predicate: Any, timeout: float = 20.0) -> Any:
-    """The first truthy answer of `predicate`, polled every 0.1 s."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if found := predicate():
-            return found
-        time.sleep(0.1)
-    raise AssertionError("condition not reached in time")
-
-
 def publish_claim(zone: Zone, domain: dict[str, Any]) -> None:
     """Publish what `domain add` asked for (every record it printed)."""
     for r in domain["dns"]:
@@ -122,16 +111,13 @@ def domain_org(srv: Server, org: str, scopes: tuple[str, ...] = DOMAIN_SCOPES) -
 def gateway_ports(srv: Server, timeout: float = 30.0) -> dict[str, int]:
     """The gateway's listeners, as `platform server` printed them."""
     import re
-    import time
 
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = {m.group(1): int(m.group(2)) for line in list(srv.lines)
+    def found() -> dict[str, int] | None:
+        ports = {m.group(1): int(m.group(2)) for line in list(srv.lines)
                  if (m := re.search(r"serving gateway listening on (https?)://[^:]+:(\d+)", line))}
-        if len(found) == 2:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"the gateway did not print its ports: {srv.lines}")
+        return ports if len(ports) == 2 else None
+
+    return until(found, timeout, what=lambda: f"the gateway to print its ports: {srv.lines}")
 
 
 @pytest.fixture

@@ -19,7 +19,8 @@ import httpx
 import pytest
 
 from tests.auth_fixtures import ConsentAgent, client_env, login, seed_accounts, stored
-from tests.webhooks_fixtures import ROOT, Server, isolated_env, start_server, wait_for
+from tests.waiting import until
+from tests.webhooks_fixtures import ROOT, Server, isolated_env, start_server
 
 HEARTBEAT_MS = "300"
 FAST = {"PLATFORM_DAEMON_HEARTBEAT_MS": HEARTBEAT_MS, "PLATFORM_DAEMON_BACKOFF_MS": "100",
@@ -28,7 +29,7 @@ FAST = {"PLATFORM_DAEMON_HEARTBEAT_MS": HEARTBEAT_MS, "PLATFORM_DAEMON_BACKOFF_M
 
 
 def gateway_of(srv: Server) -> str:
-    line = wait_for(lambda: next((x for x in srv.lines if x.startswith("daemon gateway listening on ")), None),
+    line = until(lambda: next((x for x in srv.lines if x.startswith("daemon gateway listening on ")), None),
                     30, "the gateway line")
     return str(line.rsplit(" ", 1)[1].strip())
 
@@ -81,7 +82,7 @@ class Stack:
             ok = (rec.get("stream") or {}).get("connected") and rec.get("state") == "connected"
             return rec if ok and (instance_id is None or rec.get("instance_id") != instance_id) else None
 
-        return dict(wait_for(ready, timeout, "the daemon to connect"))
+        return dict(until(ready, timeout, "the daemon to connect"))
 
     def listed(self, url: str | None = None) -> list[dict[str, Any]]:
         return list(self.api("GET", "", url).json()["daemons"])
@@ -143,4 +144,3 @@ def sigkill(proc: subprocess.Popen[str]) -> None:
     proc.wait(10)
 
 
-until = wait_for

@@ -108,6 +108,18 @@ def hosted_env(demo: Demo, endpoint: str, name: str = "cloud", greeting: str = "
     return port
 
 
+def slow_start(demo: Demo, seconds: int) -> None:
+    """The slow service's start takes `seconds` from its next release on (committed): long enough that a
+    test acting mid-rollout never races the rollout's end."""
+    import re
+
+    main = demo.root / "services" / "slow" / "main.py"
+    text, found = re.subn(r'"SLOW_START", "[^"]*"', f'"SLOW_START", "{seconds}"', main.read_text())
+    assert found == 1, "not the slow service"
+    main.write_text(text)
+    commit(demo, f"slow start {seconds} s")
+
+
 def second_machine(demo: Demo, tmp: Path) -> dict[str, str]:
     """The same checkout seen from another machine: its own HOME and machine ledger."""
     (tmp / "home2").mkdir(exist_ok=True)

@@ -72,16 +72,16 @@ class TestCluster:
             return ""
 
     def _wait(self, what: str, ok, timeout: float = 90.0) -> None:  # type: ignore[no-untyped-def]
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        from tests.waiting import until
+
+        def check() -> bool:
             for name, proc in self.procs:
                 if proc.poll() is not None:
                     raise RuntimeError(f"{name} exited {proc.returncode} while waiting for {what}:\n"
                                        f"{self.log_tail(name)}")
-            if ok():
-                return
-            time.sleep(0.2)
-        raise RuntimeError(f"timed out waiting for {what}")
+            return bool(ok())
+
+        until(check, timeout, what=what, interval=0.2)
 
     def kubectl(self, *args: str, stdin: str | None = None, context: str = "k3d-demo") -> str:
         out = subprocess.run([str(BIN / "kubectl"), "--kubeconfig", str(self.kubeconfig), "--context", context,

@@ -1,4 +1,4 @@
-"""Fixtures of the k8s runtime tests: one real control plane per test session (tests/k8s_cluster.py),
+"""Fixtures of the k8s runtime tests: one real control plane per pytest process (tests/k8s_cluster.py),
 and per test a copy of the demo whose `cluster` environment targets a namespace of its own on it.
 
 Import with: sys.path.insert(0, str(Path(__file__).parent)); from k8s_fixtures import ...
@@ -10,7 +10,6 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +25,29 @@ def digest(seed: str) -> str:
     return "sha256:" + hashlib.sha256(seed.encode()).hexdigest()
 
 
-@pytest.fixture(scope="session", name="k8s")
-def k8s_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestCluster]:
-    cluster = TestCluster(tmp_path_factory.mktemp("k8s")).start()
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
+_SHARED: list[TestCluster] = []  # this process's running control plane, if any
+
+
+@pytest.fixture(name="k8s")
+def k8s_fixture(tmp_path_factory: pytest.TempPathFactory) -> TestCluster:
+    """The control plane of this pytest process (a worker, under xdist): started by the first test that
+    needs it and shared by the following ones (each in its own namespace); conftest.py stops it once
+    the next test does not need it (the k8s modules run one after another: one scheduling group)."""
+    if not _SHARED:
+        cluster = TestCluster(tmp_path_factory.mktemp("k8s"))
+        try:
+            cluster.start()
+        except BaseException:
+            cluster.stop()  # what did come up does not outlive the failure
+            raise
+        _SHARED.append(cluster)
+    return _SHARED[0]
+
+
+def stop_shared() -> None:
+    """Stop this process's control plane, if one runs (a later test needing one starts another)."""
+    while _SHARED:
+        _SHARED.pop().stop()
 
 
 class K8sDemo:

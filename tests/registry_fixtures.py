@@ -17,6 +17,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.waiting import until
+
 REGISTRY_BIN = shutil.which("docker-registry")
 
 
@@ -45,16 +47,15 @@ def serving(argv: list[str], probe: str, ready: tuple[int, ...] = (200,), wait: 
             ) -> Iterator[subprocess.Popen[bytes]]:
     """Start a server process, wait until `probe` answers one of `ready`, stop it (by its pid) after."""
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + wait
+    def up() -> bool:
+        try:
+            return httpx.get(probe, timeout=1).status_code in ready
+        except httpx.HTTPError:
+            assert proc.poll() is None, f"{argv[0]} exited {proc.returncode} before serving"
+            return False
+
     try:
-        while True:
-            try:
-                if httpx.get(probe, timeout=1).status_code in ready:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, f"{argv[0]} did not start"
-            time.sleep(0.05)
+        until(up, wait, what=f"{argv[0]} to serve {probe}")
         yield proc
     finally:
         proc.terminate()

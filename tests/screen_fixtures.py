@@ -7,7 +7,6 @@ polling with a deadline (never sleeps as synchronisation).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import shutil
@@ -21,16 +20,6 @@ from deploy_fixtures import DEMO, Demo, add_gated_env, dev_database_off, make_de
 SIZE = (130, 40)
 FIXED_DATE = "2026-01-01T00:00:00+00:00"
 COMMAND_HEALTH = 'health = framework.HealthCheck {type = "command", command = "true"}'
-
-
-async def until(pilot: Any, predicate: Any, timeout: float = 90.0) -> None:
-    """Poll the app until `predicate()` holds, failing after `timeout` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
 
 
 def cut(demo: Demo, env: str, version: str) -> None:

@@ -28,8 +28,8 @@ from tests.auth_fixtures import (  # noqa: F401
     server_factory,
     start_login,
     stored,
-    wait_for,
 )
+from tests.waiting import until
 
 
 def pkce() -> tuple[str, str]:
@@ -103,7 +103,7 @@ def test_the_code_exchange_works_once_and_a_replay_revokes_its_token(srv, agent)
     assert api_status(srv, token) == 200
     replay = exchange(srv, code, verifier)
     assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
-    wait_for(lambda: api_status(srv, token) == 401, 10, "the token of a replayed code to be revoked")
+    until(lambda: api_status(srv, token) == 401, 10, "the token of a replayed code to be revoked")
 
 
 def test_code_for_another_redirect_uri_is_refused(srv, agent) -> None:
@@ -210,7 +210,7 @@ def test_expired_and_revoked_tokens_are_refused(srv, agent, tmp_path: Path) -> N
     token = stored(env)[srv.url]["access_token"]
     with db(srv) as conn:
         conn.execute("UPDATE auth_tokens SET expires_at = 1 WHERE kind = 'access'")
-    wait_for(lambda: api_status(srv, token) == 401, 10, "the expired token to be refused")
+    until(lambda: api_status(srv, token) == 401, 10, "the expired token to be refused")
     # Client side: an expired entry is no credential.
     path = Path(env["XDG_CONFIG_HOME"]) / "framework" / "credentials.json"
     doc = json.loads(path.read_text())

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from tests.auth_fixtures import ADMIN, PASSWORD, client_env, seed_accounts, server_factory, start_login, stored  # noqa: F401
-from tests.webhooks_fixtures import wait_for
+from tests.waiting import until
 
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"  # the W3C WebDriver element key
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -70,7 +70,7 @@ def webdriver(tmp_path: Path) -> Iterator[WebDriver]:
             except (httpx.HTTPError, ValueError, KeyError):
                 return False
 
-        wait_for(ready, 30, "chromedriver")
+        until(ready, 30, "chromedriver")
         options = {"binary": chromium, "args": [*CHROMIUM_ARGS, f"--user-data-dir={tmp_path / 'profile'}"]}
         r = httpx.post(f"{base}/session", timeout=120, json={"capabilities": {"alwaysMatch": {
             "browserName": "chrome", "goog:chromeOptions": options}}})
@@ -100,7 +100,7 @@ def test_login_through_a_real_headless_chromium(server_factory, tmp_path: Path, 
     code, out, err = run.finish()
     assert code == 0, err
     assert json.loads(out)["user"] == ADMIN
-    wait_for(lambda: "/callback?" in webdriver.call("GET", "/url"), 30, "the loopback page")
+    until(lambda: "/callback?" in webdriver.call("GET", "/url"), 30, "the loopback page")
     assert "signed in" in webdriver.text("#result")
     token = stored(env)[srv.url]["access_token"]
     assert httpx.get(f"{srv.url}/api/automations", headers={"Authorization": f"Bearer {token}"}).status_code == 200

@@ -14,7 +14,8 @@ import pytest
 from app.dashboard import Dashboard
 from app.settings import deterministic_settings
 from tests.auth_fixtures import agent, client_env, login, seed_accounts, server_factory  # noqa: F401
-from tests.test_dashboard import SIZE, _until
+from tests.test_dashboard import SIZE
+from tests.waiting import until_app
 
 
 def test_header_names_who_is_signed_in_where(demo_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -24,8 +25,8 @@ def test_header_names_who_is_signed_in_where(demo_project: Path, monkeypatch: py
     async def sub_title_after_read() -> str:
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
         async with app.run_test(size=SIZE) as pilot:
-            await _until(pilot, lambda: getattr(app, "signin_worker", None) is not None)
-            await _until(pilot, lambda: app.signin_worker.is_finished)
+            await until_app(pilot, lambda: getattr(app, "signin_worker", None) is not None)
+            await until_app(pilot, lambda: app.signin_worker.is_finished)
             await pilot.pause()  # the sub-title is set from the worker through call_from_thread
             return str(app.sub_title)
 
@@ -60,7 +61,7 @@ def test_webhooks_screen_uses_the_stored_login(server_factory, tmp_path: Path, a
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings(refresh_seconds=60))
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("6")
-            await _until(pilot, lambda: app.current_mode == "webhooks" and app.screen.loads >= 1)
+            await until_app(pilot, lambda: app.current_mode == "webhooks" and app.screen.loads >= 1)
             status = str(app.screen.query_one("#hooks-status").render())
             assert "not set" not in status and "no login" not in status, status
             assert app.screen.result is not None

@@ -25,8 +25,8 @@ from tests.auth_fixtures import (  # noqa: F401
     seed_accounts,
     server_factory,
     stored,
-    wait_for,
 )
+from tests.waiting import until
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ def test_health_and_an_account_flow_through_oauth_start(serve, agent) -> None:
     started = threading.Thread(target=lambda: answers.append(httpx.post(
         f"{base}/oauth/start", json={"provider": provider.url}, timeout=120)))
     started.start()
-    url = wait_for(lambda: urls.exists() and urls.read_text().strip(), 60, "the browser to open").splitlines()[0]
+    url = until(lambda: urls.exists() and urls.read_text().strip(), 60, "the browser to open").splitlines()[0]
     assert url.startswith(f"{provider.url}/oauth/authorize?") and "redirect_uri=http%3A%2F%2F127.0.0.1" in url
     consent = agent.consent(url)
     assert consent.location and consent.location.startswith(f"{base}/oauth/callback?")

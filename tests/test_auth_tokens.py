@@ -19,7 +19,7 @@ from tests.auth_fixtures import (  # noqa: F401
     server_factory,
     stored,
 )
-from tests.pg_fixtures import pg_server, pg_url  # noqa: F401
+from tests.pg_fixtures import pg_url  # noqa: F401
 
 
 def status(url: str, token: str, path: str = "/api/automations") -> int:

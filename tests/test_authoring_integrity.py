@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from engine.authoring import markers
-from tests.authoring_fixtures import authored, fw, fw_text, git, go, go_caches, project_copy, tree
+from tests.authoring_fixtures import fw, fw_text, git, go, go_caches, project_copy, tree
 
 
 def test_markers_hash_the_content_without_the_marker() -> None:

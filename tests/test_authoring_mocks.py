@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.authoring_fixtures import authored, fw, go, go_caches, project_copy
+from tests.authoring_fixtures import fw, go, go_caches, project_copy
 
 CONTRACT = '''// Package ordercore is an internal package; its contract is the interface below.
 package ordercore

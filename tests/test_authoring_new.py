@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from engine.authoring.config import FEATURES
-from tests.authoring_fixtures import authored, fw, fw_text, git, go, go_caches, project_copy
+from tests.authoring_fixtures import fw, fw_text, git, go, go_caches, project_copy
 from tests.devstack_fixtures import free_base, healthz, stacks_cleanup
 
 

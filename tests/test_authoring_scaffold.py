@@ -9,8 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from tests.authoring_fixtures import authored, fw, fw_text, go, go_caches, project_copy, tree
-from tests.pg_fixtures import pg_server, pg_url
+from tests.authoring_fixtures import fw, fw_text, go, go_caches, project_copy, tree
+from tests.pg_fixtures import pg_url
 
 
 def test_every_dry_run_lists_files_and_writes_nothing(authored: Path) -> None:

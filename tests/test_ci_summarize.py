@@ -12,7 +12,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 sys.path.insert(0, str(Path(__file__).parent))
-from ci_fixtures import go_streams_fixture, project_fixture  # noqa: E402,F401
+from ci_fixtures import project_fixture  # noqa: E402,F401
 from deploy_fixtures import FRAMEWORK_BIN, demo_fixture  # noqa: E402,F401
 
 

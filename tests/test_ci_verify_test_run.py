@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from ci_fixtures import go_streams_fixture, project_fixture  # noqa: E402,F401
+from ci_fixtures import project_fixture  # noqa: E402,F401
 
 PKG = "example.test/m/"
 

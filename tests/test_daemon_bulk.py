@@ -24,7 +24,8 @@ import pytest
 from engine.daemon import proto
 from engine.daemon.bulk import ACCEPTED, MAGIC, preamble
 from engine.processes import free_port
-from tests.gateway_fixtures import HEARTBEAT_MS, Stack, make_stack, platform, registered, stack, until  # noqa: F401
+from tests.gateway_fixtures import HEARTBEAT_MS, Stack, make_stack, platform, registered, stack  # noqa: F401
+from tests.waiting import until
 
 
 def daemon_log(stack: Stack) -> str:
@@ -44,6 +45,19 @@ def present(port: int, data: bytes) -> bytes:
             return sock.recv(1)
         except ConnectionResetError:
             return b""
+
+
+def accepted(port: int) -> int:
+    """Connections to `port` some process has accepted: established sockets bound to that local port
+    that carry an inode (the kernel gives one only on accept(2); one still queued has 0)."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as fh:
+            for row in fh.read().splitlines()[1:]:
+                fields = row.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01" and fields[9] != "0":
+                    count += 1
+    return count
 
 
 class FakeDaemon:
@@ -97,6 +111,25 @@ def in_thread(fn: Any, *args: Any, **kw: Any) -> dict[str, Any]:
         try:
             box["result"] = fn(*args, **kw)
         except Exception as exc:  # noqa: BLE001 - the test inspects it
+            box["error"] = exc
+
+    box["thread"] = threading.Thread(target=run, daemon=True)
+    box["thread"].start()
+    return box
+
+
+def streamed(stack: Stack, path: str, **kw: Any) -> dict[str, Any]:
+    """A read in a thread whose response headers are seen before its body (box["status"] once they
+    came: the server had the daemon's FileInfo), then box["body"] or box["error"]."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            with httpx.stream("POST", stack.srv.url + "/api/daemons" + path, timeout=60,
+                              headers={"Authorization": f"Bearer {stack.token}"}, **kw) as r:
+                box["status"] = r.status_code
+                box["body"] = r.read()
+        except httpx.HTTPError as exc:
             box["error"] = exc
 
     box["thread"] = threading.Thread(target=run, daemon=True)
@@ -187,12 +220,14 @@ def test_bad_replayed_and_stale_tickets_and_garbage_are_refused(stack: Stack) ->
         assert reading["result"].status_code == 200 and reading["result"].content == body
         assert present(port, preamble(request, bytes(offer.ticket))) == b""  # replayed after use
 
-        stale = in_thread(stack.api, "POST", "/fake/files/read", json={"path": "y.bin"})
+        stale = streamed(stack, "/fake/files/read", json={"path": "y.bin"})
         ask = fake.next("file_read")
         fake.send(ask.request, file_info=proto.pb().FileInfo(path="y.bin", kind="file", size=2 << 20))
-        time.sleep(0.2)
+        until(lambda: stale.get("status") or "error" in stale, what="the read's response to start (FileInfo in)")
+        assert stale["status"] == 200  # the transfer is under way, its bytes owed on the bulk channel
         fake.close()  # the stream that carried the ticket is gone
         stale["thread"].join(30)
+        assert not stale["thread"].is_alive() and "error" in stale  # cut short: the client sees it
         assert present(port, preamble(ask.request, bytes(ask.file_read.bulk.ticket))) == b""
     finally:
         fake.close()
@@ -208,7 +243,7 @@ def test_idle_connections_on_the_bulk_port_are_capped(stack: Stack) -> None:
     port = bulk_port(stack)
     idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(MAX_UNPROVEN)]
     try:
-        time.sleep(0.3)
+        until(lambda: accepted(port) >= MAX_UNPROVEN, what=f"the server to hold {MAX_UNPROVEN} idle connections")
         with socket.create_connection(("127.0.0.1", port), timeout=10) as extra:
             started = time.monotonic()
             try:
@@ -277,10 +312,10 @@ def test_a_stream_drop_fails_a_bulk_transfer_clearly(stack: Stack) -> None:
 def test_fallback_to_the_stream_and_expired_tickets(tmp_path: Path) -> None:
     """The bulk address the server gives cannot be reached (PLATFORM_DAEMON_BULK_ADDRESS names a
     closed port): the daemon logs it and the bytes go in frames on the stream; a read and a write
-    are whole. A ticket presented after PLATFORM_DAEMON_BULK_TICKET_MS is refused, and that read
-    still completes on the stream."""
+    are whole. A ticket presented after PLATFORM_DAEMON_BULK_TICKET_MS is refused (here 0 ms: every
+    ticket has expired when it arrives), and that read still completes on the stream."""
     s = make_stack(tmp_path, extra_env={"PLATFORM_DAEMON_BULK_ADDRESS": f"127.0.0.1:{free_port()}",
-                                        "PLATFORM_DAEMON_BULK_TICKET_MS": "1000"})
+                                        "PLATFORM_DAEMON_BULK_TICKET_MS": "0"})
     try:
         registered(s)
         s.start()
@@ -304,7 +339,6 @@ def test_fallback_to_the_stream_and_expired_tickets(tmp_path: Path) -> None:
             reading = in_thread(s.api, "POST", "/late/files/read", json={"path": "z.bin"})
             ask = fake.next("file_read")
             fake.send(ask.request, file_info=proto.pb().FileInfo(path="z.bin", kind="file", size=3))
-            time.sleep(1.3)
             assert present(bulk_port(s), preamble(ask.request, bytes(ask.file_read.bulk.ticket))) == b""
             fake.send(ask.request, output=proto.pb().Output(stream="file", data=b"abc"))
             fake.send(ask.request, exit=proto.pb().Exit(code=0))
@@ -315,3 +349,31 @@ def test_fallback_to_the_stream_and_expired_tickets(tmp_path: Path) -> None:
     finally:
         s.stop_all()
         s.srv.stop()
+
+
+def test_a_ticket_expires_after_its_ttl_on_the_tickets_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes: a ticket is good until
+    PLATFORM_DAEMON_BULK_TICKET_MS have passed since it was issued, on the clock the tickets read (here
+    one the test moves), and single use: taken at the last good instant it is accepted; one more
+    instant and it is refused."""
+    import asyncio
+
+    from engine.server.gateway.bulk import Tickets
+
+    monkeypatch.setenv("PLATFORM_DAEMON_BULK_TICKET_MS", "2000")
+    now = [100.0]
+
+    class Link:
+        closed = threading.Event()
+
+    async def scenario() -> None:
+        tickets = Tickets(clock=lambda: now[0])
+        good, late = tickets.issue(Link(), 1), tickets.issue(Link(), 2)
+        now[0] = 102.0  # exactly the TTL later: still good
+        assert tickets.take(1, good.secret) is good
+        assert tickets.take(1, good.secret) is None  # used up
+        now[0] = 102.001
+        assert tickets.take(2, late.secret) is None
+        assert 2 not in tickets.pending  # an expired ticket is gone, not retried
+
+    asyncio.run(scenario())

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from tests.auth_fixtures import browser_script
-from tests.gateway_fixtures import ROOT, Stack, doc_of, make_stack, platform, registered, until
+from tests.gateway_fixtures import ROOT, Stack, doc_of, make_stack, platform, registered
+from tests.waiting import until
 
 
 @pytest.fixture(scope="module")

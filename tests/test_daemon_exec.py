@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
-from tests.gateway_fixtures import Stack, stack, until  # noqa: F401
+from tests.gateway_fixtures import Stack, stack  # noqa: F401
+from tests.waiting import until
 
 
 def test_shell_streams_output_exit_code_env_stdin_and_cwd(stack: Stack) -> None:
@@ -129,14 +129,16 @@ def test_pty_open_input_resize_output_close(stack: Stack) -> None:
     pty = opened["pty_id"]
 
     def output_until(needle: str, offset: int = 0) -> tuple[str, int]:
-        seen = ""
-        deadline = time.monotonic() + 20
-        while needle not in seen:
-            assert time.monotonic() < deadline, seen
-            doc = stack.api("GET", f"/dev/pty/{pty}/output", params={"offset": offset, "wait_ms": 500}).json()
-            seen += doc["text"]
-            offset = doc["offset"]
-        return seen, offset
+        seen, at = "", offset
+
+        def read() -> bool:
+            nonlocal seen, at
+            doc = stack.api("GET", f"/dev/pty/{pty}/output", params={"offset": at, "wait_ms": 500}).json()
+            seen, at = seen + doc["text"], doc["offset"]
+            return needle in seen
+
+        until(read, 20, what=lambda: f"{needle!r} in the PTY's output: {seen!r}")
+        return seen, at
 
     stack.api("POST", f"/dev/pty/{pty}/input", json={"data": "stty size; test -t 0 && echo IS-A-$((1+1))TTY\n"})
     seen, offset = output_until("IS-A-2TTY")  # not in the echoed input: the command's own output

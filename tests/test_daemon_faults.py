@@ -26,8 +26,8 @@ from tests.gateway_fixtures import (
     platform,
     registered,
     sigkill,
-    until,
 )
+from tests.waiting import until
 from tests.webhooks_fixtures import isolated_env, start_server
 
 

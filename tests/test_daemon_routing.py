@@ -3,11 +3,11 @@ reaches the process holding its stream, whichever process it was sent to."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-from tests.gateway_fixtures import FAST, Stack, make_stack, registered, until
-from tests.pg_fixtures import pg_server, pg_url  # noqa: F401
+from tests.gateway_fixtures import FAST, Stack, make_stack, registered
+from tests.pg_fixtures import pg_url  # noqa: F401
+from tests.waiting import until
 from tests.webhooks_fixtures import isolated_env, start_server
 
 
@@ -144,12 +144,10 @@ def test_a_terminal_survives_its_daemon_moving_to_another_server_process(tmp_pat
             # heartbeat) are lost with that stream, as on any dropped connection: a client types again
             if stack.api("POST", f"/dev/pty/{pty}/input", json={"data": "echo two-$((1+1))\n"}).status_code != 200:
                 return False
-            deadline = time.monotonic() + 1
-            while time.monotonic() < deadline:
-                if "two-2" in text():
-                    return True
-                time.sleep(0.05)
-            return False
+            try:
+                return bool(until(lambda: "two-2" in text(), 1, what="the echo"))
+            except AssertionError:
+                return False  # lost with the old stream: type again
 
         until(typed, what="output after the move")
         assert "one-1" in text()  # the scrollback came along

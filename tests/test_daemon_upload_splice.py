@@ -15,8 +15,9 @@ import threading
 from pathlib import Path
 
 from engine.daemon.bulk import _receive
-from tests.gateway_fixtures import Stack, stack, until  # noqa: F401
+from tests.gateway_fixtures import Stack, stack  # noqa: F401
 from tests.http_fixtures import responses
+from tests.waiting import until
 
 BLOCK = 1 << 20
 

@@ -10,22 +10,13 @@ import pytest
 from app.dashboard import Dashboard
 from app.settings import deterministic_settings
 from screens.catalog import SCREENS
+from tests.waiting import until_app
 
 SIZE = (120, 36)
 
 
-async def _until(pilot: object, predicate: object, timeout: float = 60.0) -> None:
-    """Poll the app (not sleep-and-hope) until `predicate()` holds, failing after `timeout` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():  # type: ignore[operator]
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)  # type: ignore[attr-defined]
-
-
 async def _loaded(app: Dashboard, pilot: object) -> None:
-    await _until(pilot, lambda: getattr(app.screen, "loads", 0) >= 1)
+    await until_app(pilot, lambda: getattr(app.screen, "loads", 0) >= 1)
 
 
 def test_visits_every_screen_by_number_key_and_sidebar(demo_project: Path) -> None:
@@ -36,14 +27,14 @@ def test_visits_every_screen_by_number_key_and_sidebar(demo_project: Path) -> No
             await _loaded(app, pilot)
             for info in SCREENS:
                 await pilot.press(info.key)
-                await _until(pilot, lambda info=info: getattr(app.screen, "NAME", None) == info.name)
+                await until_app(pilot, lambda info=info: getattr(app.screen, "NAME", None) == info.name)
                 assert app.current_mode == info.name
             # Sidebar: focus it, move down, select -> the next screen.
             await pilot.press("1")
-            await _until(pilot, lambda: app.current_mode == "environments")
+            await until_app(pilot, lambda: app.current_mode == "environments")
             app.screen.query_one("#sidebar").focus()
             await pilot.press("down", "enter")
-            await _until(pilot, lambda: app.current_mode == "rollouts")
+            await until_app(pilot, lambda: app.current_mode == "rollouts")
 
     asyncio.run(scenario())
 
@@ -82,11 +73,11 @@ def test_filter_with_slash_and_clear_with_escape(demo_project: Path) -> None:
             await _loaded(app, pilot)
             table = app.screen.query_one("#env-table")
             await pilot.press("slash", *"k8s")
-            await _until(pilot, lambda: [k.value for k in table.rows] == ["cluster"])
+            await until_app(pilot, lambda: [k.value for k in table.rows] == ["cluster"])
             await pilot.press("enter")  # back to the table, filter kept
             assert [k.value for k in table.rows] == ["cluster"]
             await pilot.press("escape")
-            await _until(pilot, lambda: len(table.rows) == 5)
+            await until_app(pilot, lambda: len(table.rows) == 5)
 
     asyncio.run(scenario())
 
@@ -98,10 +89,10 @@ def test_details_and_escape_back(demo_project: Path) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await _loaded(app, pilot)
             await pilot.press("j", "enter")  # second row: cluster
-            await _until(pilot, lambda: getattr(app.screen, "document", None) is not None)
+            await until_app(pilot, lambda: getattr(app.screen, "document", None) is not None)
             assert app.screen.env_name == "cluster" and app.screen.document.kind == "self_managed"  # type: ignore[attr-defined]
             await pilot.press("escape")
-            await _until(pilot, lambda: app.current_mode == "environments" and len(app.screen_stack) == 1)
+            await until_app(pilot, lambda: app.current_mode == "environments" and len(app.screen_stack) == 1)
 
     asyncio.run(scenario())
 
@@ -116,13 +107,13 @@ def test_help_lists_every_binding(demo_project: Path) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await _loaded(app, pilot)
             await pilot.press("question_mark")
-            await _until(pilot, lambda: isinstance(app.screen, HelpScreen))
+            await until_app(pilot, lambda: isinstance(app.screen, HelpScreen))
             ids = {row[2] for row in app.screen.rows}  # type: ignore[attr-defined]
             declared = {b.id for b in Dashboard.BINDINGS} | {b.id for b in EnvironmentsScreen.BINDINGS}
             assert declared <= ids and "app.command_palette" in ids
             assert all(row[1] for row in app.screen.rows)  # type: ignore[attr-defined]
             await pilot.press("escape")
-            await _until(pilot, lambda: not isinstance(app.screen, HelpScreen))
+            await until_app(pilot, lambda: not isinstance(app.screen, HelpScreen))
 
     asyncio.run(scenario())
 
@@ -134,16 +125,16 @@ def test_command_line_runs_the_cli_and_jumps_to_screens(demo_project: Path) -> N
         async with app.run_test(size=SIZE) as pilot:
             await _loaded(app, pilot)
             await pilot.press("colon", *"env list --json", "enter")
-            await _until(pilot, lambda: app.last_command is not None and app.last_command.result is not None)
+            await until_app(pilot, lambda: app.last_command is not None and app.last_command.result is not None)
             result = app.last_command.result
             assert result.argv == ["framework", "env", "list", "--json"] and result.exit_code == 0
             assert '"name": "staging"' in result.stdout
             await pilot.press("escape")
             await pilot.press("colon", *"env list --bogus", "enter")
-            await _until(pilot, lambda: app.last_command.result is not None and "bogus" in app.last_command.argv[-1])
+            await until_app(pilot, lambda: app.last_command.result is not None and "bogus" in app.last_command.argv[-1])
             assert app.last_command.result.exit_code == 2
             await pilot.press("escape", "colon", *"webhooks", "enter")
-            await _until(pilot, lambda: app.current_mode == "webhooks")
+            await until_app(pilot, lambda: app.current_mode == "webhooks")
 
     asyncio.run(scenario())
 
@@ -157,12 +148,12 @@ def test_command_palette_opens_and_q_quits(demo_project: Path) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await _loaded(app, pilot)
             await pilot.press("ctrl+p")
-            await _until(pilot, lambda: isinstance(app.screen, CommandPalette))
+            await until_app(pilot, lambda: isinstance(app.screen, CommandPalette))
             await pilot.press(*"Go to Runs")
             await pilot.press("enter")
-            await _until(pilot, lambda: app.current_mode == "runs")
+            await until_app(pilot, lambda: app.current_mode == "runs")
             await pilot.press("q")
-            await _until(pilot, lambda: not app.is_running)
+            await until_app(pilot, lambda: not app.is_running)
 
     asyncio.run(scenario())
 
@@ -179,10 +170,10 @@ def test_environments_refresh_when_a_kcl_file_changes(demo_project: Path) -> Non
             new.mkdir()
             (new / "main.k").write_text((demo_project / "deploy/kcl/dev/main.k").read_text()
                                         .replace('name = "dev"', 'name = "qa"'))
-            await _until(pilot, lambda: "qa" in {k.value for k in table.rows})
+            await until_app(pilot, lambda: "qa" in {k.value for k in table.rows})
             assert table.cursor_row == 2  # the cursor stayed put
             (new / "main.k").unlink()
-            await _until(pilot, lambda: "qa" not in {k.value for k in table.rows})
+            await until_app(pilot, lambda: "qa" not in {k.value for k in table.rows})
 
     asyncio.run(scenario())
 
@@ -232,7 +223,7 @@ def test_keymap_in_settings_remaps_a_binding_by_id(demo_project: Path) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await _loaded(app, pilot)
             await pilot.press("f7")
-            await _until(pilot, lambda: app.current_mode == "runs")
+            await until_app(pilot, lambda: app.current_mode == "runs")
 
     asyncio.run(scenario())
 
@@ -354,11 +345,11 @@ def test_quitting_while_a_screen_reads_does_not_wait_for_the_read(
         async with app.run_test(size=SIZE) as pilot:
             await _loaded(app, pilot)
             await pilot.press("2")
-            await _until(pilot, lambda: app.current_mode == "rollouts" and started.is_set())
+            await until_app(pilot, lambda: app.current_mode == "rollouts" and started.is_set())
             assert any(t.daemon and t.name == "rollouts-read" for t in threading.enumerate())
             began.append(time.monotonic())
             await pilot.press("q")
-            await _until(pilot, lambda: not app.is_running, timeout=10)
+            await until_app(pilot, lambda: not app.is_running, timeout=10)
 
     try:
         asyncio.run(scenario())  # returns once the loop and its executor threads are shut down

@@ -11,7 +11,7 @@ from engine.database.authoring import new_migration
 from engine.database.dsn import parse
 from engine.database.files import is_timestamp, load, next_versions
 from tests.database_fixtures import fw, write
-from tests.pg_fixtures import pg_server, pg_url  # noqa: F401
+from tests.pg_fixtures import pg_url  # noqa: F401
 
 
 def _git(cwd: Path, *args: str) -> str:

@@ -10,8 +10,9 @@ from pathlib import Path
 from engine.database.dsn import parse
 from engine.database.runner import Runner, lock_id
 from tests.conftest import BIN
-from tests.database_fixtures import advisory_waiters, fw, golang_migrate, query, wait_for, write
-from tests.pg_fixtures import pg_server, pg_url  # noqa: F401
+from tests.database_fixtures import advisory_waiters, fw, golang_migrate, query, write
+from tests.pg_fixtures import pg_url  # noqa: F401
+from tests.waiting import until
 
 LEGACY_AND_TIMESTAMPS = {
     "1_init.up.sql": "CREATE TABLE accounts (id bigint PRIMARY KEY);\n",
@@ -76,7 +77,7 @@ def test_lock_id_is_golang_migrates(tmp_path: Path, pg_url: str) -> None:
         proc = subprocess.Popen([*golang_migrate_cmd(d, pg_url), "up"], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         try:
-            wait_for(lambda: advisory_waiters(pg_url, holder.lock_id) == 1, "golang-migrate waiting on our lock")
+            until(lambda: advisory_waiters(pg_url, holder.lock_id) == 1, what="golang-migrate waiting on our lock")
             assert query(pg_url, "SELECT count(*) FROM pg_tables WHERE tablename = 'accounts'") == [(0,)]
         finally:
             holder.unlock()
@@ -106,7 +107,7 @@ def test_two_concurrent_ups_apply_each_migration_once(tmp_path: Path, pg_url: st
                                    "--json"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                  for _ in range(2)]
         try:
-            wait_for(lambda: advisory_waiters(pg_url, holder.lock_id) == 2, "both ups waiting on the lock")
+            until(lambda: advisory_waiters(pg_url, holder.lock_id) == 2, what="both ups waiting on the lock")
         finally:
             holder.unlock()
         results = [p.communicate(timeout=120) for p in procs]

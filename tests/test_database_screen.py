@@ -8,13 +8,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from screen_fixtures import SIZE, until  # noqa: E402
+from screen_fixtures import SIZE  # noqa: E402
 
 from app.dashboard import Dashboard  # noqa: E402
 from app.settings import deterministic_settings  # noqa: E402
 from tests.database_fixtures import fw, without_demo_database, write  # noqa: E402
-from tests.pg_fixtures import pg_server, pg_url  # noqa: E402,F401
+from tests.pg_fixtures import pg_url  # noqa: E402,F401
 from tests.test_database_reset_introspect import DB_ENV  # noqa: E402
+from tests.waiting import until_app
 
 
 def test_environment_detail_shows_migration_state_and_seed_counts(demo_project: Path, pg_url: str) -> None:
@@ -36,7 +37,7 @@ def test_environment_detail_shows_migration_state_and_seed_counts(demo_project: 
         async with app.run_test(size=SIZE) as pilot:
             screen = EnvironmentDetailScreen("devdb")
             await app.push_screen(screen)
-            await until(pilot, lambda: screen.loads >= 1)
+            await until_app(pilot, lambda: screen.loads >= 1)
             database = screen.query_one("#database")
             text = str(database.render())
             assert database.display
@@ -44,7 +45,7 @@ def test_environment_detail_shows_migration_state_and_seed_counts(demo_project: 
             assert "seeded rows: more_things 10, things 10" in text
             plain = EnvironmentDetailScreen("dev")
             await app.push_screen(plain)
-            await until(pilot, lambda: plain.loads >= 1)
+            await until_app(pilot, lambda: plain.loads >= 1)
             assert not plain.query_one("#database").display
 
     asyncio.run(scenario())

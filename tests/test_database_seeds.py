@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.database_fixtures import fw, query, without_demo_database, write
-from tests.pg_fixtures import PgServer, pg_server, pg_url  # noqa: F401
+from tests.pg_fixtures import PgServer, pg_url  # noqa: F401
 
 SCHEMA = {
     "20240101000000_orgs.up.sql": """

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from tests.database_fixtures import fw, query, tool, write
-from tests.pg_fixtures import PgServer, pg_server, pg_url  # noqa: F401
+from tests.pg_fixtures import PgServer, pg_url  # noqa: F401
 
 SOURCES = {
     "1_init.up.sql": "CREATE TYPE mood AS ENUM ('ok', 'meh');\n"

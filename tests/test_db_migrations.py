@@ -11,7 +11,7 @@ from pathlib import Path
 
 from engine.serverstore.migrations import embedded, up
 from engine.serverstore.store import open_engine
-from tests.pg_fixtures import pg_server, pg_url  # noqa: F401
+from tests.pg_fixtures import pg_url  # noqa: F401
 from tests.webhooks_fixtures import ROOT, isolated_env
 
 

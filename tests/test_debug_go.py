@@ -19,7 +19,8 @@ from tests.debug_fixtures import (  # noqa: F401
     stopped_line,
     wait_state,
 )
-from tests.devstack_fixtures import pid_alive, poll
+from tests.devstack_fixtures import pid_alive
+from tests.waiting import until
 
 WORKER = "services/worker"
 MAIN = f"{WORKER}/main.go"
@@ -33,7 +34,7 @@ def test_go_breakpoint_condition_steps_eval_and_stop(debug: Debug) -> None:
     port = debug.base + 10
     started = debug.ok("start", WORKER, timeout=180)  # delve compiles the package first
     assert started["adapter"] == "delve" and started["mode"] == "launched"
-    poll(lambda: "worker listening" in "\n".join(debug.ok("status")["output"]), timeout=60, what="worker up")
+    until(lambda: "worker listening" in "\n".join(debug.ok("status")["output"]), timeout=60, what="worker up")
     call = debug.line_of(MAIN, "sum := add(n)")
     inside = debug.line_of(MAIN, "func add(n int) int")  # Go stops on the function entry line
     bp = debug.ok("break", f"{MAIN}:{call}", "--cond", "n > 3")
@@ -99,7 +100,7 @@ def test_go_attach_and_detach_leaves_the_process_serving(debug: Debug, tmp_path:
     service = subprocess.Popen([str(binary)], env={**os.environ, "PORT": str(port)},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        poll(lambda: serves(port), what="worker serving")
+        until(lambda: serves(port), what="worker serving")
         started = debug.ok("start", "--attach", str(service.pid), timeout=120)
         assert started["mode"] == "attached" and started["adapter"] == "delve"
         line = debug.line_of(MAIN, "sum := add(n)")

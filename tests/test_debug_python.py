@@ -20,7 +20,8 @@ from tests.debug_fixtures import (  # noqa: F401
     stopped_line,
     wait_state,
 )
-from tests.devstack_fixtures import pid_alive, poll
+from tests.devstack_fixtures import pid_alive
+from tests.waiting import until
 
 API = "services/api/main.py"
 
@@ -36,7 +37,7 @@ def test_breakpoint_hit_by_a_real_http_request_then_inspect_step_and_stop(debug:
     assert session is not None and session["pid"] == started["pid"]
     assert (debug.root / ".framework" / "debug-session.json").stat().st_mode & 0o777 == 0o600
     port = debug.base
-    poll(lambda: "api listening" in "\n".join(debug.ok("status")["output"]), what="the target's output")
+    until(lambda: "api listening" in "\n".join(debug.ok("status")["output"]), what="the target's output")
     assert get(port, "/healthz") == "ok"  # serving with the env's port before any breakpoint
     line = debug.line_of(API, 'body = json.dumps({"message"')
     bp = debug.ok("break", f"{API}:{line}")
@@ -141,7 +142,7 @@ def test_target_crash_mid_session_is_reported_and_stop_cleans_up(debug: Debug) -
     """Point 3: the target dies while debugged: status reports the exit and the last output; later
     commands say it exited (exit 1); stop leaves no process behind."""
     debug.ok("start", "api")
-    poll(lambda: debug.ok("status")["target_pid"] and "api listening" in "\n".join(debug.ok("status")["output"]),
+    until(lambda: debug.ok("status")["target_pid"] and "api listening" in "\n".join(debug.ok("status")["output"]),
          what="target pid and its first output")
     target = debug.ok("status")["target_pid"]
     os.kill(target, signal.SIGKILL)
@@ -162,7 +163,7 @@ def test_dead_broker_leaves_a_stale_file_that_the_next_command_cleans(debug: Deb
     debug.ok("start", "api")
     session = debug.session()
     os.kill(session["pid"], signal.SIGKILL)
-    poll(lambda: not pid_alive(session["pid"]), what="broker gone")
+    until(lambda: not pid_alive(session["pid"]), what="broker gone")
     stale = debug.json("breakpoints")
     assert stale["exit_code"] == 1 and stale["error"]["code"] == "stale_debug_session"
     assert "stale" in stale["error"]["message"]
@@ -192,7 +193,7 @@ def test_attach_to_a_running_python_process_and_detach_leaves_it_serving(debug: 
     service = subprocess.Popen([sys.executable, str(debug.root / API)], env={**os.environ, "PORT": str(port)},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        poll(lambda: serves(port), what="api serving")
+        until(lambda: serves(port), what="api serving")
         if not _injection_allowed():
             refused = debug.json("start", "--attach", str(service.pid))
             assert refused["exit_code"] == 1 and refused["error"]["code"] == "attach_unsupported"

@@ -11,15 +11,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: E402,F401
 
-
-def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+from tests.waiting import until  # noqa: E402
 
 
 def current_of(demo, env: str):
@@ -64,7 +56,7 @@ def test_transient_failure_gets_a_grace_then_ready(demo):
     """A transient health failure inside the grace does not fail the rollout."""
     gate, _port = add_gated_env(demo, "gated")
     proc = popen(demo, "env", "deploy", "gated", "--yes", "--json", "--stability-window", "0.3", "--events")
-    wait_for(lambda: current_of(demo, "gated"), what="the promotion")
+    until(lambda: current_of(demo, "gated"), what="the promotion")
     gate.write_text("up")
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
@@ -80,7 +72,7 @@ def test_in_flight_rollout_declines_with_4_and_supersede_replaces_it_with_6(demo
     demo.commit("v2")
     demo.run("env", "build", "gated", "--release", "v2", check=True)
     first = popen(demo, "env", "deploy", "gated", "v1", "--yes", "--json", "--grace", "300")
-    wait_for(lambda: current_of(demo, "gated"), what="the first promotion")
+    until(lambda: current_of(demo, "gated"), what="the first promotion")
     code, doc = demo.json("env", "deploy", "gated", "v2", "--yes")
     assert code == 4 and doc["error"]["code"] == "rollout_in_flight"
     gate.write_text("up")  # let the replacement become healthy
@@ -197,7 +189,7 @@ def test_killed_deploy_leaves_a_whole_promotion_and_no_stuck_rollout(demo):
 
     gate, _ = add_gated_env(demo, "gated")
     first = popen(demo, "env", "deploy", "gated", "--yes", "--json", "--grace", "300")
-    wait_for(lambda: current_of(demo, "gated"), what="the promotion")
+    until(lambda: current_of(demo, "gated"), what="the promotion")
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=30)
     code, shown = demo.json("ledger", "show", "gated")

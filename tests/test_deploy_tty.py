@@ -6,26 +6,26 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import FRAMEWORK_BIN, demo_fixture  # noqa: E402,F401
 
+from tests.waiting import until  # noqa: E402
+
 
 def tmux(*args: str) -> str:
     return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True, timeout=30).stdout
 
 
-def wait_for(name: str, text: str, timeout: float = 60.0) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        screen = tmux("capture-pane", "-p", "-J", "-t", name, "-S", "-200")
-        if text in screen:
-            return screen
-        time.sleep(0.1)
-    raise AssertionError(f"{text!r} never appeared:\n{tmux('capture-pane', '-p', '-t', name)}")
+def showing(name: str, text: str, timeout: float = 60.0) -> str:
+    """The pane's last 200 lines (wrapped lines joined) once `text` is among them."""
+    def pane() -> str:
+        return tmux("capture-pane", "-p", "-J", "-t", name, "-S", "-200")
+
+    return until(lambda: screen if text in (screen := pane()) else "", timeout,
+                 what=lambda: f"{text!r} on the pane:\n{tmux('capture-pane', '-p', '-t', name)}", interval=0.1)
 
 
 def run_in_tmux(demo, args: str) -> str:
@@ -43,10 +43,10 @@ def test_terminal_confirmation_shows_plan_and_no_writes_no_promotion(demo):
     first, and a rerun reuses it); yes promotes, applies and waits."""
     name = run_in_tmux(demo, "env deploy dev --stability-window 0.3")
     try:
-        screen = wait_for(name, "to dev? [y/N]")
+        screen = showing(name, "to dev? [y/N]")
         assert "Deploy plan for `dev`" in screen and "| api | added |" in screen
         tmux("send-keys", "-t", name, "n", "Enter")
-        screen = wait_for(name, "EXIT=")
+        screen = showing(name, "EXIT=")
         assert "EXIT=0" in screen and "no promotion written" in screen
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, check=False)
@@ -54,9 +54,9 @@ def test_terminal_confirmation_shows_plan_and_no_writes_no_promotion(demo):
     assert demo.json("ledger", "show", "dev")[1]["promotions"] == []
     name = run_in_tmux(demo, "env deploy dev --stability-window 0.3")
     try:
-        wait_for(name, "to dev? [y/N]")
+        showing(name, "to dev? [y/N]")
         tmux("send-keys", "-t", name, "y", "Enter")
-        screen = wait_for(name, "EXIT=")
+        screen = showing(name, "EXIT=")
         assert "EXIT=0" in screen and "rollout: ready" in screen
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, check=False)

@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from devstack_fixtures import BIN, add_worktree, framework, framework_json, make_demo_repo, poll  # noqa: E402
+from devstack_fixtures import BIN, add_worktree, framework, framework_json, make_demo_repo  # noqa: E402
+
+from tests.waiting import until
 
 
 def _repo(tmp_path: Path, max_stacks: int = 8) -> Path:
@@ -153,11 +155,11 @@ with _locked(path):
 """
     writer = subprocess.Popen([sys.executable, "-c", script])
     try:
-        poll(ready.exists, what="the writer to hold the lock mid-write")
+        until(ready.exists, what="the writer to hold the lock mid-write")
         blocked = subprocess.Popen([str(BIN / "framework"), "env", "devstack", "port", "8000"], cwd=b,
                                    stdout=subprocess.PIPE, text=True)
         # the second allocation waits on the lock (the kernel lists it as a blocked flock waiter)
-        poll(lambda: any(line.split()[1:2] == ["->"] and f" {blocked.pid} " in line
+        until(lambda: any(line.split()[1:2] == ["->"] and f" {blocked.pid} " in line
                          for line in Path("/proc/locks").read_text().splitlines()), what="a blocked flock waiter")
         assert blocked.poll() is None
         assert (repo / ".framework" / "blocks.json").read_bytes() == before

@@ -19,10 +19,10 @@ from tests.domain_fixtures import (  # noqa: F401
     gateway_plane,
     gateway_ports,
     publish_claim,
-    until,
     zone,
 )
 from tests.hosted_fixtures import admin, demo, hosted_env, mint, run_json, seed_org, with_token  # noqa: F401
+from tests.waiting import until
 from tests.webhooks_fixtures import Server, server_factory  # noqa: F401
 
 

@@ -13,7 +13,8 @@ from screens.environments.domains import DomainsScreen
 from tests.deploy_fixtures import Demo
 from tests.domain_fixtures import Zone, domain_org, publish_claim, quiet_plane, zone  # noqa: F401
 from tests.hosted_fixtures import demo, hosted_env, run_json, with_token  # noqa: F401
-from tests.screen_fixtures import SIZE, environ, until
+from tests.screen_fixtures import SIZE, environ
+from tests.waiting import until_app
 from tests.webhooks_fixtures import Server, server_factory  # noqa: F401
 
 
@@ -36,7 +37,7 @@ def test_domains_view_shows_state_binding_dns_and_runs_actions(quiet_plane: Serv
                 detail = EnvironmentDetailScreen("cloud")
                 await app.push_screen(detail)
                 await pilot.press("d")
-                await until(pilot, lambda: isinstance(app.screen, DomainsScreen) and app.screen.loads >= 1)
+                await until_app(pilot, lambda: isinstance(app.screen, DomainsScreen) and app.screen.loads >= 1)
                 screen = app.screen
                 table = screen.query_one("#domains-table")
                 row = table.get_row("shop.test")
@@ -50,17 +51,17 @@ def test_domains_view_shows_state_binding_dns_and_runs_actions(quiet_plane: Serv
                              "framework domain rm shop.test --env cloud"):
                     assert line in commands
                 await pilot.press("v")
-                await until(pilot, lambda: "verify shop.test" in screen.last_action)
-                await until(pilot, lambda: "NXDOMAIN" in table.get_row("shop.test")[5])
+                await until_app(pilot, lambda: "verify shop.test" in screen.last_action)
+                await until_app(pilot, lambda: "NXDOMAIN" in table.get_row("shop.test")[5])
                 publish_claim(zone, doc["result"])
                 await pilot.press("v")
-                await until(pilot, lambda: table.get_row("shop.test")[1] == "live")
+                await until_app(pilot, lambda: table.get_row("shop.test")[1] == "live")
                 assert table.get_row("shop.test")[2] == "yes"
                 await pilot.press("u")
-                await until(pilot, lambda: table.get_row("shop.test")[3] == "-")
+                await until_app(pilot, lambda: table.get_row("shop.test")[3] == "-")
                 assert table.get_row("shop.test")[1:3] == ["live", "no"]
                 await pilot.press("x")
-                await until(pilot, lambda: table.row_count == 0)
+                await until_app(pilot, lambda: table.row_count == 0)
 
     asyncio.run(scenario())
 
@@ -82,7 +83,7 @@ def test_domains_view_adds_and_binds_through_its_input(quiet_plane: Server, zone
             async with app.run_test(size=SIZE) as pilot:
                 screen = DomainsScreen("cloud")
                 await app.push_screen(screen)
-                await until(pilot, lambda: screen.loads >= 1)
+                await until_app(pilot, lambda: screen.loads >= 1)
                 table = screen.query_one("#domains-table")
                 preview = screen.query_one("#domains-preview")
                 assert table.row_count == 0 and not preview.display
@@ -90,7 +91,7 @@ def test_domains_view_adds_and_binds_through_its_input(quiet_plane: Server, zone
                 await pilot.press(*"shop.test")
                 assert "runs: framework domain add shop.test --env cloud" in str(preview.render())
                 await pilot.press("enter")
-                await until(pilot, lambda: table.row_count == 1)
+                await until_app(pilot, lambda: table.row_count == 1)
                 assert table.get_row("shop.test")[1:4] == ["pending_dns", "no", "-"]
                 assert not preview.display
 
@@ -98,14 +99,14 @@ def test_domains_view_adds_and_binds_through_its_input(quiet_plane: Server, zone
                 await pilot.press(*"api")
                 assert "runs: framework domain bind shop.test --env cloud --target api" in str(preview.render())
                 await pilot.press("enter")
-                await until(pilot, lambda: table.get_row("shop.test")[3] == "cloud/api")
+                await until_app(pilot, lambda: table.get_row("shop.test")[3] == "cloud/api")
 
                 await pilot.press("t")
                 await pilot.press(*"www.shop.test")
                 assert ("runs: framework domain bind shop.test --env cloud --redirect-to www.shop.test"
                         in str(preview.render()))
                 await pilot.press("enter")
-                await until(pilot, lambda: table.get_row("shop.test")[3] == "308 -> www.shop.test")
+                await until_app(pilot, lambda: table.get_row("shop.test")[3] == "308 -> www.shop.test")
 
                 await pilot.press("a")
                 await pilot.press(*"nope.test")
@@ -137,7 +138,7 @@ def test_domains_view_is_in_the_screen_catalog_and_chooses_an_environment(quiet_
             app = Dashboard(project_dir=demo.root, settings=deterministic_settings())
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.press("9")
-                await until(pilot, lambda: isinstance(app.screen, DomainsScreen) and app.screen.loads >= 1)
+                await until_app(pilot, lambda: isinstance(app.screen, DomainsScreen) and app.screen.loads >= 1)
                 screen = app.screen
                 assert app.current_mode == "domains" and screen.env_name == "cloud"
                 assert screen.choices == ("cloud", "edge")  # the demo's local environments are not offered
@@ -145,7 +146,7 @@ def test_domains_view_is_in_the_screen_catalog_and_chooses_an_environment(quiet_
                 assert table.get_row("shop.test")[1] == "pending_dns"
                 assert "e: next environment; also edge" in str(screen.query_one("#domains-env").render())
                 await pilot.press("e")
-                await until(pilot, lambda: screen.env_name == "edge" and screen.loads >= 2)
+                await until_app(pilot, lambda: screen.env_name == "edge" and screen.loads >= 2)
                 commands = str(screen.query_one("#domains-commands").render())
                 assert "framework domain verify shop.test --env edge" in commands
                 await pilot.press("escape")  # the catalog's screen stays (nothing to go back to)

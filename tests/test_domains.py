@@ -19,11 +19,11 @@ from tests.domain_fixtures import (  # noqa: F401
     domain_plane,
     publish_claim,
     quiet_plane,
-    until,
     zone,
 )
 from tests.hosted_fixtures import demo, hosted_env, run_json, with_token  # noqa: F401
-from tests.pg_fixtures import pg_server, pg_url  # noqa: F401
+from tests.pg_fixtures import pg_url  # noqa: F401
+from tests.waiting import until
 from tests.webhooks_fixtures import Server, server_factory, start_server  # noqa: F401
 
 

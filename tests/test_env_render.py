@@ -11,6 +11,7 @@ import yaml
 from engine.environments.render import process_plan
 from engine.project import find_project
 from tests.kcl_fixtures import COMPOSE_ENV, PLACEHOLDER_ENV, WRITING_ENV, fw, fw_json, write_env
+from tests.waiting import until
 
 
 def _documents(stream: str) -> list[tuple[str, dict]]:
@@ -220,7 +221,6 @@ def test_process_plan_runs_the_demo_service(demo_project: Path) -> None:
     import os
     import socket
     import subprocess
-    import time
     import urllib.request
 
     with socket.socket() as sock:
@@ -237,18 +237,16 @@ def test_process_plan_runs_the_demo_service(demo_project: Path) -> None:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 20
-        body = b""
-        while time.monotonic() < deadline:
+        def answered() -> bytes | None:
             try:
                 url = f"http://127.0.0.1:{api.health.port}{api.health.path}"
                 with urllib.request.urlopen(url, timeout=1) as resp:
-                    body = resp.read()
-                break
+                    return bytes(resp.read()) or b"(empty)"
             except OSError:
                 assert proc.poll() is None, "the planned process exited"
-                time.sleep(0.05)  # poll with a deadline, not a fixed wait
-        assert body == b"ok"
+                return None
+
+        assert until(answered, 20, what="the planned process's health path") == b"ok"
     finally:
         proc.terminate()
         proc.wait(timeout=10)

@@ -14,6 +14,7 @@ import pytest
 
 from tests.deploy_fixtures import Demo, free_port
 from tests.hosted_fixtures import demo, run_json  # noqa: F401
+from tests.waiting import until
 
 SERVICE = """
 import sys
@@ -71,14 +72,14 @@ def edge(demo: Demo) -> Iterator[tuple[Demo, int]]:  # noqa: F811
     (demo.root / "deploy" / "kcl" / "edge" / "main.k").write_text(EDGE.format(port=port))
     (demo.root / "svc.py").write_text(SERVICE)
     proc = subprocess.Popen([sys.executable, str(demo.root / "svc.py"), str(port)])
-    for _ in range(100):
+    def answers() -> bool:
         try:
             httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
-            break
+            return True  # any answer: it is serving
         except httpx.HTTPError:
-            import time
+            return False
 
-            time.sleep(0.05)
+    until(answers, 30, what="the edge service to answer")
     yield demo, port
     proc.terminate()
     proc.wait(timeout=10)
@@ -122,7 +123,8 @@ def _detail_smoke(demo: Demo, press_s: bool = False) -> tuple[str, str]:  # noqa
     from app.dashboard import Dashboard
     from app.settings import deterministic_settings
     from screens.environments.detail import EnvironmentDetailScreen
-    from tests.screen_fixtures import SIZE, environ, until
+    from tests.screen_fixtures import SIZE, environ
+    from tests.waiting import until_app
 
     async def scenario() -> tuple[str, str]:
         with environ(demo.env):
@@ -130,13 +132,13 @@ def _detail_smoke(demo: Demo, press_s: bool = False) -> tuple[str, str]:  # noqa
             async with app.run_test(size=SIZE) as pilot:
                 screen = EnvironmentDetailScreen("edge")
                 await app.push_screen(screen)
-                await until(pilot, lambda: screen.loads >= 1)
+                await until_app(pilot, lambda: screen.loads >= 1)
                 smoke = screen.query_one("#smoke")
                 assert smoke.display
                 before = str(smoke.render())
                 if press_s:
                     await pilot.press("s")
-                    await until(pilot, lambda: "FAIL edge.test/api/nocors" in str(smoke.render()))
+                    await until_app(pilot, lambda: "FAIL edge.test/api/nocors" in str(smoke.render()))
                 return before, str(smoke.render())
 
     return asyncio.run(scenario())

@@ -11,7 +11,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import devstack_fixtures as fx  # noqa: E402
-from devstack_fixtures import BIN, add_worktree, framework, framework_json, get, healthz, pid_alive, poll  # noqa: E402
+from devstack_fixtures import BIN, add_worktree, framework, framework_json, get, healthz, pid_alive  # noqa: E402
+
+from tests.waiting import until
 
 demo_repo, stacks_cleanup = fx.demo_repo, fx.stacks_cleanup  # fixtures
 
@@ -52,7 +54,7 @@ def test_two_worktrees_run_dev_at_once_on_disjoint_ports_and_down_stops_only_one
     assert down["ok"] and [s["key"] for s in down["stacks"]] == ["feature-a"]
     assert {p["outcome"] for p in down["stacks"][0]["processes"]} == {"stopped"}
     for pid in _pids(feature).values():
-        poll(lambda pid=pid: not pid_alive(pid), what=f"pid {pid} to exit")
+        until(lambda pid=pid: not pid_alive(pid), what=f"pid {pid} to exit")
     assert not healthz(base + 100) and not healthz(base + 101)
     assert healthz(base) and healthz(base + 1)  # the other worktree's stack is untouched
     assert all(pid_alive(pid) for pid in _pids(primary).values())
@@ -76,7 +78,7 @@ def test_foreign_listener_in_the_block_is_never_signalled(demo_repo, stacks_clea
     foreign = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(base + 50)],
                                cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        poll(lambda: framework("env", "devstack", "key", cwd=repo).returncode == 0 and _listening(base + 50),
+        until(lambda: framework("env", "devstack", "key", cwd=repo).returncode == 0 and _listening(base + 50),
              what="foreign listener")
         up = framework_json("env", "up", "dev", "--no-build", cwd=repo)
         assert up["ok"], up
@@ -87,7 +89,7 @@ def test_foreign_listener_in_the_block_is_never_signalled(demo_repo, stacks_clea
         blocker = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(base)],
                                    cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            poll(lambda: _listening(base), what="blocker")
+            until(lambda: _listening(base), what="blocker")
             out = framework("env", "up", "dev", "--no-build", cwd=repo)
             assert out.returncode == 1
             assert f"port {base}" in out.stderr and "left alone" in out.stderr
@@ -154,7 +156,7 @@ def test_env_down_never_signals_the_running_command_or_its_ancestors(demo_repo, 
     stack = registry.Stack(id=registry.stack_id("demo", "dev", ""), token=token, project="demo",
                            project_root=str(repo), env="dev", key="", block=0, port_offset=0, started_at=0,
                            processes=[registry.StackProcess(name="self", kind="workload", pid=child.pid,
-                                                            start_time=poll(lambda: registry.start_time(child.pid)),
+                                                            start_time=until(lambda: registry.start_time(child.pid)),
                                                             instance="i1")])
     registry.save(stack)
     ready.touch()
@@ -227,11 +229,11 @@ def test_watch_restarts_a_service_after_its_file_changes(demo_repo, stacks_clean
             return {p["name"]: p["pid"] for p in stacks[0]["processes"]}
         return None
 
-    before = poll(running, timeout=60, what="the watched stack")
+    before = until(running, timeout=60, what="the watched stack")
     main = repo / "services" / "api" / "main.py"
     main.write_text(main.read_text().replace('"hello"', '"changed"').replace("# noqa", "#  noqa"))
     try:
-        after = poll(lambda: (p := running()) and p["api"] != before["api"] and p, timeout=60, what="api restart")
+        after = until(lambda: (p := running()) and p["api"] != before["api"] and p, timeout=60, what="api restart")
     except AssertionError:
         proc.send_signal(signal.SIGINT)
         raise AssertionError(f"no restart; env up said: {proc.communicate(timeout=30)[1]}") from None
@@ -241,7 +243,7 @@ def test_watch_restarts_a_service_after_its_file_changes(demo_repo, stacks_clean
     assert proc.returncode == 130
     assert "restarted api" in proc.stderr.read()
     for pid in after.values():
-        poll(lambda pid=pid: not pid_alive(pid), what="teardown")
+        until(lambda pid=pid: not pid_alive(pid), what="teardown")
     assert framework_json("env", "ps", cwd=repo)["stacks"] == []
 
 
@@ -261,7 +263,7 @@ def test_background_stack_keeps_its_local_session_fresh(demo_repo, stacks_cleanu
             return ledger.list_sessions("dev")[0].refreshed_at
 
     first = refreshed_at()
-    poll(lambda: refreshed_at() > first, what="the keeper to refresh the session")
+    until(lambda: refreshed_at() > first, what="the keeper to refresh the session")
     stack = framework_json("env", "ps", cwd=repo)["stacks"][0]
     keeper = next(p for p in stack["processes"] if p["kind"] == "keeper")
     down = framework_json("env", "down", "dev", cwd=repo)

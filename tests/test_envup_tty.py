@@ -16,7 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import devstack_fixtures as fx  # noqa: E402
-from devstack_fixtures import BIN, framework_json, healthz, pid_alive, poll  # noqa: E402
+from devstack_fixtures import BIN, framework_json, healthz, pid_alive  # noqa: E402
+
+from tests.waiting import until
 
 demo_repo, stacks_cleanup = fx.demo_repo, fx.stacks_cleanup  # fixtures
 
@@ -45,7 +47,7 @@ def test_terminal_holds_the_foreground_and_sigint_tears_the_stack_down(demo_repo
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
-    poll(lambda: b"Ctrl-C stops the stack" in b"".join(screen), timeout=60, what="the live status table")
+    until(lambda: b"Ctrl-C stops the stack" in b"".join(screen), timeout=60, what="the live status table")
     stacks = framework_json("env", "ps", cwd=repo)["stacks"]
     assert stacks[0]["mode"] == "foreground" and stacks[0]["status"] == "running"
     pids = [p["pid"] for p in stacks[0]["processes"]]
@@ -55,7 +57,7 @@ def test_terminal_holds_the_foreground_and_sigint_tears_the_stack_down(demo_repo
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=30) == 130
     for pid in pids:
-        poll(lambda pid=pid: not pid_alive(pid), what=f"pid {pid} to stop")
+        until(lambda pid=pid: not pid_alive(pid), what=f"pid {pid} to stop")
     assert not healthz(base)
     assert framework_json("env", "ps", cwd=repo)["stacks"] == []
     reader.join(timeout=5)

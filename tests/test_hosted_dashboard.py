@@ -10,8 +10,9 @@ from app.dashboard import Dashboard
 from app.settings import deterministic_settings
 from tests.deploy_fixtures import Demo
 from tests.hosted_fixtures import Server, admin, demo, hosted_env, mint, plane, seed_org, server_factory  # noqa: F401
-from tests.screen_fixtures import SIZE, until
+from tests.screen_fixtures import SIZE
 from tests.test_screen_environments import reload_until
+from tests.waiting import until_app
 
 
 def test_hosted_environment_on_the_plans_and_environments_screens(plane: Server, demo: Demo) -> None:  # noqa: F811
@@ -33,20 +34,20 @@ def test_hosted_environment_on_the_plans_and_environments_screens(plane: Server,
             app = Dashboard(project_dir=demo.root, settings=deterministic_settings(deploy_timeout=60))
             async with app.run_test(size=SIZE) as pilot:
                 await pilot.press("3")
-                await until(pilot, lambda: app.current_mode == "plans" and app.screen.loads >= 1)
+                await until_app(pilot, lambda: app.current_mode == "plans" and app.screen.loads >= 1)
                 plans = app.screen
                 await pilot.press("enter", "enter")  # cloud (first) -> its release v1
-                await until(pilot, lambda: plans.plan_result is not None)
+                await until_app(pilot, lambda: plans.plan_result is not None)
                 assert plans.plan_for == ("cloud", "v1")
                 await pilot.press("d")
-                await until(pilot, lambda: app.screen is not plans)
+                await until_app(pilot, lambda: app.screen is not plans)
                 await pilot.press("y")
-                await until(pilot, lambda: plans.last_deploy is not None)
+                await until_app(pilot, lambda: plans.last_deploy is not None)
                 result = plans.last_deploy.result
                 assert result.exit_code == 7 and result.queued["action_url"] == action_url
                 assert action_url in str(plans.query_one("#deploy-log").render())
                 await pilot.press("1")
-                await until(pilot, lambda: app.current_mode == "environments" and app.screen.loads >= 1)
+                await until_app(pilot, lambda: app.current_mode == "environments" and app.screen.loads >= 1)
                 screen = app.screen
                 table = screen.query_one("#env-table")
                 await reload_until(pilot, screen, lambda: table.get_row("cloud")[8].startswith("queued"))

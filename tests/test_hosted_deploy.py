@@ -17,6 +17,7 @@ from tests.hosted_fixtures import (  # noqa: F401
     seed_org,
     server_factory,
 )
+from tests.waiting import until
 
 
 def test_hosted_deploy_converges_on_the_control_plane(plane: Server, demo: Demo) -> None:  # noqa: F811
@@ -54,7 +55,6 @@ def test_the_control_plane_restarts_a_crashed_workload(plane: Server, demo: Demo
     a workload process that dies is started again (health-checked), with no deploy and no new promotion."""
     import os
     import signal
-    import time
 
     seed_org(plane, "acme")
     demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "acme")
@@ -64,14 +64,8 @@ def test_the_control_plane_restarts_a_crashed_workload(plane: Server, demo: Demo
     pids = pids_of_hosted(plane)
     assert len(pids) == 1
     os.kill(pids[0], signal.SIGKILL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        again = pids_of_hosted(plane)
-        if again and again != pids:
-            break
-        time.sleep(0.2)
-    else:
-        raise AssertionError("the crashed workload was not started again:\n" + "".join(plane.lines[-40:]))
+    until(lambda: (again := pids_of_hosted(plane)) and again != pids, 60,
+          what=lambda: "the crashed workload to be started again:\n" + "".join(plane.lines[-40:]))
     code, status = demo.json("env", "status", "cloud", "--wait", "--timeout", "60")
     assert code == 0, (status, "".join(plane.lines[-40:]))  # diagnostics: the control plane's log tail
     assert status["environments"][0]["promotion"]["id"] == doc["promotion"]["id"]

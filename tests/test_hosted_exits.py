@@ -6,9 +6,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from tests.deploy_fixtures import Demo, make_demo
-from tests.hosted_fixtures import Server, commit, demo, hosted_env, mint, plane, seed_org, server_factory  # noqa: F401
+from tests.hosted_fixtures import (  # noqa: F401
+    Server,
+    commit,
+    demo,
+    hosted_env,
+    mint,
+    plane,
+    seed_org,
+    server_factory,
+    slow_start,
+)
+from tests.waiting import until
 
 CRASH = "import sys\nsys.exit(3)\n"
 
@@ -87,18 +99,13 @@ def test_a_newer_promotion_supersedes_the_wait(plane: Server, demo: Demo) -> Non
     token = mint(plane, "acme")
     demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = token
     hosted_env(demo, plane.url, service="slow")
+    slow_start(demo, 600)  # still rolling out when the newer promotion lands, however loaded the machine
     waiting = subprocess.Popen([FRAMEWORK_BIN, "env", "deploy", "cloud", "--yes", "--timeout", "60", "--json"],
                                cwd=demo.root, env=demo.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    import time
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        doc = cp_get(plane, token, "/v1/status?env=cloud").json()["environments"][0]
-        if doc["promotion"] is not None:
-            break
-        time.sleep(0.1)
+    until(lambda: cp_get(plane, token, "/v1/status?env=cloud").json()["environments"][0]["promotion"], 60,
+          what="the first promotion on the control plane")
     (demo.root / "services" / "slow" / "main.py").write_text(
-        (demo.root / "services" / "slow" / "main.py").read_text().replace('"3"', '"0"'))
+        (demo.root / "services" / "slow" / "main.py").read_text().replace('"600"', '"0"'))
     commit(demo, "faster")
     code, newer = demo.json("env", "deploy", "cloud", "--yes", "--timeout", "60")
     out, err = waiting.communicate(timeout=90)
@@ -108,28 +115,27 @@ def test_a_newer_promotion_supersedes_the_wait(plane: Server, demo: Demo) -> Non
 
 
 def test_stop_during_a_rollout_leaves_nothing_running(plane: Server, demo: Demo) -> None:  # noqa: F811
-    """States: `env stop` is never refused, also mid-rollout; what that rollout had started stops too."""
-    import time
-
+    """States: `env stop` is never refused, also mid-rollout; what that rollout had started stops too
+    (docs/reference-hosted.md#convergence: a rollout superseded by `env stop` stops what it had
+    started). Waited for: the rollout's end, recorded on its apply row, then nothing runs."""
     from tests.hosted_fixtures import cp_get, pids_of_hosted
 
     seed_org(plane, "acme")
     token = mint(plane, "acme")
     demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = token
     hosted_env(demo, plane.url, service="slow")
+    slow_start(demo, 600)  # the stop lands mid-rollout
     code, doc = demo.json("env", "deploy", "cloud", "--yes", "--no-wait")
     assert code == 0
-    deadline = time.monotonic() + 60
-    while not pids_of_hosted(plane):  # the rollout has started the (slow) workload
-        assert time.monotonic() < deadline, "the rollout never started"
-        time.sleep(0.1)
+    until(lambda: pids_of_hosted(plane), 60, what="the rollout to start the (slow) workload")
     code, stopped = demo.json("env", "stop", "cloud")
     assert code == 0
-    deadline = time.monotonic() + 30
-    while pids_of_hosted(plane):
-        assert time.monotonic() < deadline, "a workload kept running after env stop"
-        time.sleep(0.2)
-    time.sleep(1)  # the rollout thread has noticed and stopped what it started: nothing comes back
-    assert pids_of_hosted(plane) == []
-    status = cp_get(plane, token, "/v1/status?env=cloud").json()["environments"][0]
-    assert status["convergence"] == "stopped"
+
+    def status() -> dict[str, Any]:
+        return dict(cp_get(plane, token, "/v1/status?env=cloud").json()["environments"][0])
+
+    apply = until(lambda: (status()["apply"] or {}).get("finished_at") and status()["apply"], 60,
+                  what="the interrupted rollout to end (its apply row closed)")
+    assert apply["outcome"] == "superseded", apply
+    until(lambda: not pids_of_hosted(plane), 30, what="what the rollout had started to stop")
+    assert status()["convergence"] == "stopped"

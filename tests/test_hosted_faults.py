@@ -6,12 +6,12 @@ mid-rollout."""
 from __future__ import annotations
 
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 
+from tests.database_fixtures import query
 from tests.deploy_fixtures import FRAMEWORK_BIN, Demo, make_demo
 from tests.hosted_fixtures import (  # noqa: F401
     Server,
@@ -24,10 +24,12 @@ from tests.hosted_fixtures import (  # noqa: F401
     second_machine,
     seed_org,
     server_factory,
+    slow_start,
     start_server,
     stop_hosted,
 )
-from tests.pg_fixtures import pg_server, pg_url  # noqa: F401
+from tests.pg_fixtures import pg_url  # noqa: F401
+from tests.waiting import until
 
 
 def _promotions(srv: Server, token: str, env: str = "cloud") -> list[str]:
@@ -136,17 +138,12 @@ def test_control_plane_killed_mid_rollout(server_factory: Callable[..., Server],
         seed_org(srv, "acme")
         token = mint(srv, "acme")
         port = hosted_env(demo, srv.url, service="slow")
+        slow_start(demo, 10)  # the kill lands mid-rollout, however loaded the machine
         env = {**demo.env, "FRAMEWORK_CONTROL_PLANE_TOKEN": token}
         deploy = subprocess.Popen([FRAMEWORK_BIN, "env", "deploy", "cloud", "--yes", "--timeout", "90", "--json"],
                                   cwd=demo.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # the control plane is rolling it out
-            r = cp_get(srv, token, "/v1/status?env=cloud").json()["environments"][0]
-            if r["convergence"] == "progressing" and r.get("apply"):
-                break
-            time.sleep(0.1)
-        else:
-            raise AssertionError("the rollout never started")
+        until(lambda: (r := cp_get(srv, token, "/v1/status?env=cloud").json()["environments"][0])["convergence"]
+              == "progressing" and r.get("apply"), 60, what="the control plane to be rolling it out")
         srv.kill()
         # the same HTTP port (the CLI's endpoint); the daemon gateway on any free port (its default, the
         # HTTP port + 1, may be taken by then)
@@ -168,11 +165,16 @@ def test_two_servers_on_one_postgresql_converge_once(server_factory: Callable[..
                                                       tmp_path: Path, pg_url: str) -> None:  # noqa: F811
     """DESIGN (several server processes on one PostgreSQL must be correct): two control-plane processes
     converge a hosted environment exactly once (one owner per environment, by lease); the one that
-    stays takes supervision over when the other dies, without starting it twice."""
+    stays takes supervision over when the other dies, without starting it twice
+    (docs/reference-hosted.md#convergence; the lease shortened by PLATFORM_CONVERGE_LEASE_S)."""
     from tests.hosted_fixtures import pids_of_hosted
 
+    def lease() -> tuple[str, int]:
+        row = query(pg_url, "SELECT lease_owner, lease_until FROM cp_envs WHERE name = 'cloud'")
+        return (row[0][0] or "", row[0][1] or 0) if row else ("", 0)
+
     data = tmp_path / "shared-data"
-    one = server_factory(data_dir=data, extra_env={"DATABASE_URL": pg_url})
+    one = server_factory(data_dir=data, extra_env={"DATABASE_URL": pg_url, "PLATFORM_CONVERGE_LEASE_S": "2"})
     two = start_server(data, one.env, one.token)  # the admin token exists: the second start prints none
     try:
         seed_org(one, "acme")
@@ -185,11 +187,16 @@ def test_two_servers_on_one_postgresql_converge_once(server_factory: Callable[..
         assert len(pids) == 1
         status = cp_get(two, token, "/v1/status?env=cloud").json()["environments"][0]
         assert status["convergence"] == "converged" and status["workloads"][0]["running"] == 1
-        one.kill()
-        time.sleep(12)  # past the dead owner's lease (10 s): the other server now supervises
-        assert pids_of_hosted(two) == pids
+        owner = lease()[0]
+        dead, other = (one, two) if f":{one.proc.pid}:" in owner else (two, one)
+        assert f":{dead.proc.pid}:" in owner, owner  # one of the two owns it
+        dead.kill()
+        _, taken_until = until(lambda: (got := lease())[0] and f":{other.proc.pid}:" in got[0] and got, 30,
+                               what="the other server to take the dead owner's lease over")
+        until(lambda: lease()[1] > taken_until, 30, what="its next lease renewal (a whole tick as the owner)")
+        assert pids_of_hosted(other) == pids  # supervised, not started again
         assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
-        assert cp_get(two, token, "/v1/status?env=cloud").json()["environments"][0]["convergence"] == "converged"
+        assert cp_get(other, token, "/v1/status?env=cloud").json()["environments"][0]["convergence"] == "converged"
     finally:
         for s in (one, two):
             s.stop()

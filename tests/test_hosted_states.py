@@ -109,7 +109,7 @@ def test_delete_on_a_terminal_needs_the_typed_name(plane: Server, demo: Demo) ->
     import uuid
 
     from tests.deploy_fixtures import FRAMEWORK_BIN
-    from tests.test_deploy_tty import tmux, wait_for
+    from tests.test_deploy_tty import showing, tmux
 
     seed_org(plane, "acme")
     demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "acme")
@@ -123,9 +123,9 @@ def test_delete_on_a_terminal_needs_the_typed_name(plane: Server, demo: Demo) ->
              f"cd {shlex.quote(str(demo.root))} && env -u CI {env} TERM=xterm {FRAMEWORK_BIN} env delete cloud; "
              "echo EXIT=$?; sleep 60")
         try:
-            wait_for(name, "Type its name to confirm")
+            showing(name, "Type its name to confirm")
             tmux("send-keys", "-t", name, typed, "Enter")
-            assert code in wait_for(name, "EXIT=")
+            assert code in showing(name, "EXIT=")
         finally:
             subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, check=False)
         _code, status = demo.json("env", "status", "cloud")

@@ -15,8 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import FRAMEWORK_BIN  # noqa: E402
-from k8s_fixtures import API, WEB, digest, k8s_fixture, kdemo_fixture  # noqa: E402,F401
-from test_deploy_rollout import wait_for  # noqa: E402
+from k8s_fixtures import API, WEB, digest, kdemo_fixture  # noqa: E402,F401
+
+from tests.waiting import until
 
 
 def images(kd, name: str) -> list[str]:  # type: ignore[no-untyped-def]
@@ -176,7 +177,7 @@ def test_supersede_of_an_in_flight_rollout_exits_6(kdemo):
         def in_flight() -> bool:
             shown = kd.json("ledger", "show", "cluster")[1]
             return bool(shown["applies"]) and shown["applies"][0]["finished_at"] is None
-        wait_for(in_flight, timeout=60, what="the first rollout in flight")
+        until(in_flight, timeout=60, what="the first rollout in flight")
         kd.edit_kcl('image = "registry.example.test/demo/never-ready"', f'image = "{API}"')
         kd.release("v2", {"api": (API, digest("api-2")), "web": (WEB, digest("web-1"))})
         code, doc = kd.json("env", "deploy", "cluster", "v2", "--yes")
@@ -206,14 +207,14 @@ def test_status_reports_drift_after_a_hand_edit(kdemo):
         states = {i["name"]: i["state"] for i in st["environments"][0]["images"]}
         return states["api"] if code == 1 and states["web"] == "match" and states["api"] == "drift" else None
 
-    assert wait_for(state, timeout=60, what="drift") == "drift"
+    assert until(state, timeout=60, what="drift") == "drift"
     kd.kubectl("set", "image", "deployment/web", f"web={WEB}:latest", "-n", kd.ns)
 
     def untagged() -> bool:
         st = kd.json("env", "status", "cluster")[1]
         return {i["name"]: i["state"] for i in st["environments"][0]["images"]}["web"] == "untagged"
 
-    wait_for(untagged, timeout=60, what="untagged")
+    until(untagged, timeout=60, what="untagged")
     kd.kubectl("delete", "deployment", "web", "-n", kd.ns, "--wait=true")
     code, st = kd.json("env", "status", "cluster")
     env = st["environments"][0]

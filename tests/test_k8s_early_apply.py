@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from k8s_fixtures import API, WEB, digest, k8s_fixture, kdemo_fixture  # noqa: E402,F401
+from k8s_fixtures import API, WEB, digest, kdemo_fixture  # noqa: E402,F401
 
 
 def _kubectl_applying(ns: str) -> list[int]:

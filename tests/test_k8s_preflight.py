@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import free_port  # noqa: E402
-from k8s_fixtures import digest, k8s_fixture, kdemo_fixture  # noqa: E402,F401
+from k8s_fixtures import digest, kdemo_fixture  # noqa: E402,F401
 from registry_fixtures import run_registry, run_token_registry  # noqa: E402
 from test_registry_login_ref import lan_address  # noqa: E402
 from test_release_verify import (

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from k8s_fixtures import k8s_fixture  # noqa: E402,F401
 
 from engine.runtime.k8s import Kube  # noqa: E402
 from engine.runtime.k8s_runtime import K8sRuntime  # noqa: E402

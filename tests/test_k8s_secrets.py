@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from k8s_fixtures import API, WEB, digest, k8s_fixture, kdemo_fixture  # noqa: E402,F401
+from k8s_fixtures import API, WEB, digest, kdemo_fixture  # noqa: E402,F401
 
 VALUE = "postgres://app:s3cr3t-value@db.internal/app"
 

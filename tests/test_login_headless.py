@@ -24,7 +24,8 @@ from app.settings import deterministic_settings
 from screens.environments.domains import DomainsScreen
 from tests.deploy_fixtures import Demo
 from tests.hosted_fixtures import demo, hosted_env  # noqa: F401
-from tests.screen_fixtures import SIZE, environ, until
+from tests.screen_fixtures import SIZE, environ
+from tests.waiting import until_app
 from tests.webhooks_fixtures import ROOT, Server, server_factory  # noqa: F401
 
 NO_BROWSER = ("BROWSER", "DISPLAY", "WAYLAND_DISPLAY", "PLATFORM_TOKEN", "FRAMEWORK_CONTROL_PLANE_TOKEN",
@@ -98,7 +99,7 @@ def test_domains_view_says_how_to_start_or_point_to_a_control_plane(demo: Demo, 
             async with app.run_test(size=SIZE) as pilot:
                 screen = DomainsScreen("cloud")
                 await app.push_screen(screen)
-                await until(pilot, lambda: screen.loads >= 1)
+                await until_app(pilot, lambda: screen.loads >= 1)
                 status = str(screen.query_one("#domains-status").render())
                 assert f"control plane unreachable at {closed_url}" in status
                 assert "platform server" in status and "framework.ControlPlane" in status

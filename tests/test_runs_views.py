@@ -14,7 +14,8 @@ from engine.runs.engine import execute_run
 from engine.runs.store import list_runs
 from engine.workflows.definition import load_workflow
 from tests.conftest import run_cli
-from tests.test_dashboard import SIZE, _until
+from tests.test_dashboard import SIZE
+from tests.waiting import until_app
 
 
 def _run(tmp_path: Path, name: str, steps: list[dict]) -> str:
@@ -71,21 +72,21 @@ def test_runs_screen_lists_runs_and_shows_steps_plan_and_tasks(tmp_path: Path, d
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings(refresh_seconds=0.2))
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("7")
-            await _until(pilot, lambda: app.current_mode == "runs" and getattr(app.screen, "loads", 0) >= 1)
+            await until_app(pilot, lambda: app.current_mode == "runs" and getattr(app.screen, "loads", 0) >= 1)
             table = app.screen.query_one("#runs-table")
             assert [k.value for k in table.rows] == [run_id]
             # A run that lands while the screen is open appears on the next poll.
             later = _run(tmp_path, "later", STEPS)
-            await _until(pilot, lambda: later in {k.value for k in table.rows})
+            await until_app(pilot, lambda: later in {k.value for k in table.rows})
             table.move_cursor(row=[k.value for k in table.rows].index(run_id))
             await pilot.press("enter")
-            await _until(pilot, lambda: getattr(app.screen, "record", None) is not None)
+            await until_app(pilot, lambda: getattr(app.screen, "record", None) is not None)
             steps = app.screen.query_one("#steps-table")
             kinds = [steps.get_row(k)[1] for k in steps.rows]
             assert kinds == ["tool_call", "tool_result", "tool_call", "tool_result", "message"]
             assert "Fix TODOs" in str(app.screen.query_one("#run-plan").render())
             await pilot.press("escape")
-            await _until(pilot, lambda: app.current_mode == "runs" and len(app.screen_stack) == 1)
+            await until_app(pilot, lambda: app.current_mode == "runs" and len(app.screen_stack) == 1)
 
     asyncio.run(scenario())
 
@@ -96,7 +97,7 @@ def test_runs_screen_empty_state_names_the_command(demo_project: Path) -> None:
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("7")
-            await _until(pilot, lambda: app.current_mode == "runs" and getattr(app.screen, "loads", 0) >= 1)
+            await until_app(pilot, lambda: app.current_mode == "runs" and getattr(app.screen, "loads", 0) >= 1)
             empty = app.screen.query_one("#runs-empty")
             assert empty.display and "platform run <workflow>" in str(empty.query("Static").last().render())
 

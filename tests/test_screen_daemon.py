@@ -10,7 +10,8 @@ from pathlib import Path
 from app.dashboard import Dashboard
 from app.settings import deterministic_settings
 from tests.daemon_fixtures import instances  # noqa: F401
-from tests.test_dashboard import SIZE, _until
+from tests.test_dashboard import SIZE
+from tests.waiting import until_app
 
 
 def test_daemon_screen_shows_running_from_the_lock_and_record_state(instances, demo_project: Path) -> None:  # noqa: F811
@@ -23,7 +24,7 @@ def test_daemon_screen_shows_running_from_the_lock_and_record_state(instances, d
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings(refresh_seconds=60))
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("5")
-            await _until(pilot, lambda: app.current_mode == "daemon" and app.screen.loads >= 1)
+            await until_app(pilot, lambda: app.current_mode == "daemon" and app.screen.loads >= 1)
             table = app.screen.query_one("#daemon-table")
             assert [k.value for k in table.rows] == ["main", "old", "starting"]
             assert table.get_cell("main", "running") == "RUNNING"
@@ -35,7 +36,7 @@ def test_daemon_screen_shows_running_from_the_lock_and_record_state(instances, d
             holder.stdin.close()
             holder.wait(10)
             await pilot.press("r")
-            await _until(pilot, lambda: app.screen.loads >= 2)
+            await until_app(pilot, lambda: app.screen.loads >= 2)
             assert table.get_cell("main", "running") == "-"
 
     asyncio.run(scenario())
@@ -47,7 +48,7 @@ def test_daemon_screen_empty_state(demo_project: Path) -> None:
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("5")
-            await _until(pilot, lambda: app.current_mode == "daemon" and app.screen.loads >= 1)
+            await until_app(pilot, lambda: app.current_mode == "daemon" and app.screen.loads >= 1)
             assert app.screen.query_one("#daemon-empty").display
             assert "platform daemon ls" in str(app.screen.query_one("#daemon-status").render())
 
@@ -73,7 +74,7 @@ def test_daemon_screen_stream_sessions_log_and_stop_action(instances, demo_proje
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings(refresh_seconds=60))
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("5")
-            await _until(pilot, lambda: app.current_mode == "daemon" and app.screen.loads >= 1)
+            await until_app(pilot, lambda: app.current_mode == "daemon" and app.screen.loads >= 1)
             table = app.screen.query_one("#daemon-table")
             assert table.get_cell("main", "stream").startswith("connected since") and "srv:8080" in table.get_cell(
                 "main", "stream")
@@ -81,8 +82,8 @@ def test_daemon_screen_stream_sessions_log_and_stop_action(instances, demo_proje
             log = str(app.screen.query_one("#daemon-log").render())
             assert "line 19" in log and "line 11" not in log  # the last 8 lines
             await pilot.press("x")
-            await _until(pilot, lambda: "exit 0" in app.screen.last_action, timeout=30)
-            await _until(pilot, lambda: app.screen.loads >= 2 and table.get_cell("main", "running") == "-")
+            await until_app(pilot, lambda: "exit 0" in app.screen.last_action, timeout=30)
+            await until_app(pilot, lambda: app.screen.loads >= 2 and table.get_cell("main", "running") == "-")
             assert holder.wait(10) != 0
             assert "platform daemon stop --name main: exit 0" in str(app.screen.query_one("#daemon-status").render())
 

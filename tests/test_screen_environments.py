@@ -14,10 +14,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import demo_fixture  # noqa: E402,F401
-from screen_fixtures import SIZE, two_releases, until  # noqa: E402
+from screen_fixtures import SIZE, two_releases  # noqa: E402
 
 from app.dashboard import Dashboard  # noqa: E402
 from app.settings import deterministic_settings  # noqa: E402
+from tests.waiting import until_app
 
 NO_WAIT = ("--yes", "--no-wait")
 
@@ -29,7 +30,7 @@ async def reload_until(pilot, screen, predicate, attempts: int = 20) -> None:  #
             return
         loads = screen.loads
         await pilot.press("r")
-        await until(pilot, lambda loads=loads: screen.loads > loads)
+        await until_app(pilot, lambda loads=loads: screen.loads > loads)
     assert predicate()
 
 
@@ -43,7 +44,7 @@ def test_rows_match_env_status_and_refresh_when_the_ledger_changes(demo) -> None
     async def scenario() -> None:
         app = Dashboard(project_dir=demo.root, settings=deterministic_settings(watch=True, debounce_seconds=0.05))
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.screen.loads >= 1)
+            await until_app(pilot, lambda: app.screen.loads >= 1)
             table = app.screen.query_one("#env-table")
             _code, doc = demo.json("env", "status", "dev")
             st = doc["environments"][0]
@@ -56,7 +57,7 @@ def test_rows_match_env_status_and_refresh_when_the_ledger_changes(demo) -> None
             assert table.get_row("staging")[8] == "unbound"
             table.move_cursor(row=2)
             demo.run("env", "deploy", "dev", "v2", "--yes", "--stability-window", "0.3", check=True)
-            await until(pilot, lambda: table.get_row("dev")[3] == "v2")
+            await until_app(pilot, lambda: table.get_row("dev")[3] == "v2")
             assert table.cursor_row == 2
 
     asyncio.run(scenario())
@@ -82,9 +83,9 @@ def test_detail_pages_history_with_the_ledger_cursor(demo, monkeypatch: pytest.M
     async def scenario() -> None:
         app = Dashboard(project_dir=demo.root, settings=deterministic_settings())
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.screen.loads >= 1)
+            await until_app(pilot, lambda: app.screen.loads >= 1)
             await pilot.press("j", "j", "enter")  # cloud, cluster, dev
-            await until(pilot, lambda: getattr(app.screen, "status", None) is not None)
+            await until_app(pilot, lambda: getattr(app.screen, "status", None) is not None)
             screen = app.screen
             history = screen.query_one("#history-table")
             assert [k.value for k in history.rows] == ids(page1)
@@ -94,9 +95,9 @@ def test_detail_pages_history_with_the_ledger_cursor(demo, monkeypatch: pytest.M
             assert f"--before {cursor}" in str(screen.query_one("#history-hint").render())
             loads = screen.loads
             await pilot.press("n")
-            await until(pilot, lambda: screen.loads > loads and [k.value for k in history.rows] == ids(page2))
+            await until_app(pilot, lambda: screen.loads > loads and [k.value for k in history.rows] == ids(page2))
             assert screen.before == cursor and "last page" in str(screen.query_one("#history-hint").render())
             await pilot.press("p")
-            await until(pilot, lambda: [k.value for k in history.rows] == ids(page1))
+            await until_app(pilot, lambda: [k.value for k in history.rows] == ids(page1))
 
     asyncio.run(scenario())

@@ -11,10 +11,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import demo_fixture  # noqa: E402,F401
-from screen_fixtures import SIZE, current, two_releases, until  # noqa: E402
+from screen_fixtures import SIZE, current, two_releases  # noqa: E402
 
 from app.dashboard import Dashboard  # noqa: E402
 from app.settings import deterministic_settings  # noqa: E402
+from tests.waiting import until_app
 
 
 def _app(demo, **settings):  # type: ignore[no-untyped-def]
@@ -24,10 +25,10 @@ def _app(demo, **settings):  # type: ignore[no-untyped-def]
 async def _open_plan(app, pilot, release_row: int) -> None:  # type: ignore[no-untyped-def]
     """Plans screen, first environment (dev), the release on `release_row`, plan read."""
     await pilot.press("3")
-    await until(pilot, lambda: app.current_mode == "plans" and app.screen.loads >= 1)
+    await until_app(pilot, lambda: app.current_mode == "plans" and app.screen.loads >= 1)
     await pilot.press("j", "j", "enter")  # cloud, cluster, dev -> focus the releases
     await pilot.press(*["j"] * release_row, "enter")
-    await until(pilot, lambda: app.screen.plan_result is not None)
+    await until_app(pilot, lambda: app.screen.plan_result is not None)
 
 
 def test_deploy_confirmed_from_plans_lands_in_the_ledger(demo) -> None:  # type: ignore[no-untyped-def]
@@ -46,10 +47,10 @@ def test_deploy_confirmed_from_plans_lands_in_the_ledger(demo) -> None:  # type:
             shown = str(screen.query_one("#plan-command").render())
             assert f"framework env deploy dev v1 --approve {plan['digest']}" in shown
             await pilot.press("d")
-            await until(pilot, lambda: app.screen is not screen)
+            await until_app(pilot, lambda: app.screen is not screen)
             assert "--approve" in str(app.screen.query_one("#confirm-command").render())
             await pilot.press("y")
-            await until(pilot, lambda: screen.last_deploy is not None)
+            await until_app(pilot, lambda: screen.last_deploy is not None)
             assert screen.last_deploy.result.exit_code == 0, screen.last_deploy.result.refusal
             assert any("ready" in line for line in screen.progress)
             promotion = current(demo, "dev")
@@ -72,23 +73,23 @@ def test_moved_environment_is_refused_and_one_key_replans(demo) -> None:  # type
             demo.run("env", "deploy", "dev", "v1", "--yes", "--stability-window", "0.3", check=True)  # moves dev
             moved = current(demo, "dev")
             await pilot.press("d")
-            await until(pilot, lambda: app.screen is not screen)
+            await until_app(pilot, lambda: app.screen is not screen)
             await pilot.press("y")
-            await until(pilot, lambda: screen.last_deploy is not None)
+            await until_app(pilot, lambda: screen.last_deploy is not None)
             assert screen.last_deploy.result.exit_code == 3
             refusal = screen.query_one("#plan-refusal")
             assert refusal.display and "Press p to re-plan" in str(refusal.render())
             assert current(demo, "dev")["id"] == moved["id"]  # nothing written by the refused deploy
             await pilot.press("p")
-            await until(pilot, lambda: screen.plan_result is not None)
+            await until_app(pilot, lambda: screen.plan_result is not None)
             fresh = screen.plan_result.deploy_plan
             assert fresh["digest"] != stale and fresh["current_promotion_id"] == moved["id"]
             assert fresh["direction"] == "AHEAD" and not refusal.display
             screen.last_deploy = None
             await pilot.press("d")
-            await until(pilot, lambda: app.screen is not screen)
+            await until_app(pilot, lambda: app.screen is not screen)
             await pilot.press("y")
-            await until(pilot, lambda: screen.last_deploy is not None)
+            await until_app(pilot, lambda: screen.last_deploy is not None)
             assert screen.last_deploy.result.exit_code == 0
             promotion = current(demo, "dev")
             assert promotion["release"] == "v2" and promotion["plan_digest"] == fresh["digest"]
@@ -110,13 +111,13 @@ def test_protected_environment_needs_its_name_typed(demo) -> None:  # type: igno
             screen = app.screen
             assert screen.query_one("#plan-envs").get_row("dev")[3] == "yes"
             await pilot.press("d")
-            await until(pilot, lambda: isinstance(app.screen, ConfirmDeployScreen))
+            await until_app(pilot, lambda: isinstance(app.screen, ConfirmDeployScreen))
             await pilot.press("y", "enter")  # "y" is typed into the name box: not a confirmation
             assert isinstance(app.screen, ConfirmDeployScreen)
             assert "does not match" in str(app.screen.query_one("#confirm-protected").render())
             assert current(demo, "dev") is None
             await pilot.press("backspace", *"dev", "enter")
-            await until(pilot, lambda: screen.last_deploy is not None)
+            await until_app(pilot, lambda: screen.last_deploy is not None)
             assert screen.last_deploy.result.exit_code == 0
             assert current(demo, "dev")["release"] == "v1"
 
@@ -145,9 +146,9 @@ def test_destructive_finding_is_shown_and_acknowledged_on_confirm(demo) -> None:
             assert "STOP workload_removed" in text and "removed" in text
             assert "--acknowledge-destructive workload_removed" in str(screen.query_one("#plan-command").render())
             await pilot.press("d")
-            await until(pilot, lambda: app.screen is not screen)
+            await until_app(pilot, lambda: app.screen is not screen)
             await pilot.press("y")
-            await until(pilot, lambda: screen.last_deploy is not None)
+            await until_app(pilot, lambda: screen.last_deploy is not None)
             assert screen.last_deploy.result.exit_code == 0, screen.last_deploy.result.refusal
             promotion = current(demo, "dev")
             assert promotion["release"] == "v2" and set(promotion["images"]) == {"api"}
@@ -174,10 +175,10 @@ def test_hosted_environment_plan_says_the_control_plane_is_unreachable(demo) -> 
         app = _app(demo)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("3")
-            await until(pilot, lambda: app.current_mode == "plans" and app.screen.loads >= 1)
+            await until_app(pilot, lambda: app.current_mode == "plans" and app.screen.loads >= 1)
             screen = app.screen
             await pilot.press("enter", "enter")  # cloud, cluster, dev, prod, staging -> cloud; release v1
-            await until(pilot, lambda: "Cannot plan" in str(screen.query_one("#plan-view").render()))
+            await until_app(pilot, lambda: "Cannot plan" in str(screen.query_one("#plan-view").render()))
             assert "control plane unreachable" in str(screen.query_one("#plan-view").render())
             await pilot.press("d")
             assert app.screen is screen and screen.plan_result is None

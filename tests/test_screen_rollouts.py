@@ -10,10 +10,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: E402,F401
-from screen_fixtures import SIZE, cut, until  # noqa: E402
+from screen_fixtures import SIZE, cut  # noqa: E402
 
 from app.dashboard import Dashboard  # noqa: E402
 from app.settings import deterministic_settings  # noqa: E402
+from tests.waiting import until_app
 
 
 def _start_deploy(demo, env: str, version: str) -> subprocess.Popen[str]:  # type: ignore[no-untyped-def]
@@ -40,7 +41,7 @@ def test_rollouts_show_the_phases_of_a_real_deploy(demo) -> None:  # type: ignor
         app = Dashboard(project_dir=demo.root, settings=deterministic_settings(refresh_seconds=0.2))
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("2")
-            await until(pilot, lambda: app.current_mode == "rollouts" and app.screen.loads >= 1)
+            await until_app(pilot, lambda: app.current_mode == "rollouts" and app.screen.loads >= 1)
             seen: set[str] = set()
 
             def phase_is(phase: str) -> bool:
@@ -52,15 +53,16 @@ def test_rollouts_show_the_phases_of_a_real_deploy(demo) -> None:  # type: ignor
             def unhealthy() -> bool:  # listening and answering 503 (before it listens: connection refused)
                 return phase_is("progressing") and "503" in " ".join(_row(app, "gated").workloads[0].probes)
 
-            await until(pilot, unhealthy)
+            await until_app(pilot, unhealthy)
             row = _row(app, "gated")
             assert row.wait_budget == 120
             assert "in flight" in str(app.screen.query_one("#rollouts-status").render())
             assert app.screen.query_one("#rollout-envs").get_row("gated")[1] == "IN FLIGHT"
             gate.write_text("ok")
-            await until(pilot, lambda: (r := _row(app, "gated")) is not None and not r.in_flight)
+            await until_app(pilot, lambda: (r := _row(app, "gated")) is not None and not r.in_flight)
             assert proc.wait(timeout=60) == 0
-            await until(pilot, lambda: "Nothing in flight" in str(app.screen.query_one("#rollouts-status").render()))
+            await until_app(pilot,
+                            lambda: "Nothing in flight" in str(app.screen.query_one("#rollouts-status").render()))
             row = _row(app, "gated")
             assert row.outcome == "ready" and row.workloads[0].phase == "ready"
             assert "progressing" in seen
@@ -86,17 +88,17 @@ def test_supersede_from_the_rollouts_screen(demo) -> None:  # type: ignore[no-un
                         settings=deterministic_settings(refresh_seconds=0.2, deploy_timeout=120))
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("2")
-            await until(pilot, lambda: app.current_mode == "rollouts" and app.screen.loads >= 1)
-            await until(pilot, lambda: (r := _row(app, "gated")) is not None and r.in_flight)
+            await until_app(pilot, lambda: app.current_mode == "rollouts" and app.screen.loads >= 1)
+            await until_app(pilot, lambda: (r := _row(app, "gated")) is not None and r.in_flight)
             screen = app.screen
             await pilot.press("j", "j", "j")  # cloud, cluster, dev, gated, prod, staging -> gated
             assert "--supersede" in str(screen.query_one("#rollout-summary").render())
             await pilot.press("s")
-            await until(pilot, lambda: app.screen is not screen)
+            await until_app(pilot, lambda: app.screen is not screen)
             await pilot.press("y")
             assert proc.wait(timeout=60) == 6  # the replaced deploy reports SUPERSEDED
             gate.write_text("ok")
-            await until(pilot, lambda: screen.last_deploy is not None)
+            await until_app(pilot, lambda: screen.last_deploy is not None)
             assert screen.last_deploy.result.exit_code == 0
             assert screen.last_deploy.result.rollout["phase"] == "ready"
 

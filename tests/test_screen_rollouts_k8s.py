@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from k8s_fixtures import API, WEB, digest, k8s_fixture, kdemo_fixture  # noqa: E402,F401
-from screen_fixtures import SIZE, until  # noqa: E402
+from k8s_fixtures import API, WEB, digest, kdemo_fixture  # noqa: E402,F401
+from screen_fixtures import SIZE  # noqa: E402
 
 from app.dashboard import Dashboard  # noqa: E402
 from app.settings import deterministic_settings  # noqa: E402
+from tests.waiting import until_app
 
 
 def test_rollouts_screen_shows_a_cluster_rollout_with_ready_replicas_and_events(kdemo, monkeypatch: pytest.MonkeyPatch
@@ -35,7 +36,7 @@ def test_rollouts_screen_shows_a_cluster_rollout_with_ready_replicas_and_events(
         app = Dashboard(project_dir=kd.root, settings=deterministic_settings(refresh_seconds=0.5))
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("2")
-            await until(pilot, lambda: app.current_mode == "rollouts" and app.screen.loads >= 1)
+            await until_app(pilot, lambda: app.current_mode == "rollouts" and app.screen.loads >= 1)
             row = next(r for r in app.screen.view.environments if r.env == "cluster")
             assert row.target == "k8s" and row.outcome == "ready" and row.release == "v1"
             assert app.screen.query_one("#rollout-envs").get_row("cluster")[1] == "last rollout"
@@ -47,7 +48,7 @@ def test_rollouts_screen_shows_a_cluster_rollout_with_ready_replicas_and_events(
             table = app.screen.query_one("#rollout-envs")
             table.move_cursor(row=table.get_row_index("cluster"))
             await pilot.pause()
-            await until(pilot, lambda: "events tail of api" in str(
+            await until_app(pilot, lambda: "events tail of api" in str(
                 app.screen.query_one("#rollout-log-text").render()))
             assert app.screen.query_one("#rollout-workloads").get_row("api")[4] == "2/2 ready"
 

@@ -18,8 +18,9 @@ from app.settings import deterministic_settings
 from engine.runs.engine import execute_run
 from engine.runs.store import load_run
 from engine.workflows.definition import load_workflow
-from tests.test_dashboard import SIZE, _until
+from tests.test_dashboard import SIZE
 from tests.test_runs_views import STEPS
+from tests.waiting import until_app
 
 
 def test_running_run_steps_follow_filter_and_tasks(tmp_path: Path, demo_project: Path) -> None:
@@ -42,25 +43,25 @@ def test_running_run_steps_follow_filter_and_tasks(tmp_path: Path, demo_project:
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings(refresh_seconds=0.1))
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("7")
-            await _until(pilot, lambda: app.current_mode == "runs" and getattr(app.screen, "loads", 0) >= 1)
-            await _until(pilot, lambda: len(app.screen.query_one("#runs-table").rows) == 1)
+            await until_app(pilot, lambda: app.current_mode == "runs" and getattr(app.screen, "loads", 0) >= 1)
+            await until_app(pilot, lambda: len(app.screen.query_one("#runs-table").rows) == 1)
             await pilot.press("enter")
-            await _until(pilot, lambda: getattr(app.screen, "record", None) is not None)
+            await until_app(pilot, lambda: getattr(app.screen, "record", None) is not None)
             detail = app.screen
             steps = detail.query_one("#steps-table")
-            await _until(pilot, lambda: steps.row_count == 1)
+            await until_app(pilot, lambda: steps.row_count == 1)
             assert detail.record.status == "running"
             gate.release(2)  # tool_result and the second tool_call land
-            await _until(pilot, lambda: steps.row_count == 3)
+            await until_app(pilot, lambda: steps.row_count == 3)
             assert steps.cursor_row == 2  # followed to the newest step
             await pilot.press("k")  # the user looks at an older step: no more following
             gate.release(1)
-            await _until(pilot, lambda: steps.row_count == 4)
+            await until_app(pilot, lambda: steps.row_count == 4)
             assert steps.cursor_row == 1
             await pilot.press("G")
             gate.release(10)
             runner.join(timeout=60)
-            await _until(pilot, lambda: detail.record.status == "succeeded")
+            await until_app(pilot, lambda: detail.record.status == "succeeded")
             assert steps.cursor_row == steps.row_count - 1 == 4
 
             # the plan and tasks panel: same tasks, same status as the engine's record
@@ -77,13 +78,13 @@ def test_running_run_steps_follow_filter_and_tasks(tmp_path: Path, demo_project:
 
             await pilot.press("slash")
             await pilot.press(*"result")
-            await _until(pilot, lambda: steps.row_count == 2)
+            await until_app(pilot, lambda: steps.row_count == 2)
             assert {steps.get_row(k)[1] for k in steps.rows} == {"tool_result"}
             await pilot.press("escape")  # first esc clears the filter ...
-            await _until(pilot, lambda: steps.row_count == 5)
+            await until_app(pilot, lambda: steps.row_count == 5)
             assert app.screen is detail
             await pilot.press("escape")  # ... the next goes back to the list
-            await _until(pilot, lambda: app.current_mode == "runs" and len(app.screen_stack) == 1)
+            await until_app(pilot, lambda: app.current_mode == "runs" and len(app.screen_stack) == 1)
 
     try:
         asyncio.run(scenario())

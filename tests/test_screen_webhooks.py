@@ -17,8 +17,9 @@ from app.dashboard import Dashboard
 from app.settings import deterministic_settings
 from engine.hooks.client import history as client_history
 from screens.widgets.empty_state import EmptyState
-from tests.test_dashboard import SIZE, _until
-from tests.webhooks_fixtures import WORKFLOW, Server, history, server, server_factory, wait_for  # noqa: F401
+from tests.test_dashboard import SIZE
+from tests.waiting import until, until_app
+from tests.webhooks_fixtures import WORKFLOW, Server, history, server, server_factory  # noqa: F401
 
 
 def _setup(srv: Server, tmp_path: Path, *extra: str) -> None:
@@ -60,7 +61,7 @@ def test_webhooks_flow_activate_deliver_inspect_replay_rotate(server: Server, tm
         app = Dashboard(project_dir=demo_project, settings=_settings(server))
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("6")
-            await _until(pilot, lambda: app.current_mode == "webhooks" and app.screen.loads >= 1)
+            await until_app(pilot, lambda: app.current_mode == "webhooks" and app.screen.loads >= 1)
             hooks = app.screen
             table = hooks.query_one("#hooks-table")
             assert [k.value for k in table.rows] == ["triage/ci"]
@@ -68,24 +69,24 @@ def test_webhooks_flow_activate_deliver_inspect_replay_rotate(server: Server, tm
             assert "platform trigger activate triage ci" in _texts(hooks)
 
             await pilot.press("a")
-            await _until(pilot, lambda: isinstance(app.screen, TokenModal))
+            await until_app(pilot, lambda: isinstance(app.screen, TokenModal))
             modal = app.screen
             token = modal._token
             assert token and token.startswith("whk_") and token in _texts(modal)
             await pilot.press("c")
             assert app.clipboard == token
             await pilot.press("escape")
-            await _until(pilot, lambda: app.screen is hooks and table.get_cell("triage/ci", "state") == "enabled")
+            await until_app(pilot, lambda: app.screen is hooks and table.get_cell("triage/ci", "state") == "enabled")
             assert modal._token is None and token not in _texts(hooks) and token not in _texts(modal)
 
             url = table.get_cell("triage/ci", "url")
             sent = httpx.post(url, json={"ref": "main"}, headers={"Authorization": f"Bearer {token}"}, timeout=30)
             assert sent.status_code == 202
-            wait_for(lambda: [d for d in history(server) if d["run"] and d["run"]["status"] == "succeeded"],
+            until(lambda: [d for d in history(server) if d["run"] and d["run"]["status"] == "succeeded"],
                      what="the delivery's run")
 
             await pilot.press("enter")
-            await _until(pilot, lambda: isinstance(app.screen, WebhookHistoryScreen) and app.screen.loads >= 1)
+            await until_app(pilot, lambda: isinstance(app.screen, WebhookHistoryScreen) and app.screen.loads >= 1)
             hist = app.screen
             [original] = hist.page.deliveries
             rows = hist.query_one("#history-table")
@@ -97,35 +98,35 @@ def test_webhooks_flow_activate_deliver_inspect_replay_rotate(server: Server, tm
             assert f"platform trigger replay triage {original.id}" in _texts(hist)
 
             await pilot.press("enter")
-            await _until(pilot, lambda: isinstance(app.screen, PayloadModal))
+            await until_app(pilot, lambda: isinstance(app.screen, PayloadModal))
             labels = _tree_labels(app.screen.query_one("#payload-tree").root)
             assert 'ref: "main"' in labels and token not in "\n".join(labels)
             await pilot.press("escape")
-            await _until(pilot, lambda: app.screen is hist)
+            await until_app(pilot, lambda: app.screen is hist)
 
             await pilot.press("R")
-            await _until(pilot, lambda: hist.replays >= 1 and hist.loads >= 2)
-            replays = wait_for(
+            await until_app(pilot, lambda: hist.replays >= 1 and hist.loads >= 2)
+            replays = until(
                 lambda: [d for d in history(server) if d["auth_method"] == "replay" and d["run"]
                          and d["run"]["status"] == "succeeded"], what="the replay's run")
             assert replays[0]["detail"] == f"replay of {original.id}"
             assert replays[0]["run"]["id"] != original.run.id and len(history(server)) == 2
 
             await pilot.press("escape")
-            await _until(pilot, lambda: app.screen is hooks)
+            await until_app(pilot, lambda: app.screen is hooks)
             await pilot.press("o")
-            await _until(pilot, lambda: isinstance(app.screen, TokenModal))
+            await until_app(pilot, lambda: isinstance(app.screen, TokenModal))
             new_token = app.screen._token
             assert new_token and new_token != token
             await pilot.press("escape")
-            await _until(pilot, lambda: app.screen is hooks)
+            await until_app(pilot, lambda: app.screen is hooks)
             old = httpx.post(url, json={"ref": "x"}, headers={"Authorization": f"Bearer {token}"}, timeout=30)
             assert old.status_code == 404
             new = httpx.post(url, json={"ref": "y"}, headers={"Authorization": f"Bearer {new_token}"}, timeout=30)
             assert new.status_code == 202
 
             await pilot.press("e")
-            await _until(pilot, lambda: table.get_cell("triage/ci", "state") == "disabled")
+            await until_app(pilot, lambda: table.get_cell("triage/ci", "state") == "disabled")
             off = httpx.post(url, json={"ref": "z"}, headers={"Authorization": f"Bearer {new_token}"}, timeout=30)
             assert off.status_code == 409
 
@@ -156,9 +157,10 @@ def test_history_pages_with_the_server_cursor(server: Server, tmp_path: Path,  #
         app = Dashboard(project_dir=demo_project, settings=_settings(server))
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("6")
-            await _until(pilot, lambda: app.current_mode == "webhooks" and app.screen.loads >= 1)
+            await until_app(pilot, lambda: app.current_mode == "webhooks" and app.screen.loads >= 1)
             await pilot.press("enter")
-            await _until(pilot, lambda: isinstance(app.screen, module.WebhookHistoryScreen) and app.screen.loads >= 1)
+            await until_app(pilot,
+                            lambda: isinstance(app.screen, module.WebhookHistoryScreen) and app.screen.loads >= 1)
             hist = app.screen
 
             def keys() -> list[int]:
@@ -166,13 +168,13 @@ def test_history_pages_with_the_server_cursor(server: Server, tmp_path: Path,  #
 
             assert keys() == [4, 3]
             await pilot.press("n")
-            await _until(pilot, lambda: hist.loads >= 2)
+            await until_app(pilot, lambda: hist.loads >= 2)
             assert keys() == [2, 1] and "--before " in str(hist.query_one("#history-status").render())
             await pilot.press("n")
-            await _until(pilot, lambda: hist.loads >= 3)
+            await until_app(pilot, lambda: hist.loads >= 3)
             assert keys() == [0] and "last page" in str(hist.query_one("#history-status").render())
             await pilot.press("p")
-            await _until(pilot, lambda: hist.loads >= 4)
+            await until_app(pilot, lambda: hist.loads >= 4)
             assert keys() == [2, 1]
 
     asyncio.run(scenario())
@@ -191,7 +193,7 @@ def test_webhooks_screen_without_a_server_names_platform_server(demo_project: Pa
         app = Dashboard(project_dir=demo_project, settings=settings)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("6")
-            await _until(pilot, lambda: app.current_mode == "webhooks" and app.screen.loads >= 1)
+            await until_app(pilot, lambda: app.current_mode == "webhooks" and app.screen.loads >= 1)
             empty = app.screen.query_one("#hooks-empty", EmptyState)
             assert empty.display and not app.screen.query_one("#hooks-table").display
             text = _texts(empty)
@@ -209,7 +211,7 @@ def test_replay_command_and_refusals(server: Server, tmp_path: Path) -> None:  #
     _setup(server, tmp_path)
     activation = server.cli_json("trigger", "activate", "triage", "ci")
     assert httpx.post(activation["url_with_token"], json={"ref": "a"}, timeout=30).status_code == 202
-    [first] = wait_for(lambda: [d for d in history(server) if d["run"]], what="first run")
+    [first] = until(lambda: [d for d in history(server) if d["run"]], what="first run")
     replayed = server.cli_json("trigger", "replay", "triage", first["id"])
     assert replayed["ok"] and replayed["id"] != first["id"] and replayed["detail"] == f"replay of {first['id']}"
     human = server.cli("trigger", "replay", "triage", first["id"])
@@ -219,7 +221,7 @@ def test_replay_command_and_refusals(server: Server, tmp_path: Path) -> None:  #
     assert server.cli("trigger", "disable", "triage", "ci").returncode == 0
     refused = server.cli_json("trigger", "replay", "triage", first["id"])
     assert refused["exit_code"] == 1 and refused["error"]["code"] == "conflict"
-    runs = wait_for(lambda: [d for d in history(server) if d["run"] and d["run"]["status"] == "succeeded"
+    runs = until(lambda: [d for d in history(server) if d["run"] and d["run"]["status"] == "succeeded"
                              and d["auth_method"] == "replay"] if len(history(server)) == 3 else None,
                     what="both replays' runs")
     assert len({d["run"]["id"] for d in history(server) if d["run"]}) == 3 and len(runs) >= 1

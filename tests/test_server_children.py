@@ -12,7 +12,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.webhooks_fixtures import history, make_trigger, server_factory, wait_for  # noqa: F401
+from tests.waiting import until
+from tests.webhooks_fixtures import history, make_trigger, server_factory  # noqa: F401
 
 
 def _children(server_pid: int, module: str) -> list[int]:
@@ -58,14 +59,14 @@ def test_a_dead_recorder_means_503_then_a_new_recorder_accepts(server_factory, t
     srv = server_factory()
     act = make_trigger(srv, tmp_path)
     assert httpx.post(act["url_with_token"], json={"n": 1}).status_code == 202
-    (first,) = wait_for(lambda: _recorder_pids(srv.proc.pid), what="the recorder process")
+    (first,) = until(lambda: _recorder_pids(srv.proc.pid), what="the recorder process")
     os.kill(first, signal.SIGSTOP)  # the next delivery reaches the recorder but is not recorded
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         pending = pool.submit(
             httpx.post, act["url_with_token"], json={"n": 2}, headers={"X-Delivery-Id": "d2"}, timeout=30
         )
         # the event: the delivery's frame is waiting in the stopped recorder's input pipe
-        wait_for(lambda: _unread_input(first) > 0, what="the delivery to reach the stopped recorder")
+        until(lambda: _unread_input(first) > 0, what="the delivery to reach the stopped recorder")
         assert not pending.done()
         os.kill(first, signal.SIGKILL)
         lost = pending.result()
@@ -76,7 +77,7 @@ def test_a_dead_recorder_means_503_then_a_new_recorder_accepts(server_factory, t
         assert r.status_code in (202, 503), r.text
         return r if r.status_code == 202 else None
 
-    retry = wait_for(retried, what="a new recorder to accept the retry")
+    retry = until(retried, what="a new recorder to accept the retry")
     assert retry.json()["status"] == "accepted"
     assert [d["outcome"] for d in history(srv)].count("refused") == 0 and len(history(srv)) == 2
     assert _recorder_pids(srv.proc.pid) not in ([], [first])
@@ -88,10 +89,10 @@ def test_a_killed_server_leaves_no_child_behind(server_factory, tmp_path: Path) 
     srv = server_factory()
     act = make_trigger(srv, tmp_path)
     assert httpx.post(act["url_with_token"], json={"n": 1}).status_code == 202
-    (recorder,) = wait_for(lambda: _recorder_pids(srv.proc.pid), what="the recorder process")
+    (recorder,) = until(lambda: _recorder_pids(srv.proc.pid), what="the recorder process")
     (runner,) = _children(srv.proc.pid, "engine.server.runner")
     srv.kill()
-    wait_for(lambda: _gone(recorder) and _gone(runner), timeout=20, what="the children to exit")
+    until(lambda: _gone(recorder) and _gone(runner), timeout=20, what="the children to exit")
 
 
 def test_dead_run_workers_are_started_again_and_the_run_executes(server_factory, tmp_path: Path) -> None:
@@ -99,13 +100,13 @@ def test_dead_run_workers_are_started_again_and_the_run_executes(server_factory,
     durable and the server starts the workers again by itself."""
     srv = server_factory()
     act = make_trigger(srv, tmp_path)
-    (runner,) = wait_for(lambda: _children(srv.proc.pid, "engine.server.runner"), what="the run workers")
+    (runner,) = until(lambda: _children(srv.proc.pid, "engine.server.runner"), what="the run workers")
     os.kill(runner, signal.SIGKILL)
-    wait_for(lambda: _gone(runner), what="the run workers to die")
+    until(lambda: _gone(runner), what="the run workers to die")
     assert httpx.post(act["url_with_token"], json={"ref": "main"}).status_code == 202
 
     def ran() -> bool:
         return any(d["run"] and d["run"]["status"] == "succeeded" for d in history(srv))
 
-    wait_for(ran, what="the run to execute on the new workers")
+    until(ran, what="the run to execute on the new workers")
     assert _children(srv.proc.pid, "engine.server.runner") not in ([], [runner])

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import httpx
 
-from tests.pg_fixtures import pg_server, pg_url  # noqa: F401
-from tests.webhooks_fixtures import Server, history, make_trigger, server_factory, wait_for  # noqa: F401
+from tests.pg_fixtures import pg_url  # noqa: F401
+from tests.waiting import until
+from tests.webhooks_fixtures import Server, history, make_trigger, server_factory  # noqa: F401
 
 FAST_LEASE = {"PLATFORM_RUN_LEASE_SECONDS": "1"}
 
@@ -52,7 +53,7 @@ def _all_ran(srv: Server, accepted: dict[str, str]) -> None:
         rows = {d["id"]: d for d in history(srv, limit=1000)}
         return all(i in rows and rows[i]["run"] and rows[i]["run"]["status"] == "succeeded" for i in accepted)
 
-    wait_for(done, timeout=120, what="every accepted delivery's run to execute")
+    until(done, timeout=120, what="every accepted delivery's run to execute")
     rows = history(srv, limit=1000)
     assert len({d["run"]["id"] for d in rows if d["run"]}) == len(
         [d for d in rows if d["outcome"] == "run_started"]
@@ -92,7 +93,7 @@ def test_two_processes_one_postgres_duplicates_start_one_run(
 
     answers = asyncio.run(burst())
     assert sum(1 for x in answers if x["status"] == "accepted") == 1
-    wait_for(lambda: all(d["outcome"] != "queued" for d in history(b)), what="the run to start")
+    until(lambda: all(d["outcome"] != "queued" for d in history(b)), what="the run to start")
     assert len(history(b)) == 30 and sum(1 for d in history(a) if d["run"]) == 1
     rotated = a.cli_json("trigger", "rotate", "triage", "ci")
     assert httpx.post(url_b, content=b"old token").status_code == 404

@@ -15,10 +15,10 @@ SIZE = (120, 32)
 
 async def _wait_loaded(pilot: object) -> None:
     """Wait until the Environments screen has rendered its first engine result (no fixed sleeps)."""
-    from tests.test_dashboard import _until
+    from tests.waiting import until_app
 
     app = pilot.app  # type: ignore[attr-defined]
-    await _until(pilot, lambda: getattr(app.screen, "loads", 0) >= 1, timeout=60)
+    await until_app(pilot, lambda: getattr(app.screen, "loads", 0) >= 1, timeout=60)
     await app.workers.wait_for_complete()
     await pilot.pause()  # type: ignore[attr-defined]
 

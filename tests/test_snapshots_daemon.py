@@ -16,10 +16,10 @@ def test_daemon_screen_layout(snap_compare: Any, instances: Any, demo_project: P
     reported separately."""
 
     async def run_before(pilot: Any) -> None:
-        from tests.test_dashboard import _until
+        from tests.waiting import until_app
 
         await pilot.press("5")
-        await _until(pilot, lambda: pilot.app.current_mode == "daemon" and pilot.app.screen.loads >= 1)
+        await until_app(pilot, lambda: pilot.app.current_mode == "daemon" and pilot.app.screen.loads >= 1)
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
 

@@ -20,10 +20,10 @@ def test_debug_screen_stopped_at_a_breakpoint(snap_compare: Any, debug: Debug) -
     debug.ok("step-in")
 
     async def run_before(pilot: Any) -> None:
-        from tests.test_dashboard import _until
+        from tests.waiting import until_app
 
         await pilot.press("8")
-        await _until(pilot, lambda: pilot.app.current_mode == "debug" and (pilot.app.screen.status or {})
+        await until_app(pilot, lambda: pilot.app.current_mode == "debug" and (pilot.app.screen.status or {})
                      .get("state") == "stopped" and pilot.app.screen.query_one("#debug-threads").row_count > 0)
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()

@@ -16,10 +16,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: E402,F401
-from screen_fixtures import COMMAND_HEALTH, cut, plain_demo, until  # noqa: E402
+from screen_fixtures import COMMAND_HEALTH, cut, plain_demo  # noqa: E402
 
 from app.dashboard import Dashboard  # noqa: E402
 from app.settings import deterministic_settings  # noqa: E402
+from tests.waiting import until_app
 
 SIZE = (130, 36)
 
@@ -34,13 +35,13 @@ def _deployed(demo: Any) -> None:
 def _after(mode_key: str | None, *keys: str, ready: Any = None) -> Any:
     async def run_before(pilot: Any) -> None:
         app = pilot.app
-        await until(pilot, lambda: getattr(app.screen, "loads", 0) >= 1)
+        await until_app(pilot, lambda: getattr(app.screen, "loads", 0) >= 1)
         if mode_key:
             await pilot.press(mode_key)
-            await until(pilot, lambda: getattr(app.screen, "loads", 0) >= 1 and app.current_mode != "environments")
+            await until_app(pilot, lambda: getattr(app.screen, "loads", 0) >= 1 and app.current_mode != "environments")
         await pilot.press(*keys)
         if ready is not None:
-            await until(pilot, lambda: ready(app))
+            await until_app(pilot, lambda: ready(app))
         await app.workers.wait_for_complete()
         await pilot.pause()
 

@@ -57,13 +57,13 @@ def _pin_screen(app: Dashboard, pin: Callable[[str], str]) -> None:
 
 def _after(keys: tuple[str, ...], ready: Callable[[Dashboard], bool], pin: Callable[[str], str]) -> object:
     async def run_before(pilot: object) -> None:
-        from tests.test_dashboard import _until
+        from tests.waiting import until_app
 
         app = pilot.app  # type: ignore[attr-defined]
         for key in keys:
             await pilot.press(key)  # type: ignore[attr-defined]
             await pilot.pause()  # type: ignore[attr-defined]
-        await _until(pilot, lambda: ready(app), timeout=60)
+        await until_app(pilot, lambda: ready(app), timeout=60)
         await app.workers.wait_for_complete()
         await pilot.pause()  # type: ignore[attr-defined]
         _pin_screen(app, pin)
@@ -111,11 +111,12 @@ def test_run_detail_with_plan_and_tasks(snap_compare: object, tmp_path: Path, de
         return getattr(app.screen, "record", None) is not None
 
     async def open_first(pilot: object) -> None:
-        from tests.test_dashboard import _until
+        from tests.waiting import until_app
 
         app = pilot.app  # type: ignore[attr-defined]
         await pilot.press("7")  # type: ignore[attr-defined]
-        await _until(pilot, lambda: getattr(app.screen, "loads", 0) >= 1 and app.screen.query_one("#runs-table").rows)
+        await until_app(pilot,
+                        lambda: getattr(app.screen, "loads", 0) >= 1 and app.screen.query_one("#runs-table").rows)
         await pilot.press("enter")  # type: ignore[attr-defined]
         await _after((), ready, _pinner({str(tmp_path): "/work/tmp", os.environ["HOME"]: "~"}))(pilot)  # type: ignore[operator]
 

@@ -14,7 +14,8 @@ import pytest
 
 from app.dashboard import Dashboard
 from app.settings import deterministic_settings
-from tests.webhooks_fixtures import WORKFLOW, Server, history, server_factory, wait_for  # noqa: F401
+from tests.waiting import until
+from tests.webhooks_fixtures import WORKFLOW, Server, history, server_factory  # noqa: F401
 
 SIZE = (140, 36)
 PUBLIC = "https://hooks.example.test"
@@ -84,7 +85,7 @@ def populated(server_factory, tmp_path: Path) -> Server:  # noqa: F811
     target = ci["url_with_token"].replace(PUBLIC, srv.url)
     for body, request_id in (({"ref": "main"}, "a"), ({"ref": "main"}, "a"), ({"other": 1}, "b")):
         assert httpx.post(target, json=body, headers={"X-Request-Id": request_id}, timeout=30).status_code == 202
-    wait_for(lambda: all(d["outcome"] in ("run_started", "retry", "filtered_out") and
+    until(lambda: all(d["outcome"] in ("run_started", "retry", "filtered_out") and
                          (d["run"] is None or d["run"]["status"] == "succeeded") for d in history(srv))
              and len(history(srv)) == 3, what="every delivery processed")
     return srv
@@ -96,11 +97,11 @@ def _app(srv: Server) -> Dashboard:
 
 
 async def _open_webhooks(pilot: Any) -> None:
-    from tests.test_dashboard import _until
+    from tests.waiting import until_app
 
     app = pilot.app
     await pilot.press("6")
-    await _until(pilot, lambda: app.current_mode == "webhooks" and app.screen.loads >= 1)
+    await until_app(pilot, lambda: app.current_mode == "webhooks" and app.screen.loads >= 1)
     await app.workers.wait_for_complete()
     await pilot.pause()
 
@@ -122,11 +123,11 @@ def _then(key: str, ready: Any) -> Any:
     """run_before: open Webhooks, press `key`, wait for `ready(screen)`, hide volatile text."""
 
     async def run_before(pilot: Any) -> None:
-        from tests.test_dashboard import _until
+        from tests.waiting import until_app
 
         await _open_webhooks(pilot)
         await pilot.press(key)
-        await _until(pilot, lambda: ready(pilot.app.screen))
+        await until_app(pilot, lambda: ready(pilot.app.screen))
         await pilot.app.workers.wait_for_complete()
         await _hide_volatile(pilot)
 

@@ -13,6 +13,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: E402,F401
 
+from tests.waiting import until  # noqa: E402
+
 FAST = ("--stability-window", "0.3")
 
 
@@ -57,13 +59,9 @@ def test_missing_process_is_missing_exit_1(demo):
     code, dep = demo.json("env", "deploy", "dev", "--yes", *FAST)
     pid = next(r for r in dep["rollout"]["resources"] if r["name"] == "web")["instances"][0]["pid"]
     os.killpg(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while (
-        time.monotonic() < deadline
-        and Path(f"/proc/{pid}").exists()
-        and Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    ):
-        time.sleep(0.05)
+    until(lambda: not Path(f"/proc/{pid}").exists()
+          or Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z", 10,
+          what=f"pid {pid} to be gone (or a zombie)")
     code, doc = demo.json("env", "status", "dev")
     assert code == 1
     states = {i["name"]: i["state"] for i in doc["environments"][0]["images"]}

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import BIN
 from tests.debug_fixtures import Debug, Request, debug  # noqa: F401
-from tests.test_tmux_e2e import _tmux, _wait_for, _wait_gone
+from tests.test_tmux_e2e import _gone, _showing, _tmux
 
 API = "services/api/main.py"
 
@@ -36,7 +36,7 @@ def terminal(debug: Debug) -> Iterator[str]:  # noqa: F811
 
 def _command(name: str, line: str) -> None:
     _tmux("send-keys", "-t", name, ":")
-    _wait_for(name, "Command")
+    _showing(name, "Command")
     _tmux("send-keys", "-t", name, "-l", line)
     _tmux("send-keys", "-t", name, "Enter")
 
@@ -44,25 +44,25 @@ def _command(name: str, line: str) -> None:
 def test_debug_session_from_the_dashboard_on_a_real_terminal(terminal: str, debug: Debug) -> None:  # noqa: F811
     """`:debug start api` from the Debug screen starts the session; a request stops at the
     breakpoint and the screen shows where; n steps; x stops; the CLI agrees at each point."""
-    _wait_for(terminal, "environments in project")
+    _showing(terminal, "environments in project")
     _tmux("send-keys", "-t", terminal, "8")
-    _wait_for(terminal, "No debug session in this project")
+    _showing(terminal, "No debug session in this project")
     _command(terminal, "debug start api")
-    _wait_for(terminal, "debugging api")
+    _showing(terminal, "debugging api")
     _tmux("send-keys", "-t", terminal, "Escape")
-    _wait_gone(terminal, "esc closes")  # the header behind the result modal already says "running"
-    _wait_for(terminal, "running - api")
+    _gone(terminal, "esc closes")  # the header behind the result modal already says "running"
+    _showing(terminal, "running - api")
     line = debug.line_of(API, 'body = json.dumps({"message"')
     _command(terminal, f"debug break {API}:{line}")
-    _wait_for(terminal, "verified")
+    _showing(terminal, "verified")
     _tmux("send-keys", "-t", terminal, "Escape")
-    _wait_gone(terminal, "esc closes")
+    _gone(terminal, "esc closes")
     request = Request(debug.base, "/tmux")
-    _wait_for(terminal, f"main.py:{line} in do_GET")
+    _showing(terminal, f"main.py:{line} in do_GET")
     _tmux("send-keys", "-t", terminal, "n")
-    _wait_for(terminal, f"main.py:{line + 1} in do_GET")
+    _showing(terminal, f"main.py:{line + 1} in do_GET")
     assert debug.ok("status")["stopped"]["line"] == line + 1
     _tmux("send-keys", "-t", terminal, "x")
-    _wait_for(terminal, "No debug session in this project")
+    _showing(terminal, "No debug session in this project")
     assert request.done.wait(30)
     assert debug.session() is None

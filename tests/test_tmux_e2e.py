@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import BIN
+from tests.waiting import until
 
 
 def _tmux(*args: str) -> str:
@@ -37,22 +37,16 @@ def _screen(name: str) -> str:
     return _tmux("capture-pane", "-p", "-t", name)
 
 
-def _wait_for(name: str, text: str, timeout: float = 90.0) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        screen = _screen(name)
-        if text in screen:
-            return screen
-        time.sleep(0.1)
-    raise AssertionError(f"{text!r} never appeared; screen:\n{_screen(name)}")
+def _showing(name: str, text: str, timeout: float = 90.0) -> str:
+    """The screen once `text` is on it."""
+    return until(lambda: screen if text in (screen := _screen(name)) else "", timeout,
+                 what=lambda: f"{text!r} on the screen:\n{_screen(name)}", interval=0.1)
 
 
-def _wait_gone(name: str, text: str, timeout: float = 60.0) -> None:
-    """Wait until `text` has left the screen (a modal closed), failing with the screen if it stays."""
-    deadline = time.monotonic() + timeout
-    while text in _screen(name) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert text not in _screen(name), f"{text!r} never went away; screen:\n{_screen(name)}"
+def _gone(name: str, text: str, timeout: float = 60.0) -> None:
+    """Once `text` has left the screen (a modal closed)."""
+    until(lambda: text not in _screen(name), timeout,
+          what=lambda: f"{text!r} to leave the screen:\n{_screen(name)}", interval=0.1)
 
 
 def _alive(name: str) -> bool:
@@ -61,17 +55,14 @@ def _alive(name: str) -> bool:
 
 def test_dashboard_on_a_real_terminal(session: str) -> None:
     """README.md, Dashboard: no arguments on a TTY opens the dashboard; keys navigate; q quits."""
-    screen = _wait_for(session, "5 environments in project demo")
+    screen = _showing(session, "5 environments in project demo")
     for env in ("cloud", "cluster", "dev", "prod", "staging"):
         assert env in screen
     _tmux("send-keys", "-t", session, "2")
-    _wait_for(session, "Nothing in flight")  # Rollouts: its honest empty state
+    _showing(session, "Nothing in flight")  # Rollouts: its honest empty state
     _tmux("send-keys", "-t", session, "?")
-    _wait_for(session, "Binding id")
+    _showing(session, "Binding id")
     _tmux("send-keys", "-t", session, "Escape")
-    _wait_gone(session, "Binding id")
+    _gone(session, "Binding id")
     _tmux("send-keys", "-t", session, "q")
-    deadline = time.monotonic() + 60
-    while _alive(session) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(session), "the dashboard did not quit on q"
+    until(lambda: not _alive(session), 60, what="the dashboard to quit on q")

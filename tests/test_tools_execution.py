@@ -8,15 +8,7 @@ import time
 from pathlib import Path
 
 from tests.tools_fixtures import call, ctx, isolated_home  # noqa: F401 - fixtures
-
-
-def _wait_for(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+from tests.waiting import until
 
 
 def test_fresh_shell_in_the_root_with_env_and_chaining(ctx):
@@ -70,7 +62,7 @@ def test_background_job_is_listed_read_and_killed(ctx):
     pid_id = started.data["process_id"]
     listed = call(ctx, "bash_list")
     assert [p["id"] for p in listed.data["processes"]] == [pid_id]
-    assert _wait_for(lambda: "tick 5" in call(ctx, "bash_output", process_id=pid_id).output)
+    assert until(lambda: "tick 5" in call(ctx, "bash_output", process_id=pid_id).output)
     first = call(ctx, "bash_output", process_id=pid_id, offset=0, limit=6)
     assert first.output.startswith("ready\n") and first.data["next_offset"] == 6
     tail = call(ctx, "bash_output", process_id=pid_id, tail=2)
@@ -88,7 +80,7 @@ def test_background_job_is_listed_read_and_killed(ctx):
     pid = started.data["pid"]
     killed = call(ctx, "bash_kill", process_id=pid_id)
     assert killed.data["killed"] is True
-    assert _wait_for(lambda: not _running(pid))
+    assert until(lambda: not _running(pid))
     assert call(ctx, "bash_list").data["processes"] == []
     assert [p["status"] for p in call(ctx, "bash_list", all=True).data["processes"]] == ["killed"]
     assert call(ctx, "bash_kill", process_id="bg-nope").is_error
@@ -98,7 +90,7 @@ def test_background_job_completion_and_filters(ctx):
     """bash_list: running only by default, `all` includes completed; session_id filters."""
     started = call(ctx, "bash", command="echo done; exit 3", run_in_background=True)
     pid_id = started.data["process_id"]
-    assert _wait_for(lambda: call(ctx, "bash_list", all=True).data["processes"][0]["status"] == "completed")
+    assert until(lambda: call(ctx, "bash_list", all=True).data["processes"][0]["status"] == "completed")
     entry = call(ctx, "bash_list", all=True, session_id="test").data["processes"][0]
     assert entry["exit_code"] == 3 and entry["id"] == pid_id
     assert call(ctx, "bash_list", all=True, session_id="other").data["processes"] == []
@@ -111,7 +103,7 @@ def test_end_of_session_kills_background_processes(ctx):
 
     started = call(ctx, "bash", command="sleep 60", run_in_background=True)
     close_session(ctx)
-    assert _wait_for(lambda: not _running(started.data["pid"]))
+    assert until(lambda: not _running(started.data["pid"]))
 
 
 def _running(pid: int) -> bool:

@@ -8,7 +8,8 @@ from pathlib import Path
 import httpx
 
 from engine.hooks.payload import build_payload, dedupe_key
-from tests.webhooks_fixtures import history, make_trigger, server, server_factory, wait_for  # noqa: F401
+from tests.waiting import until
+from tests.webhooks_fixtures import history, make_trigger, server, server_factory  # noqa: F401
 
 
 def _outcomes(srv) -> list[str]:
@@ -29,7 +30,7 @@ def test_each_key_header_makes_a_retry_that_starts_no_run(server, tmp_path: Path
         act["url_with_token"], content=b"c", headers={"Idempotency-Key": "k0", "X-Request-Id": "new"}
     )
     assert r.json()["status"] == "retry"
-    wait_for(lambda: "queued" not in _outcomes(server), what="runs to start")
+    until(lambda: "queued" not in _outcomes(server), what="runs to start")
     assert _outcomes(server).count("run_started") == 4 and _outcomes(server).count("retry") == 5
     assert sum(1 for d in history(server) if d["run"]) == 4
 
@@ -69,7 +70,7 @@ def test_simultaneous_copies_start_one_run(server, tmp_path: Path) -> None:
     answers = asyncio.run(burst())
     assert sum(1 for a in answers if a["status"] == "accepted") == 1
     assert len(history(server)) == 30
-    wait_for(lambda: "queued" not in _outcomes(server), what="the run to start")
+    until(lambda: "queued" not in _outcomes(server), what="the run to start")
     assert sum(1 for d in history(server) if d["run"]) == 1
 
 

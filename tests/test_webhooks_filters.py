@@ -9,7 +9,8 @@ import httpx
 import pytest
 
 from engine.hooks.filters import MAX_FILTER_CHARS, FilterInvalid, compile_filter
-from tests.webhooks_fixtures import WORKFLOW, history, make_trigger, server_factory, wait_for  # noqa: F401
+from tests.waiting import until
+from tests.webhooks_fixtures import WORKFLOW, history, make_trigger, server_factory  # noqa: F401
 
 
 def test_invalid_filter_is_refused_with_its_position(server_factory, tmp_path: Path) -> None:
@@ -59,7 +60,7 @@ def test_filter_decides_and_errors_count_as_no_match(server_factory, tmp_path: P
         items = history(srv)
         return items if len(items) == 5 and all(d["outcome"] != "queued" for d in items) else []
 
-    items = wait_for(settled, what="filters to be evaluated")
+    items = until(settled, what="filters to be evaluated")
     by_body = {str(d["payload"]["body"])[:20]: d for d in items}
     assert by_body["{'action': 'opened'}"]["outcome"] == "run_started"
     assert by_body["{'action': 'closed'}"]["outcome"] == "filtered_out"

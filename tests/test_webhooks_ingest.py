@@ -9,7 +9,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.webhooks_fixtures import history, make_trigger, server, server_factory, wait_for  # noqa: F401
+from tests.waiting import until
+from tests.webhooks_fixtures import history, make_trigger, server, server_factory  # noqa: F401
 
 MIB = 1024 * 1024
 
@@ -35,7 +36,7 @@ def test_token_in_path_and_bearer_accept_and_run_reads_payload(server, tmp_path:
         runs = [d for d in history(server) if d["run"] and d["run"]["status"] == "succeeded"]
         return runs if len(runs) == 2 else []
 
-    done = wait_for(succeeded, what="two runs")
+    done = until(succeeded, what="two runs")
     assert {d["auth_method"] for d in done} == {"path", "bearer"}
     record = json.loads((server.data_dir / "runs" / done[0]["run"]["id"] / "run.json").read_text())
     texts = {step["data"].get("text") for step in record["steps"]}

@@ -18,7 +18,8 @@ from engine.hooks.secrets import SecretBox
 from engine.server import keys
 from engine.server.ingest import BatchRecorder, Submission, Verdict
 from engine.serverstore import store
-from tests.webhooks_fixtures import history, make_trigger, server_factory, wait_for  # noqa: F401
+from tests.waiting import until
+from tests.webhooks_fixtures import history, make_trigger, server_factory  # noqa: F401
 
 
 class Store:
@@ -169,7 +170,7 @@ def test_two_server_processes_on_one_sqlite_dir_start_each_key_once(server_facto
     accepted = {name: doc["delivery"] for name, doc in answers if doc["status"] == "accepted"}
     assert len(accepted) == 150
     assert all(doc["duplicate_of"] == accepted[name] for name, doc in answers if doc["status"] == "retry")
-    rows = wait_for(
+    rows = until(
         lambda: history(b, limit=1000) if len(history(b, limit=1000)) == 300 else None, what="history"
     )
     assert sum(1 for d in rows if d["outcome"] == "queued") == 150

@@ -75,14 +75,16 @@ class LocalServer:
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> str:
-        import time
+        from tests.waiting import until
 
         self.thread.start()
-        deadline = time.monotonic() + 15
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
+
+        def started() -> bool:
+            if not self.thread.is_alive():
                 raise RuntimeError("local test server did not start")
-            time.sleep(0.01)
+            return bool(self.server.started)
+
+        until(started, 15, what="the local test server to start", interval=0.01)
         port = self.server.servers[0].sockets[0].getsockname()[1]
         return f"http://127.0.0.1:{port}"
 

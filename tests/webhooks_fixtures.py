@@ -200,17 +200,6 @@ def make_trigger(
     return api(srv, "POST", f"/automations/{automation}/triggers/{trigger}/activate", {"hmac_secret": secret})
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 30, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 def history(
     srv: Server, automation: str = "triage", trigger: str | None = None, limit: int = 1000
 ) -> list[dict]:

@@ -33,10 +33,19 @@ from engine.serverstore import store
 
 log = logging.getLogger("platform.controlplane")
 TICK_S = 0.25
-LEASE_S = 10.0  # a killed owner's environments are taken over within this
+LEASE_S = 10.0  # a killed owner's environments are taken over within this (PLATFORM_CONVERGE_LEASE_S)
 # the rollout's end -> the apply's recorded outcome (as the machine ledger's applies)
 OUTCOMES = {"ready": "ready", "not_waited": "not_waited", "DEGRADED": "failed", "SUPERSEDED": "superseded",
             "timed_out": "timed_out"}
+
+
+def lease_seconds() -> float:
+    """An environment's lease: PLATFORM_CONVERGE_LEASE_S when set to a positive number, else LEASE_S."""
+    try:
+        value = float(os.environ.get("PLATFORM_CONVERGE_LEASE_S") or LEASE_S)
+    except ValueError:
+        return LEASE_S
+    return value if 0 < value < 86400 else LEASE_S
 
 
 def hosted_base_env(workdir: Path) -> dict[str, str]:
@@ -54,6 +63,7 @@ class Converger:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.rollout_timeout = rollout_timeout
         self.stability_window = stability_window
+        self.lease_s = lease_seconds()
         self.busy: dict[str, threading.Thread] = {}
         self.failed: dict[str, str] = {}  # env id -> the promotion whose rollout failed (not retried)
         self.stopping = threading.Event()
@@ -100,7 +110,7 @@ class Converger:
             # while a rollout of it runs (which renews it too)
             if row.lease_owner not in (None, self.owner) and (row.lease_until or 0) > now:
                 continue
-            if (row.lease_owner != self.owner or (row.lease_until or 0) - now < LEASE_S * 5e5) and \
+            if (row.lease_owner != self.owner or (row.lease_until or 0) - now < self.lease_s * 5e5) and \
                     not self._lease(row.id):
                 continue
             running = self.busy.get(row.id)
@@ -131,7 +141,7 @@ class Converger:
             done = conn.execute(update(t.envs).where(
                 t.envs.c.id == env_id,
                 or_(t.envs.c.lease_owner.is_(None), t.envs.c.lease_owner == self.owner, t.envs.c.lease_until < now),
-            ).values(lease_owner=self.owner, lease_until=now + int(LEASE_S * 1e6)))
+            ).values(lease_owner=self.owner, lease_until=now + int(self.lease_s * 1e6)))
         return bool(done.rowcount == 1)
 
     def _specs(self, org_id: str, release: dict[str, Any], images: dict[str, Any], bundle: list[dict[str, Any]],
@@ -177,7 +187,7 @@ class Converger:
                 conn.execute(update(t.applies).where(t.applies.c.env_id == env_id, t.applies.c.seq == seq)
                              .values(**values))
             conn.execute(update(t.envs).where(t.envs.c.id == env_id, t.envs.c.lease_owner == self.owner)
-                         .values(lease_until=store.now_us() + int(LEASE_S * 1e6)))
+                         .values(lease_until=store.now_us() + int(self.lease_s * 1e6)))
 
     def _stop_if_gone(self, row: Any) -> None:
         """Stopped or deleted while this rollout ran: what it started stops too (never left orphaned)."""

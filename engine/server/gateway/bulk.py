@@ -35,6 +35,7 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,13 +64,14 @@ class Ticket:
 
 
 class Tickets:
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock  # a ticket's expiry is read from it (a test passes a clock it moves)
         self.pending: dict[int, Ticket] = {}
         self.unproven = 0
 
     def issue(self, link: Any, request: int) -> Ticket:
         ticket = Ticket(link=link, request=request, secret=secrets.token_bytes(TICKET_BYTES),
-                        expires=time.monotonic() + ticket_ttl_s())
+                        expires=self.clock() + ticket_ttl_s())
         self.pending[request] = ticket
         return ticket
 
@@ -79,7 +81,7 @@ class Tickets:
         if ticket is None or not hmac.compare_digest(ticket.secret, secret):
             return None
         del self.pending[request]
-        if time.monotonic() > ticket.expires or ticket.link.closed.is_set() or ticket.arrived.done():
+        if self.clock() > ticket.expires or ticket.link.closed.is_set() or ticket.arrived.done():
             return None
         return ticket
 
