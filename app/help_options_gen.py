@@ -103,7 +103,8 @@ def completion_tables() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]
                 kinds.append(_kind(param) + ("*" if param.nargs == -1 else ""))
                 continue
             takes = "" if getattr(param, "is_flag", False) or getattr(param, "count", False) else f"={_kind(param)}"
-            words += [f"{opt}{takes}" for opt in [*param.opts, *param.secondary_opts]]
+            # sorted: click keeps a help option's names in a set (their order varies with the hash seed)
+            words += [f"{opt}{takes}" for opt in sorted([*param.opts, *param.secondary_opts])]
         flags[path] = tuple(words)
         if kinds:
             arguments[path] = tuple(kinds)
