@@ -23,6 +23,11 @@ def _isatty(stream: object) -> bool:
 
 def run(program: str, argv: list[str]) -> int:
     """Run `program` with `argv` and return its exit code."""
+    instruction = os.environ.get("_FRAMEWORK_COMPLETE" if program == "framework" else "_PLATFORM_COMPLETE")
+    if instruction:  # the shell asks for completions (app/completion.py): answered from tables, no Typer
+        from app.completion import answer
+
+        return answer(program, instruction)
     if program == "platform" and argv[:1] == ["framework"]:
         # `platform framework ...` is the framework program: identical output and exit codes.
         program, argv = "framework", argv[1:]
@@ -49,6 +54,12 @@ def run(program: str, argv: list[str]) -> int:
         if text is not None:
             sys.stdout.write(text)
             return 0
+    if argv[0] == "completion":  # prints the script without Typer when well formed
+        from app.cli.completion import fast as fast_completion
+
+        code = fast_completion(program, argv[1:])
+        if code is not None:
+            return code
     if argv[0] == "debug":  # session commands skip Typer's import when well formed (bench/debug.py)
         from app.cli.debug_ops import fast
 

@@ -250,6 +250,13 @@ FRAMEWORK.groups["api"] = Group(
     commands={"curl": "Print (never run) a curl command for <service.method>: POST, JSON, zero-value body."},
     examples=("framework api curl shop.v1.ShopService.Ping", "framework api curl ShopService.Ping --port 9000"),
 )
+FRAMEWORK.groups["completion"] = Group(
+    help="Print the shell completion script of framework for bash, zsh or fish (README: shell completion).",
+    commands={},
+    examples=("framework completion bash > ~/.local/share/bash-completion/completions/framework",
+              "framework completion zsh > \"${fpath[1]}/_framework\"",
+              "framework completion fish > ~/.config/fish/completions/framework.fish"),
+)
 FRAMEWORK.groups["ci"].commands["verify-generated"] = (
     "Check generated files: hash markers, freshness after regeneration, commit policy; names each offender.")
 PROJECT_MIGRATE = Group(
@@ -403,6 +410,13 @@ PLATFORM = Program(
             help="Run a workflow locally (platform run <workflow> [--input k=v ...]), streaming each tool call.",
             commands={},
             examples=("platform run workflow.yaml --input branch=main",),
+        ),
+        "completion": Group(
+            help="Print the shell completion script of platform for bash, zsh or fish (README: shell completion).",
+            commands={},
+            examples=("platform completion bash > ~/.local/share/bash-completion/completions/platform",
+                      "platform completion zsh > \"${fpath[1]}/_platform\"",
+                      "platform completion fish > ~/.config/fish/completions/platform.fish"),
         ),
         "runs": Group(
             help="Recorded workflow runs: list them newest first, show one with its steps, plan and tasks.",

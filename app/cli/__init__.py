@@ -48,6 +48,7 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "api": "app.cli.api",
     # Domains (docs/reference-domains.md).
     "domain": "app.cli.domain",
+    "completion": "app.cli.completion:framework_command",
 }
 PLATFORM_GROUP_MODULES: dict[str, str] = {
     "server": "app.cli.server",
@@ -59,19 +60,27 @@ PLATFORM_GROUP_MODULES: dict[str, str] = {
     "tools": "app.cli.tools",
     "run": "app.cli.run",
     "runs": "app.cli.runs",
+    "completion": "app.cli.completion:platform_command",
 }
 
 
-def _add_groups(root: Any, modules: dict[str, str], only: str | None = None) -> None:
+def _add_groups(root: Any, modules: dict[str, str], only: str | None = None, program: str = "framework") -> None:
     """Register the groups; with `only`, just that one (running a command needs no other group)."""
     import importlib
+    import inspect
+
+    from app.registry import PROGRAMS
 
     for name, module in modules.items():
         if only is not None and name != only:
             continue
         module, _, attribute = module.partition(":")  # "module:attribute" names a Typer app other than `app`
         mod = importlib.import_module(module)
-        if attribute:
+        if attribute and inspect.isfunction(getattr(mod, attribute)):  # a top-level command, the registry's help
+            group = PROGRAMS[program].groups[name]
+            epilog = "Examples:\n\n" + "\n\n".join(f"  {ex}" for ex in group.examples)
+            root.command(name=name, help=group.help, epilog=epilog)(getattr(mod, attribute))
+        elif attribute:
             root.add_typer(getattr(mod, attribute), name=name)
         elif hasattr(mod, "command"):  # a single command at the top level, e.g. `platform run <workflow>`
             root.command(name=name, help=mod.HELP, epilog=mod.EPILOG)(mod.command)
@@ -83,7 +92,7 @@ def framework_app(only: str | None = None) -> Any:
     from app.registry import FRAMEWORK
 
     root = _typer_app(FRAMEWORK.help, FRAMEWORK.examples)
-    _add_groups(root, FRAMEWORK_GROUP_MODULES, only)
+    _add_groups(root, FRAMEWORK_GROUP_MODULES, only, "framework")
     _version_callback(root, "framework")
     return root
 
@@ -96,7 +105,7 @@ def platform_app(only: str | None = None) -> Any:
     # it is added here too so that `platform --help` on a terminal lists it.
     if only is None:
         root.add_typer(framework_app(), name="framework", help=PLATFORM.groups["framework"].help)
-    _add_groups(root, PLATFORM_GROUP_MODULES, only)
+    _add_groups(root, PLATFORM_GROUP_MODULES, only, "platform")
     _version_callback(root, "platform")
     return root
 

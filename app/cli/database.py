@@ -69,7 +69,7 @@ def _render_up(result: Any) -> None:
 def migrate_up(ctx: typer.Context, dsn: str | None = DSN_OPTION, directory: str | None = DIR_OPTION,
                json_output: bool = JSON_OPTION) -> None:
     def action() -> tuple[Any, int]:
-        from app.output import progress
+        from app.progress import sink
         from engine.database import dsn as dsns
         from engine.database import files, runner
         from engine.database.authoring import migrations_dir
@@ -77,11 +77,9 @@ def migrate_up(ctx: typer.Context, dsn: str | None = DSN_OPTION, directory: str 
         target = dsns.resolve(dsn)
         assert target is not None
         migrations = files.load(migrations_dir(directory))
-        import sys
-
-        # live progress on a terminal; the result lists what was applied either way
-        on_applied = (lambda a: progress(f"applied {a.file}")) if sys.stderr.isatty() else None
-        return runner.up(target, migrations, on_applied=on_applied), 0
+        # a bar on a terminal, silent in --json and pipes; the result lists what was applied either way
+        with sink(json_output) as shown:
+            return runner.up(target, migrations, report=shown.step), 0
 
     run(ctx, json_output, action, _render_up)
 

@@ -59,7 +59,7 @@ def _options(pairs: list[str]) -> dict[str, str]:
 
 
 def _seed_action(kind: str, dsn: str | None, env: str | None, allow_remote: bool, now: str | None,
-                 defines: list[str]) -> Any:
+                 defines: list[str], json_output: bool) -> Any:
     def action() -> tuple[Any, int]:
         from app.output import diagnose
         from engine.database import guard
@@ -69,8 +69,13 @@ def _seed_action(kind: str, dsn: str | None, env: str | None, allow_remote: bool
         project = find_project()
         target = guard.seed_target(project, dsn, env, allow_remote, _options(defines))
         guard.migrations_clean(target, project)
-        fn = seeds.apply if kind == "apply" else seeds.reset
-        result = fn(target, project.root, project.config, _anchor(now))
+        if kind == "apply":
+            from app.progress import sink
+
+            with sink(json_output) as shown:  # a bar per table on a terminal; silent in --json and pipes
+                result = seeds.apply(target, project.root, project.config, _anchor(now), shown.step)
+        else:
+            result = seeds.reset(target, project.root, project.config, _anchor(now))
         for warning in result.warnings:  # diagnostics on stderr, also with --json
             diagnose(warning, label="warning")
         return result, 0
@@ -84,7 +89,7 @@ def _seed_command(kind: str) -> Any:
                                                       help="Accept a non-loopback DSN not the environment's own."),
                 now: str | None = NOW_OPTION, defines: list[str] = DEFINE_OPTION,
                 json_output: bool = JSON_OPTION) -> None:
-        run(ctx, json_output, _seed_action(kind, dsn, env, allow_remote_dsn, now, defines), _render_seed)
+        run(ctx, json_output, _seed_action(kind, dsn, env, allow_remote_dsn, now, defines, json_output), _render_seed)
 
     return command
 

@@ -69,8 +69,10 @@ def migrate_up(json_output: bool = JSON_OPTION) -> None:
     from app.output import run_command
 
     def action() -> tuple[Any, int]:
+        from app.progress import sink
         from engine.serverstore.commands import migrate_up as run
 
-        return run(), 0
+        with sink(json_output) as shown:  # a bar on a terminal; silent in --json and pipes
+            return run(shown.step), 0
 
     raise typer.Exit(run_command(json_output, action, _render_up))

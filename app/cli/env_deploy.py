@@ -12,7 +12,6 @@ import typer
 
 from app.cli.env_group import HELP, app, current_project
 from app.cli.options import JSON_OPTION
-from app.output import progress
 
 
 @app.command("build", help=HELP["build"], epilog=(
@@ -31,12 +30,14 @@ def env_build(
 ) -> None:
     from app.cli.deploy_views import render_build
     from app.output import run_command
+    from app.progress import sink
 
     def action() -> tuple[Any, int]:
         from engine.builds.dispatch import env_build as build
 
-        result = build(current_project(), env, targets=target or None, push=push, release=release, tag=tag,
-                       no_build=no_build, plan=plan, progress=progress)
+        with sink(json_output) as shown:  # bars on a terminal, silent in --json and pipes
+            result = build(current_project(), env, targets=target or None, push=push, release=release, tag=tag,
+                           no_build=no_build, plan=plan, progress=shown.say, report=shown.step)
         failed = bool(result.plan and (result.plan["missing"] or result.plan["conflict"]))
         return result, (1 if failed else 0)
 

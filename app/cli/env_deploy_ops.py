@@ -96,13 +96,15 @@ def execute(env: str, version: str | None, **params: Any) -> int:
         stream.flush()
 
     def action() -> tuple[Any, int]:
+        from app.progress import sink
         from engine.deploy.deploy import DeployOptions, deploy
         from engine.project import find_project
 
         opts = DeployOptions(version=version, **deploy_options(params))
         terminal = sys.stdin.isatty() and not json_output
-        result = deploy(find_project(), env, opts, confirm=confirm if terminal else None,
-                        emit=emit if events else None, progress=progress)
+        with sink(json_output) as shown:  # bars for its build and artifact uploads, on a terminal only
+            result = deploy(find_project(), env, opts, confirm=confirm if terminal else None,
+                            emit=emit if events else None, progress=progress, report=shown.step)
         if json_output:  # --json: one document on stdout; human output moves to stderr
             render_deploy(result, sys.stderr)
         return result, result.exit_code

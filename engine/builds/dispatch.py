@@ -24,6 +24,7 @@ from engine.ci_environment import current_run_id
 from engine.environments.model import EnvironmentSpec, Frontend, Workload
 from engine.errors import EngineError, InvalidInput
 from engine.paths import atomic_write_bytes, ledger_home
+from engine.progress import Reporter, tracked
 from engine.project import Project
 from engine.releases.git import provenance
 from engine.releases.store import (
@@ -297,9 +298,11 @@ def env_build(
     plan: bool = False,
     progress: Progress | None = None,
     spec: EnvironmentSpec | None = None,
+    report: Reporter | None = None,
 ) -> BuildResult:
     """`env build <env>` with every flag docs/reference-deploy.md#commands lists (see module doc).
-    A caller that has evaluated the environment already (a deploy) passes its `spec`, so it is not evaluated twice."""
+    A caller that has evaluated the environment already (a deploy) passes its `spec`, so it is not evaluated twice.
+    `report` hears the steps (engine/progress.py): task `build` per workload and frontend, `push` per artifact."""
     from engine.environments.evaluate import evaluate_environment
 
     say = progress or (lambda _m: None)
@@ -341,19 +344,21 @@ def env_build(
         }
         return result
     if not no_build:
-        for w in workloads:
-            say(f"building {w.name} ({w.build.type if w.build else 'no build'})")
-            result.builds.append(build_workload(project, env, w, tag or release))
-        for f in frontends:
-            say(f"building frontend {f.name}" + ("" if f.build else " (no build)"))
-            result.builds.append(build_frontend(project, f))
+        units: list[Workload | Frontend] = [*workloads, *frontends]
+        for unit in tracked(report, "build", units, lambda u: u.name):
+            if isinstance(unit, Frontend):
+                say(f"building frontend {unit.name}" + ("" if unit.build else " (no build)"))
+                result.builds.append(build_frontend(project, unit))
+            else:
+                say(f"building {unit.name} ({unit.build.type if unit.build else 'no build'})")
+                result.builds.append(build_workload(project, env, unit, tag or release))
     if push and not no_build:
         artifacts, images, missing, sources = collect_artifacts(project, workloads, frontends)
         if missing:
             raise EngineError(
                 f"push refused: declared artifact missing: {'; '.join(missing)}", code="artifact_missing"
             )
-        for art in artifacts:
+        for art in tracked(report, "push", artifacts, lambda a: a.coordinate):
             cas_put(sources[art.digest], art.digest)
         say(f"pushed {len(artifacts)} file artifact(s) to the file store")
         record_push(project, env, artifacts, images)

@@ -24,6 +24,7 @@ from engine.database import statements as sql
 from engine.database.dsn import Dsn, connect
 from engine.database.errors import DatabaseAuthoringError, DirtyDatabase, MigrationFailed
 from engine.database.files import MigrationFile, MigrationSet
+from engine.progress import Reporter, tracked
 
 TABLE = "schema_migrations"
 LOCK_SALT = 1486364155  # golang-migrate database/util.go advisoryLockIDSalt
@@ -294,9 +295,10 @@ def version(dsn: Dsn) -> VersionResult:
     return VersionResult(database=dsn.redacted, version=v, dirty=dirty)
 
 
-def up(dsn: Dsn, migrations: MigrationSet, on_applied: Callable[[Applied], None] | None = None) -> UpResult:
+def up(dsn: Dsn, migrations: MigrationSet, on_applied: Callable[[Applied], None] | None = None,
+       report: Reporter | None = None) -> UpResult:
     """Apply every pending file in version order under the advisory lock; a dirty version
-    refuses until `force` (the dirty rule)."""
+    refuses until `force` (the dirty rule). `report` hears each pending file as it starts."""
     applied: list[Applied] = []
     with Runner(dsn) as r:
         r.lock()
@@ -310,9 +312,8 @@ def up(dsn: Dsn, migrations: MigrationSet, on_applied: Callable[[Applied], None]
                     version=current if current is not None else NIL_VERSION,
                     hint=dirty_hint(current if current is not None else NIL_VERSION, migrations),
                     force_commands=force_commands(current if current is not None else NIL_VERSION, migrations))
-            for f in migrations.files:
-                if current is not None and f.version <= current:
-                    continue
+            pending = [f for f in migrations.files if current is None or f.version > current]
+            for f in tracked(report, "migrate", pending, lambda f: f.filename):
                 done = r.apply(f, migrations)
                 applied.append(done)
                 if on_applied:

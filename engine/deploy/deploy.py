@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.deploy.deployment import Confirm, Deployment, DeployOptions, DeployResult, Emit, Mode, refuse
 from engine.errors import EngineError, InvalidInput
+from engine.progress import Reporter
 
 if TYPE_CHECKING:  # the stages import what they use: a K8sCluster deploy starts kubectl before them
     from engine.environments.model import EnvironmentSpec
@@ -77,6 +78,7 @@ def deploy(
     confirm: Confirm | None = None,
     emit: Emit | None = None,
     progress: Callable[[str], None] | None = None,
+    report: Reporter | None = None,
 ) -> DeployResult:
     mode = _mode(opts)
     result = DeployResult(
@@ -144,7 +146,7 @@ def deploy(
     try:
         with open_ledger(project, env, spec) as ledger:  # rule 4: hosted -> the control plane (exit 2 unreachable)
             d = Deployment(project, env, spec, declared, opts, ledger, result, confirm, emit,
-                           progress or (lambda _m: None), kubectl=kubectl)
+                           progress or (lambda _m: None), kubectl=kubectl, report=report)
             return _stages(d)
     finally:
         if kubectl is not None:
@@ -222,7 +224,7 @@ def _stages(d: Deployment) -> DeployResult:
         return refused
     hosted = _hosted(d)
     if hosted is not None:  # the control plane stores the release before it is promoted
-        hosted.upload_release(d.release)
+        hosted.upload_release(d.release, d.report)
     promoted = _promote(d)
     if isinstance(promoted, DeployResult):
         return promoted
@@ -260,7 +262,7 @@ def _resolve(d: Deployment) -> DeployResult | None:
 
         if d.result.mode == "apply":
             d.say(f"building {d.env}")
-            env_build(d.project, d.env, tag=opts.tag, progress=d.say, spec=d.spec)
+            env_build(d.project, d.env, tag=opts.tag, progress=d.say, spec=d.spec, report=d.report)
         d.release, d.sources = prepare_release(d.project, d.workloads, None, frontends=carried(d.spec))
         d.needs_cut = find_release(d.project, d.release.version) is None
         d.images = d.release.images

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from engine.progress import Reporter
+
 if TYPE_CHECKING:  # imported by the stages that use them: a deploy starts its apply first (deploy.py)
     from engine.deploy.plan import DeployPlan
     from engine.environments.model import EnvironmentSpec, Workload
@@ -106,6 +108,7 @@ class Deployment:
     source_id: str | None = None
     plan: DeployPlan | None = None
     kubectl: PendingApply | None = None  # a K8sCluster deploy's apply, started early (deploy.py)
+    report: Reporter | None = None  # hears the steps of its build and artifact uploads (engine/progress.py)
 
     @property
     def workloads(self) -> list[Workload]:

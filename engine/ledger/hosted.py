@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from engine.cloud.client import ControlPlaneClient
 from engine.errors import EngineError
+from engine.progress import Reporter, tracked
 from engine.promotions.rules import Gate, Promotion
 
 if TYPE_CHECKING:
@@ -125,8 +126,9 @@ class HostedLedger:
         """Many environments in one round trip."""
         return list(self.client.request("GET", "/v1/status", params=[("env", e) for e in envs])["environments"])
 
-    def upload_release(self, release: Release) -> None:
-        """The manifest after its file artifacts (only those the control plane lacks), content-addressed."""
+    def upload_release(self, release: Release, report: Reporter | None = None) -> None:
+        """The manifest after its file artifacts (only those the control plane lacks), content-addressed;
+        `report` hears each upload (engine/progress.py)."""
         from engine.errors import ArtifactTooLarge
         from engine.releases.store import MAX_FILE_ARTIFACT, cas_path
 
@@ -140,7 +142,8 @@ class HostedLedger:
                     f"stores a file artifact of at most 64 MiB ({MAX_FILE_ARTIFACT} bytes); nothing was uploaded",
                     hint="split or compress it, or serve it from elsewhere")
         missing = self.client.request("POST", "/v1/blobs/missing", json={"digests": files})["missing"]
-        for digest in missing:
+        named = {a.digest: a.coordinate for a in release.artifacts}
+        for digest in tracked(report, "upload", missing, lambda d: named.get(d, d)):
             path = cas_path(digest)
             try:
                 data = Path(path).read_bytes()

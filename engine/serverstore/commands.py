@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engine.progress import Reporter
 from engine.serverstore.migrations import MigrationResult, MigrationStatus, embedded, status, up
 from engine.serverstore.store import open_engine
 from engine.serverstore.url import url_from_env
@@ -27,11 +28,11 @@ def migrate_status() -> MigrationStatus:
         engine.dispose()
 
 
-def migrate_up() -> MigrationResult:
+def migrate_up(report: Reporter | None = None) -> MigrationResult:
     url = url_from_env(required=True)
     assert url is not None
     engine = open_engine(url, pool_size=1, connect_timeout=5)
     try:
-        return up(engine)
+        return up(engine, report)
     finally:
         engine.dispose()

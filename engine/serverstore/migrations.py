@@ -13,6 +13,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from engine.paths import assets_dir
+from engine.progress import Reporter, tracked
 from engine.serverstore.url import DatabaseError, redact
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
@@ -99,15 +100,19 @@ def status(engine: Engine) -> MigrationStatus:
     )
 
 
-def up(engine: Engine) -> MigrationResult:
-    """Apply pending migrations, each in its own transaction with its ledger row."""
+def up(engine: Engine, report: Reporter | None = None) -> MigrationResult:
+    """Apply pending migrations, each in its own transaction with its ledger row; `report` hears each
+    pending one (engine/progress.py)."""
     done: list[Migration] = []
     try:
         with engine.connect().execution_options(immediate=True) as conn:
             with conn.begin():
                 _lock(conn)  # CREATE TABLE IF NOT EXISTS itself races on PostgreSQL
                 conn.exec_driver_sql(_CREATE_LEDGER)
-            for migration in embedded():
+            with conn.begin():
+                known = _applied(conn)
+            pending = [m for m in embedded() if m.version not in known]
+            for migration in tracked(report, "migrate", pending, lambda m: f"{m.version}_{m.name}"):
                 with conn.begin():
                     _lock(conn)
                     if migration.version in _applied(conn):

@@ -24,6 +24,7 @@ from engine.database.seeds import values as gen
 from engine.database.seeds.rows import TableRows, synthesize
 from engine.database.seeds.vocab import Vocab
 from engine.database.seeds.vocab import load as load_vocab
+from engine.progress import Reporter, tracked
 
 CUSTOM_DIR = Path("db") / "seeds" / "custom"
 LOCK_KEY = 0x5EED  # one seeding at a time per database (transaction-scoped advisory lock)
@@ -181,8 +182,9 @@ def _counts(conn: Any, tables: list[Table]) -> list[TableCount]:
             for t in tables]
 
 
-def seed_in(conn: Any, root: Path, config: dict[str, Any], anchor: datetime | None) -> SeedResult:
-    """Apply inside the caller's transaction (apply and reset share it)."""
+def seed_in(conn: Any, root: Path, config: dict[str, Any], anchor: datetime | None,
+            report: Reporter | None = None) -> SeedResult:
+    """Apply inside the caller's transaction (apply and reset share it); `report` hears each table."""
     conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
     for ddl in BOOKKEEPING_DDL:
         conn.execute(ddl)
@@ -198,7 +200,7 @@ def seed_in(conn: Any, root: Path, config: dict[str, Any], anchor: datetime | No
     rows, warnings = synthesize(plans, vocab, _enums(conn), recorded, _max_ids(conn, plans),
                                 anchor or gen.today_anchor())
     inserted = {}
-    for p in plans:
+    for p in tracked(report, "seed", plans, lambda p: p.name):
         count = _write(conn, rows[p.name], recorded.get(p.name, {}))
         if count:
             inserted[p.name] = count
@@ -225,12 +227,13 @@ def _failed(exc: Any) -> DatabaseAuthoringError:
              "{values: [...]}}); nothing was written (one transaction)")
 
 
-def apply(dsn: Dsn, root: Path, config: dict[str, Any], anchor: datetime | None = None) -> SeedResult:
+def apply(dsn: Dsn, root: Path, config: dict[str, Any], anchor: datetime | None = None,
+          report: Reporter | None = None) -> SeedResult:
     import psycopg
 
     with connect(dsn, autocommit=False) as conn:
         try:
-            result = seed_in(conn, root, config, anchor)
+            result = seed_in(conn, root, config, anchor, report)
         except psycopg.Error as exc:
             raise _failed(exc) from exc
         conn.commit()
