@@ -31,7 +31,9 @@ def test_every_command_has_help_and_examples() -> None:
     root = build("framework")
     for group_name, group in root.commands.items():
         assert group.help, group_name
-        for name, command in group.commands.items():
+        # A top-level command (e.g. `completion`) is its own leaf.
+        commands = group.commands if hasattr(group, "commands") else {"": group}
+        for name, command in commands.items():
             assert command.help, f"{group_name} {name}"
             # A nested group (e.g. `cloud token`): its commands carry the examples and --json.
             leaves = getattr(command, "commands", None) or {name: command}

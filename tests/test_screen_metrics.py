@@ -67,8 +67,12 @@ def test_delivery_panel_pictures_each_environment_and_hides_without_promotions(d
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
         async with app.run_test(size=SIZE) as pilot:
             panel = app.screen.query_one("#delivery")
-            await until_app(pilot, lambda: panel.metrics is not None, what="the delivery panel's read")
-            await pilot.pause()
+            def drawn() -> bool:  # the read landed and every row it mounted has drawn its data
+                return panel.metrics is not None and all(
+                    row.query(".delivery-deploys") and row.query_one(".delivery-deploys").data
+                    for row in panel.query(".delivery-row"))
+
+            await until_app(pilot, drawn, what="the delivery panel's rows drawn")
             rows = {row.env: row.query_one(".delivery-deploys").data for row in panel.query(".delivery-row")}
             return panel.display, rows
 

@@ -61,7 +61,8 @@ def test_environments_delivery_panel_layout(snap_compare: Any, demo_project: Pat
         app = pilot.app
         await until_app(pilot, lambda: getattr(app.screen, "loads", 0) >= 1, what="the environments")
         panel = app.screen.query_one("#delivery")
-        await until_app(pilot, lambda: panel.metrics is not None, what="the delivery panel")
+        await until_app(pilot, lambda: panel.metrics is not None and len(panel.query(".delivery-row")) == 2,
+                        what="the delivery panel's two rows")
         await app.workers.wait_for_complete()
         await pilot.pause()
 

@@ -54,20 +54,25 @@ def values(series: list[Any], field: str) -> list[float]:
 class DeliveryRow(Horizontal):
     """One environment: its name, deploys per day and lead time per day."""
 
-    def __init__(self, env: str) -> None:
+    def __init__(self, env: str, e: Any) -> None:
         super().__init__(id=f"delivery-{env}", classes="delivery-row")
         self.env = env
+        self.first = e  # drawn by compose, so a new row is never shown empty
 
     def compose(self) -> ComposeResult:
         yield Static(self.env, classes="delivery-env")
-        yield Static("", classes="delivery-count")
-        yield Sparkline([], classes="delivery-deploys")
+        yield Static(self.count_text(self.first), classes="delivery-count")
+        yield Sparkline(values(self.first.series, "deploys"), classes="delivery-deploys")
         yield Static("lead", classes="delivery-label")
-        yield Sparkline([], classes="delivery-lead")
+        yield Sparkline(values(self.first.series, "lead_time_median_seconds"), classes="delivery-lead")
+
+    @staticmethod
+    def count_text(e: Any) -> str:
+        count = e.deployment_frequency.count
+        return f"{count} deploy{'' if count == 1 else 's'}"
 
     def show(self, e: Any) -> None:
-        count = e.deployment_frequency.count
-        self.query_one(".delivery-count", Static).update(f"{count} deploy{'' if count == 1 else 's'}")
+        self.query_one(".delivery-count", Static).update(self.count_text(e))
         self.query_one(".delivery-deploys", Sparkline).data = values(e.series, "deploys")
         self.query_one(".delivery-lead", Sparkline).data = values(e.series, "lead_time_median_seconds")
 
@@ -100,8 +105,6 @@ class DeliveryPanel(Vertical):
         for e in envs:
             row = present.get(e.env)
             if row is None:
-                row = DeliveryRow(e.env)
-                self.mount(row)
-                self.call_after_refresh(row.show, e)
+                self.mount(DeliveryRow(e.env, e))
             else:
                 row.show(e)
