@@ -17,6 +17,22 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))  # the tests' shared fixture modules
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def read_terminal(leader: int) -> bytes:
+    """Everything a child wrote to its pty, read while it runs (a full pty buffer would block it) until
+    it closes the terminal (EOF, or EIO on Linux); the leader end is closed."""
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    return b"".join(chunks)
 DEMO = REPO / "examples" / "demo"
 BIN = Path(sys.executable).parent
 

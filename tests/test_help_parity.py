@@ -21,7 +21,7 @@ import pytest
 
 from app.cli import build
 from app.main import run
-from tests.conftest import BIN
+from tests.conftest import BIN, read_terminal
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 FLAG = re.compile(r"^-{1,2}[A-Za-z0-9][\w-]*$")
@@ -124,18 +124,9 @@ def test_group_options_on_a_real_terminal_and_a_pipe(argv: list[str], tmp_path: 
     proc = subprocess.Popen(command, cwd=tmp_path, stdout=follower, stderr=follower, stdin=subprocess.DEVNULL,
                             env=env)
     os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
+    output = read_terminal(leader)
     assert proc.wait(timeout=60) == 0 and piped.returncode == 0
-    on_terminal = help_flags(b"".join(chunks).decode(errors="replace"))
+    on_terminal = help_flags(output.decode(errors="replace"))
     wanted = {"--service", "--dry-run"} if argv[1] == "scaffold" else {"--port", "--data-dir", "--gateway-port"}
     assert wanted <= on_terminal
     assert help_flags(piped.stdout) == on_terminal

@@ -9,6 +9,7 @@ import pytest
 
 from app.output import document, run_command
 from engine.errors import EngineError, KclError, ProjectNotFound, UsageError
+from tests.conftest import read_terminal
 
 
 def test_document_envelope_ok_false_exactly_when_exit_nonzero() -> None:
@@ -97,18 +98,9 @@ def test_no_colour_when_not_a_terminal_or_with_no_color(demo_project: Path) -> N
                               cwd=demo_project, stdin=follower, stdout=follower, stderr=follower, env=env,
                               timeout=60, check=False)
         os.close(follower)
-        chunks = []
-        while True:
-            try:
-                data = os.read(leader, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
-        os.close(leader)
+        output = read_terminal(leader)
         assert proc.returncode == 2
-        return b"".join(chunks).decode(errors="replace")
+        return output.decode(errors="replace")
 
     assert "\x1b[" in on_tty({})  # coloured diagnostics on a terminal ...
     assert "\x1b[" not in on_tty({"NO_COLOR": "1"})  # ... but never with NO_COLOR

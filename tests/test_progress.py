@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import read_terminal
 from tests.database_fixtures import without_demo_database, write
 from tests.deploy_fixtures import FRAMEWORK_BIN, demo_fixture  # noqa: F401
 from tests.pg_fixtures import pg_server, pg_url  # noqa: F401,F811
@@ -29,18 +30,9 @@ def on_pty(argv: list[str], cwd: Path, env: dict[str, str], program: str = FRAME
     proc = subprocess.Popen([program, *argv], cwd=cwd, stdin=follower, stdout=follower, stderr=follower,
                             env=env)
     os.close(follower)
-    chunks = []
-    while True:  # read while it runs: a full pty buffer would block the child
-        try:
-            data = os.read(leader, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(leader)
+    output = read_terminal(leader)
     code = proc.wait(timeout=120)
-    return code, b"".join(chunks).decode(errors="replace")
+    return code, output.decode(errors="replace")
 
 
 def test_env_build_push_shows_bars_on_a_terminal_and_nothing_in_pipes_or_json(demo) -> None:
