@@ -15,6 +15,9 @@ OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     'framework cloud': (
         ('-h, --help', 'Show this message and exit.'),
     ),
+    'framework cluster': (
+        ('-h, --help', 'Show this message and exit.'),
+    ),
     'framework domain': (
         ('-h, --help', 'Show this message and exit.'),
     ),

@@ -47,6 +47,22 @@ FRAMEWORK = Program(
             examples=("framework cloud status cloud",
                       "framework cloud token create --env cloud --name ci --scopes deploy:read,deploy:write"),
         ),
+        "cluster": Group(
+            help="Local clusters (k3d, or kwok's simulated nodes) for the project's environments.",
+            commands={
+                "up": "Create the local cluster from deploy/k3d.yaml, --config or an environment's KCL (no-op if it exists).",
+                "down": "Delete the local cluster, everything on it, and its kubeconfig context.",
+                "reset": "Delete the local cluster and create it again.",
+                "info": "Show the declared cluster configuration (no cluster contact).",
+                "status": "Show the cluster's provider, components, nodes and readiness.",
+                "urls": "List the ingress URLs on the cluster (a notice when ingress is disabled).",
+                "logs": "Print the logs of the cluster's workloads (--service, --tail, --no-follow).",
+                "reload": "Re-render an environment's KCL, apply it to the cluster and wait its rollout.",
+                "instances": "List the managed dev namespaces on the cluster.",
+            },
+            examples=("framework cluster up", "framework cluster up cluster --wait", "framework cluster status --json",
+                      "framework cluster logs --service api --tail 20 --no-follow", "framework cluster down"),
+        ),
         "domain": Group(
             help="Hostnames your organization claims on a control plane: DNS verification and bindings.",
             commands={

@@ -46,6 +46,8 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "build": "app.cli.generate:build_app",
     "scaffold": "app.cli.scaffold",
     "api": "app.cli.api",
+    # Local clusters (docs/reference-cluster.md).
+    "cluster": "app.cli.cluster",
     # Domains (docs/reference-domains.md).
     "domain": "app.cli.domain",
     "completion": "app.cli.completion:framework_command",

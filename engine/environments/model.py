@@ -134,6 +134,7 @@ class Target(_Model):
     ingress_class: str | None = None
     project_name: str | None = None
     secrets: Literal["dotenv", "external"] = "dotenv"  # K8sCluster: where Secret values come from
+    local_cluster: Literal["auto", "k3d", "kwok"] | None = None  # K8sCluster: `cluster up <env>`'s provider
 
 
 class ControlPlane(_Model):

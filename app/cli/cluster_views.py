@@ -1,0 +1,58 @@
+"""Human output of `framework cluster ...` (the `--json` documents are the engine's models)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def render_cluster(v: Any) -> None:
+    what = ("created" if v.created else "already up: nothing done") if v.created is not None else (
+        ("deleted" if v.deleted else "not found: nothing to delete") if v.deleted is not None else v.state)
+    print(f"cluster {v.name}: {what}")
+    print(f"  provider: {v.provider_description or 'chosen at `cluster up` (k3d where Docker answers, else kwok)'}")
+    print(f"  context:  {v.context}")
+    print(f"  declared: {v.source}; {v.servers} server(s), {v.agents} agent(s); ingress "
+          + (f"on :{v.ingress.get('http_port')}" if v.ingress.get("enabled") else "disabled"))
+    for c in v.components:
+        print(f"  component {c['name']:<24} {c['state']}" + (f" (pid {c['pid']})" if c.get("pid") else ""))
+    for n in v.nodes:
+        print(f"  node      {n['name']:<24} {'Ready' if n['ready'] else 'NotReady'} {n.get('version') or ''}")
+    if v.seconds is not None:
+        print(f"  took {v.seconds:.1f}s")
+    if v.state == "absent" and v.deleted is None:
+        print("  create it: framework cluster up" + (f" {v.env}" if v.env else ""))
+
+
+def render_urls(u: Any) -> None:
+    if u.notice:
+        print(u.notice)
+    if not u.ingress_enabled:
+        return
+    if not u.urls:
+        print(f"no Ingress on cluster {u.cluster} (deploy an environment with routes)")
+    for r in u.urls:
+        print(f"  {r.url:<56} {r.namespace}/{r.service}")
+
+
+def render_instances(i: Any) -> None:
+    print(f"managed namespaces on {i.cluster} ({i.context}):")
+    for r in i.instances:
+        print(f"  {r.namespace:<32} env {r.env or '-':<12} {r.workloads} workload(s)  {r.phase}")
+    if not i.instances:
+        print("  none (framework env deploy <env> to a K8sCluster on this cluster)")
+
+
+def print_line(line: Any) -> None:
+    print(f"[{line.pod}] {line.line}", flush=True)
+
+
+def render_reload(r: Any) -> None:
+    if r.dry_run:
+        print(f"reload {r.env} on {r.cluster} (dry run: nothing applied), namespace {r.namespace}:")
+        for o in r.objects:
+            print(f"  {o}")
+        return
+    print(f"reload {r.env} on {r.cluster}: {r.phase} ({len(r.objects)} objects applied to {r.namespace})")
+    for res in r.resources:
+        print(f"  {res.get('kind') or ''} {res['name']}: {res['outcome']}"
+              + (f" ({res['ready_replicas']} ready)" if res.get("ready_replicas") is not None else ""))
