@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # built once per worker. `make test PYTEST_ARGS=` runs serially.
 PYTEST_ARGS ?= -n 2 --dist loadfile
 
-.PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres go-tools npm-tools k8s-tools
+.PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres go-tools npm-tools k8s-tools cluster-tools
 
 # System pieces the tests drive for real, as command:Debian-package pairs: tmux (terminal
 # end-to-end tests), docker-registry (release verify against a real OCI registry), chromium +
@@ -34,7 +34,7 @@ venv: $(STAMP)
 run: $(STAMP) postgres
 	cd examples/demo && ../../$(BIN)/framework
 
-test: $(STAMP) system-deps go-tools npm-tools k8s-tools
+test: $(STAMP) system-deps go-tools npm-tools k8s-tools cluster-tools
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The PostgreSQL tests need server binaries (pg_ctl, initdb); quick when they are present.
@@ -127,6 +127,21 @@ $(addprefix $(K8S_BIN)/,$(K8S_CMDS)): $(K8S_RECIPE)
 $(K8S_BIN)/kwok:
 	GOBIN=$(K8S_BIN) go install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
 
+# Local cluster providers (docs/reference-cluster.md#providers), pinned, into .tools/bin when absent:
+# kwokctl (the kwok provider: binary runtime over the binaries above) and the k3d CLI. k3d is built from
+# its module source (the proxy serves the version's source but not the module's version list, which
+# `go install` reads), outside its go.work, with its go.mod's requirements.
+K3D_VERSION := v5.8.3
+cluster-tools: $(TOOLS_BIN)/kwokctl $(TOOLS_BIN)/k3d
+
+$(TOOLS_BIN)/kwokctl:
+	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install sigs.k8s.io/kwok/cmd/kwokctl@$(KWOK_VERSION)
+
+$(TOOLS_BIN)/k3d:
+	src=$$(go mod download -json github.com/k3d-io/k3d/v5@$(K3D_VERSION) | sed -n 's/.*"Dir": "\(.*\)",/\1/p') && \
+	  cd "$$src" && GOWORK=off GOFLAGS="-buildvcs=false -mod=mod" go build -trimpath \
+	  -ldflags '-X github.com/k3d-io/k3d/v5/version.Version=$(K3D_VERSION)' -o $@ .
+
 snapshots: $(STAMP)
 	$(BIN)/python -m pytest tests/test_snapshots.py --snapshot-update
 
@@ -138,7 +153,7 @@ bench-deps:
 
 # Every script runs even when one fails; the failures are listed at the end and make the target fail.
 # BENCH_SMOKE=1 (`make bench BENCH_SMOKE=1`): tiny sizes, one round, no aim (what tests/test_bench_smoke.py runs).
-bench: $(STAMP) bench-deps go-tools k8s-tools
+bench: $(STAMP) bench-deps go-tools k8s-tools cluster-tools
 	@failed=""; for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || failed="$$failed $$b (exit $$?)"; done; \
 	if [ -n "$$failed" ]; then echo "bench scripts that failed:$$failed" >&2; exit 1; fi; echo "every bench script ran"
 
