@@ -132,6 +132,9 @@ $(K8S_BIN)/kwok:
 # its module source (the proxy serves the version's source but not the module's version list, which
 # `go install` reads), outside its go.work, with its go.mod's requirements.
 K3D_VERSION := v5.8.3
+# the k3s image k3d v5.8.3 was released with (its own Makefile asks update.k3s.io at build time)
+K3S_TAG := v1.31.5-k3s1
+K3D_LDFLAGS := -X github.com/k3d-io/k3d/v5/version.Version=$(K3D_VERSION) -X github.com/k3d-io/k3d/v5/version.K3sVersion=$(K3S_TAG)
 cluster-tools: $(TOOLS_BIN)/kwokctl $(TOOLS_BIN)/k3d
 
 $(TOOLS_BIN)/kwokctl:
@@ -140,7 +143,7 @@ $(TOOLS_BIN)/kwokctl:
 $(TOOLS_BIN)/k3d:
 	src=$$(go mod download -json github.com/k3d-io/k3d/v5@$(K3D_VERSION) | sed -n 's/.*"Dir": "\(.*\)",/\1/p') && \
 	  cd "$$src" && GOWORK=off GOFLAGS="-buildvcs=false -mod=mod" go build -trimpath \
-	  -ldflags '-X github.com/k3d-io/k3d/v5/version.Version=$(K3D_VERSION)' -o $@ .
+	  -ldflags '$(K3D_LDFLAGS)' -o $@ .
 
 snapshots: $(STAMP)
 	$(BIN)/python -m pytest tests/test_snapshots.py --snapshot-update

@@ -134,7 +134,14 @@ class Dashboard(App[int]):
         for info in SCREENS:
             yield SystemCommand(f"Go to {info.title}", f"Show the {info.title} screen (key {info.key})",
                                 lambda name=info.name: self.switch_mode(name))
+        yield SystemCommand("Clusters", "Local clusters: provider, nodes, namespaces, URLs, logs (c on Environments)",
+                            self.action_clusters)
         yield SystemCommand("Run a command", "Open the : command line", self.action_command_line)
+
+    def action_clusters(self) -> None:
+        from screens.clusters import ClustersScreen
+
+        self.push_screen(ClustersScreen())
 
 
 def run_dashboard(program: str = "framework") -> int:

@@ -50,7 +50,7 @@ FRAMEWORK = Program(
         "cluster": Group(
             help="Local clusters (k3d, or kwok's simulated nodes) for the project's environments.",
             commands={
-                "up": "Create the local cluster from deploy/k3d.yaml, --config or an environment's KCL (no-op if it exists).",
+                "up": "Create the local cluster from deploy/k3d.yaml, --config or an environment's KCL (no-op if up).",
                 "down": "Delete the local cluster, everything on it, and its kubeconfig context.",
                 "reset": "Delete the local cluster and create it again.",
                 "info": "Show the declared cluster configuration (no cluster contact).",

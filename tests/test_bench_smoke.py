@@ -25,6 +25,7 @@ NUMBER = r"\d+\.\d+x"
 RATIO_LINES = {
     "auth.py": rf"authenticated / unauthenticated: {NUMBER}",
     "daemon.py": rf"file read \d+ MiB \(bulk side channel\): .*; {NUMBER}, median",
+    "cluster.py": rf"cluster up / kwokctl alone: ratio {NUMBER}",
     "dashboard.py": rf"trigger with 600 deliveries +[\d.]+ +{NUMBER}",
     "db.py": rf"^ +[\d.]+ +[\d.]+ +{NUMBER} <= 3x$",
     "debug.py": rf"debug start \+ break \+ continue until stopped +[\d.]+ +{NUMBER}",
@@ -49,7 +50,7 @@ def _tools_present(script: str) -> None:
 
     for name in GO_TOOLS.get(script, []):
         tool(name)  # fails: "`make go-tools` ... installs it"
-    if script == "k8s.py" and missing_tools():
+    if script in ("k8s.py", "cluster.py") and missing_tools():
         pytest.fail(f"missing {', '.join(missing_tools())} in {K8S_BIN}: `make k8s-tools` (run by `make test`) "
                     "builds them")
 

@@ -67,6 +67,11 @@ def default_name(project: Project) -> str:
     return name or "dev"
 
 
+def _count(value: Any, default: int) -> int:
+    """A node count as declared; anything else is k3d's to refuse (the file is handed to it as written)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+
+
 def _from_file(path: Path, shown: str) -> ClusterConfig:
     import yaml
 
@@ -91,7 +96,7 @@ def _from_file(path: Path, shown: str) -> ClusterConfig:
             if isinstance(a, dict)]
     traefik_off = any(a.replace(" ", "=") in ("--disable=traefik", "--no-deploy=traefik") for a in args)
     provider = ((doc.get("x-framework") or {}).get("provider") if isinstance(doc.get("x-framework"), dict) else None)
-    return ClusterConfig(name=name, servers=int(doc.get("servers") or 1), agents=int(doc.get("agents") or 0),
+    return ClusterConfig(name=name, servers=_count(doc.get("servers"), 1), agents=_count(doc.get("agents"), 0),
                          ingress=Ingress(enabled=not traefik_off, http_port=http_port if not traefik_off else None),
                          provider=provider if provider in ("auto", "k3d", "kwok") else "auto", source=shown, k3d=doc)
 
@@ -134,11 +139,11 @@ def k3d_document(cfg: ClusterConfig) -> dict[str, Any]:
     one was given; else generated from the declaration)."""
     if cfg.k3d is not None:
         return {k: v for k, v in cfg.k3d.items() if k != "x-framework"}
+    options: dict[str, Any] = {"kubeconfig": {"updateDefaultKubeconfig": True, "switchCurrentContext": False}}
     doc: dict[str, Any] = {"apiVersion": K3D_API_VERSION, "kind": "Simple", "metadata": {"name": cfg.name},
-                           "servers": cfg.servers, "agents": cfg.agents,
-                           "kubeconfig": {"updateDefaultKubeconfig": True, "switchCurrentContext": False}}
+                           "servers": cfg.servers, "agents": cfg.agents, "options": options}
     if cfg.ingress.enabled and cfg.ingress.http_port:
         doc["ports"] = [{"port": f"{cfg.ingress.http_port}:80", "nodeFilters": ["loadbalancer"]}]
     if not cfg.ingress.enabled:
-        doc["options"] = {"k3s": {"extraArgs": [{"arg": "--disable=traefik", "nodeFilters": ["server:*"]}]}}
+        options["k3s"] = {"extraArgs": [{"arg": "--disable=traefik", "nodeFilters": ["server:*"]}]}
     return doc

@@ -194,3 +194,37 @@ def reload(project: Project, cfg: ClusterConfig, env: str, *, image_tag: str | N
                         for r in resources]
     # the rollout exit codes of `env deploy` (docs/reference-deploy.md): 1 DEGRADED, 8 the wait timed out
     return result, {"ready": 0, "timed_out": 8}.get(end, 1)
+
+
+class ClusterOverview(BaseModel):
+    """One recorded cluster as the Clusters screen shows it: status, namespaces, URLs, a logs tail
+    (the engine calls of `cluster status`, `cluster instances`, `cluster urls`, `cluster logs --no-follow`)."""
+
+    status: dict[str, Any]
+    instances: list[dict[str, Any]] = []
+    urls: list[dict[str, Any]] = []
+    urls_notice: str | None = None
+    logs: list[dict[str, Any]] = []
+    problems: list[str] = []
+
+
+def overview(project: Project, *, tail: int = 5) -> list[ClusterOverview]:
+    """Every cluster this checkout created; the reads of a running one that fail are named, not raised."""
+    from engine.cluster.lifecycle import records, status
+    from engine.errors import EngineError
+
+    found = []
+    for rec in records(project):
+        view = status(project, name=rec["name"])
+        item = ClusterOverview(status=view.model_dump(mode="json"))
+        if view.state == "running":
+            cfg = ClusterConfig.model_validate(rec["config"])
+            try:
+                item.instances = [i.model_dump() for i in instances(project, cfg).instances]
+                u = urls(project, cfg)
+                item.urls, item.urls_notice = [r.model_dump() for r in u.urls], u.notice
+                item.logs = [ln.model_dump() for ln in logs(project, cfg, tail=tail)]
+            except EngineError as exc:
+                item.problems.append(exc.message)
+        found.append(item)
+    return found

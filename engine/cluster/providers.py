@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -61,11 +62,16 @@ def run_tool(argv: list[str], *, timeout: float = 300.0, env: dict[str, str] | N
         raise ClusterError(f"cannot run {argv[0]}: {exc.strerror or exc}") from exc
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_ERROR_MARKS = ("FATA", "ERRO", "error:", "Error:")
+
+
 def relayed(tool: str, out: subprocess.CompletedProcess[str]) -> str:
-    """The tool's own error, its last meaningful lines (JSON log lines reduced to their message)."""
+    """The tool's own error: its first error line and its last line when it marks errors (k3d's ERRO and
+    FATA), else its last meaningful lines; JSON log lines (kwokctl's) reduced to their message."""
     lines: list[str] = []
     for raw in (out.stderr or out.stdout or "").splitlines():
-        line = raw.strip()
+        line = _ANSI.sub("", raw).strip()
         if not line:
             continue
         if line.startswith("{"):
@@ -76,6 +82,9 @@ def relayed(tool: str, out: subprocess.CompletedProcess[str]) -> str:
             else:
                 line = " ".join(str(doc.get(k)) for k in ("msg", "err") if doc.get(k))
         lines.append(line)
+    errors = [ln for ln in lines if any(m in ln for m in _ERROR_MARKS)]
+    if errors:
+        lines = list(dict.fromkeys([errors[0], lines[-1]]))
     return f"{tool}: " + (" | ".join(lines[-3:]) if lines else f"exit {out.returncode}")
 
 

@@ -96,6 +96,7 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("r", "reload", "Reload", id="environments.reload"),
         Binding("enter", "details", "Details", id="environments.details", show=False),
+        Binding("c", "app.clusters", "Clusters", id="environments.clusters", show=False),  # screens/clusters.py
         *table_bindings("environments"),
     ]
     FILTER_PLACEHOLDER = "filter: name, kind, target or workload (esc clears)"
