@@ -141,6 +141,48 @@ def test_deploy_reload_logs_urls_instances_on_the_cluster(up: tuple[Demo, dict])
         ("demo-cluster", "cluster", 2)]
 
 
+def test_clusters_view_shows_provider_nodes_namespaces_urls_and_logs(up: tuple[Demo, dict],
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/reference-cluster.md#dashboard: the Clusters view (`c` on Environments) shows the running
+    cluster with its provider named with what it runs, its nodes, context and declaration, and for it the
+    managed namespace, the ingress URLs with kwok's notice and the logs tail, with the command lines that
+    print the same."""
+    import asyncio
+
+    from app.dashboard import Dashboard
+    from app.settings import deterministic_settings
+    from tests.waiting import until_app
+
+    demo, _ = up
+    for key in ("HOME", "PATH", "FRAMEWORK_K8S_BIN", "FRAMEWORK_LEDGER_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(key, demo.env[key])
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KWOK_WORKDIR", raising=False)
+
+    async def scenario() -> None:
+        app = Dashboard(project_dir=demo.root, settings=deterministic_settings(show_volatile=False))
+        async with app.run_test(size=(150, 45)) as pilot:
+            await until_app(pilot, lambda: getattr(app.screen, "loads", 0) >= 1, timeout=60, what="the environments")
+            await pilot.press("c")
+            await until_app(pilot, lambda: type(app.screen).__name__ == "ClustersScreen" and app.screen.loads >= 1,
+                            timeout=60, what="the clusters view's first load")
+            screen = app.screen
+            table = screen.query_one("#clusters-table")
+            row = table.get_row("demo")
+            assert row[:5] == ["demo", "kwok (simulated nodes: pods do not run containers)", "running",
+                               "1/1 ready", "k3d-demo"]
+            detail = str(screen.query_one("#clusters-detail").render())
+            assert "demo-cluster" in detail and "env cluster" in detail
+            assert "http://cluster.demo.example.test:8080/api" in detail and "kwok runs no ingress controller" in detail
+            assert "[kwok] simulated log line" in detail
+            status = str(screen.query_one("#clusters-status").render())
+            assert "framework cluster status --json" in status
+            await pilot.press("escape")
+            await until_app(pilot, lambda: type(app.screen).__name__ == "EnvironmentsScreen", what="back")
+
+    asyncio.run(scenario())
+
+
 def test_down_leaves_no_process_and_no_kubeconfig_entry(up: tuple[Demo, dict]) -> None:
     """docs/reference-cluster.md#cluster-down: `cluster down` deletes the cluster with everything on it:
     no component process is left, the kubeconfig has no entry for it, the record is gone, and `cluster
