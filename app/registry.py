@@ -59,6 +59,8 @@ FRAMEWORK = Program(
                 "logs": "Print the logs of the cluster's workloads (--service, --tail, --no-follow).",
                 "reload": "Re-render an environment's KCL, apply it to the cluster and wait its rollout.",
                 "instances": "List the managed dev namespaces on the cluster.",
+                "connect": "Record a cluster on --env's control plane with a deploy credential (re-run updates it).",
+                "disconnect": "Revoke a connected cluster's credential, delete what connect created, forget it.",
             },
             examples=("framework cluster up", "framework cluster up cluster --wait", "framework cluster status --json",
                       "framework cluster logs --service api --tail 20 --no-follow", "framework cluster down"),

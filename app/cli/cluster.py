@@ -183,3 +183,40 @@ def reload(env: str = typer.Argument(..., help="Environment deploying to the clu
                               timeout=timeout)
 
     _run(json_output, action, render_reload)
+
+
+TOKEN = typer.Option(None, "--token", help="Control-plane credential for this call (first in the precedence order).")
+CP_ENV = typer.Option(..., "--env", help="Environment whose control plane records the cluster.")
+
+
+@app.command("connect", help=HELP["connect"], epilog=_examples(
+    "framework cluster connect staging --context gke_acme_europe-west1_staging --env cloud",
+    "framework cluster connect lab --context lab-admin --env cloud --auth token --json"))
+def connect(name: str = typer.Argument(..., help="Name the control plane records the cluster under."),
+            context: str | None = typer.Option(None, "--context", help="kubeconfig context (default: name)."),
+            env: str = CP_ENV,
+            auth: str = typer.Option("auto", "--auth", help="auto (gcp for a GKE context, else token), gcp or token."),
+            token: str | None = TOKEN, json_output: bool = JSON_OPTION) -> None:
+    from app.cli.cluster_views import render_connected
+
+    def action() -> tuple[Any, int]:
+        from engine.cluster.connect import connect as cluster_connect
+
+        return cluster_connect(_project(), name, context=context, env=env, auth=auth, token=token), 0
+
+    _run(json_output, action, render_connected)
+
+
+@app.command("disconnect", help=HELP["disconnect"], epilog=_examples(
+    "framework cluster disconnect lab --env cloud", "framework cluster disconnect lab --env cloud --context lab-admin"))
+def disconnect(name: str = typer.Argument(..., help="The connected cluster's name."), env: str = CP_ENV,
+               context: str | None = typer.Option(None, "--context", help="kubeconfig context (default: recorded)."),
+               token: str | None = TOKEN, json_output: bool = JSON_OPTION) -> None:
+    from app.cli.cluster_views import render_disconnected
+
+    def action() -> tuple[Any, int]:
+        from engine.cluster.connect import disconnect as cluster_disconnect
+
+        return cluster_disconnect(_project(), name, env=env, context=context, token=token), 0
+
+    _run(json_output, action, render_disconnected)

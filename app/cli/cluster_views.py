@@ -56,3 +56,16 @@ def render_reload(r: Any) -> None:
     for res in r.resources:
         print(f"  {res.get('kind') or ''} {res['name']}: {res['outcome']}"
               + (f" ({res['ready_replicas']} ready)" if res.get("ready_replicas") is not None else ""))
+
+
+def render_connected(c: Any) -> None:
+    print(f"cluster {c.name}: {'updated' if c.updated else 'connected'} on {c.endpoint} (env {c.env})")
+    print(f"  context {c.context}; auth {c.auth}: service account {c.namespace}/{c.service_account}, "
+          f"its token {c.credential} on the control plane (not in this checkout)")
+
+
+def render_disconnected(d: Any) -> None:
+    print(f"cluster {d.name}: credential revoked by {d.endpoint}, then deleted on {d.context}:")
+    for obj in d.deleted:
+        print(f"  {obj}")
+    print("  and forgotten by the control plane")

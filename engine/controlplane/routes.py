@@ -10,6 +10,8 @@ the paths follow the field: JSON, bearer tokens, one scope per verb).
 | POST /v1/envs/{env}/promotions (compare-and-set on current.promotion_id) | deploy:promote |
 | POST /v1/envs/{env}/gates (gate recording: deliberately weaker than promote) | deploy:write |
 | POST /v1/envs/{env}/stop, /v1/envs/{env}/start, DELETE /v1/envs/{env} | deploy:promote |
+| GET /v1/clusters | deploy:read |
+| POST /v1/clusters/{name}, GET .../kubeconfig, POST .../revoke, DELETE /v1/clusters/{name} | deploy:promote |
 
 The organization is always the credential's: no request carries an organization field, and every
 read and write filters on it, so one organization never sees another's releases or environments.
@@ -170,6 +172,32 @@ def delete(r: Request, p: Principal, doc: Any) -> Any:
     return state.delete_env(ctx.engine, _org(p), r.path_params["env"], ctx.root)
 
 
+def _clusters() -> Any:
+    from engine.controlplane import clusters
+
+    return clusters
+
+
+def put_cluster(r: Request, p: Principal, doc: Any) -> Any:
+    return _clusters().put_cluster(_ctx(r).engine, _org(p), r.path_params["name"], doc)
+
+
+def list_clusters(r: Request, p: Principal, doc: Any) -> Any:
+    return _clusters().list_clusters(_ctx(r).engine, _org(p))
+
+
+def cluster_kubeconfig(r: Request, p: Principal, doc: Any) -> Any:
+    return _clusters().kubeconfig(_ctx(r).engine, _org(p), r.path_params["name"])
+
+
+def revoke_cluster(r: Request, p: Principal, doc: Any) -> Any:
+    return _clusters().revoke(_ctx(r).engine, _org(p), r.path_params["name"])
+
+
+def delete_cluster(r: Request, p: Principal, doc: Any) -> Any:
+    return _clusters().delete_cluster(_ctx(r).engine, _org(p), r.path_params["name"])
+
+
 async def billing_page(request: Request) -> Response:
     """The action URL a queued deploy names: what a person does to let it go live."""
     from html import escape
@@ -196,5 +224,11 @@ def controlplane_routes() -> list[Route]:
         Route("/v1/envs/{env}/stop", endpoint("deploy:promote", stop), methods=["POST"]),
         Route("/v1/envs/{env}/start", endpoint("deploy:promote", start), methods=["POST"]),
         Route("/v1/envs/{env}", endpoint("deploy:promote", delete), methods=["DELETE"]),
+        # connected clusters (docs/reference-cluster.md#cluster-connect-and-disconnect)
+        Route("/v1/clusters", endpoint("deploy:read", list_clusters), methods=["GET"]),
+        Route("/v1/clusters/{name}", endpoint("deploy:promote", put_cluster), methods=["POST"]),
+        Route("/v1/clusters/{name}/kubeconfig", endpoint("deploy:promote", cluster_kubeconfig), methods=["GET"]),
+        Route("/v1/clusters/{name}/revoke", endpoint("deploy:promote", revoke_cluster), methods=["POST"]),
+        Route("/v1/clusters/{name}", endpoint("deploy:promote", delete_cluster), methods=["DELETE"]),
         Route("/billing/{org}", billing_page, methods=["GET"]),
     ]

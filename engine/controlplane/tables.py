@@ -92,3 +92,19 @@ gates = Table(
     Column("at_promote", Boolean, nullable=False),
     Column("recorded_at", Float, nullable=False),
 )
+clusters = Table(  # assets/migrations/0009_cp_clusters.sql
+    "cp_clusters", metadata,
+    Column("org_id", Text, primary_key=True),
+    Column("name", Text, primary_key=True),
+    Column("context", Text, nullable=False),
+    Column("server", Text, nullable=False),
+    Column("ca", Text),
+    Column("insecure", Boolean, nullable=False),
+    Column("auth", Text, nullable=False),
+    Column("namespace", Text, nullable=False),
+    Column("service_account", Text, nullable=False),
+    Column("token", Text, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    Column("revoked_at", BigInteger),
+)
