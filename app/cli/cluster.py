@@ -102,15 +102,9 @@ def info(env: str | None = ENV, config: str | None = CONFIG, json_output: bool =
              epilog=_examples("framework cluster status", "framework cluster status cluster --json")
              + "\n\n  Exit 0 when the cluster is up and every node is ready, 1 otherwise (absent, stopped, degraded).")
 def status(env: str | None = ENV, config: str | None = CONFIG, json_output: bool = JSON_OPTION) -> None:
-    from app.cli.cluster_views import render_cluster
+    from app.cli.cluster_views import run_status
 
-    def action() -> tuple[Any, int]:
-        from engine.cluster.lifecycle import status as cluster_status
-
-        view = cluster_status(_project(), env, config)
-        return view, (0 if view.ready else 1)
-
-    _run(json_output, action, render_cluster)
+    raise typer.Exit(run_status(json_output, env, config))
 
 
 @app.command("urls", help=HELP["urls"], epilog=_examples("framework cluster urls", "framework cluster urls --json"))

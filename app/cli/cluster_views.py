@@ -69,3 +69,31 @@ def render_disconnected(d: Any) -> None:
     for obj in d.deleted:
         print(f"  {obj}")
     print("  and forgotten by the control plane")
+
+
+def run_status(json_output: bool, env: str | None, config: str | None) -> int:
+    """`cluster status`: exit 0 when running with every node ready, else 1 (the state as the error)."""
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.cluster.lifecycle import status
+        from engine.project import find_project
+
+        view = status(find_project(), env, config)
+        return view, (0 if view.ready else 1)
+
+    return run_command(json_output, action, render_cluster, partial_error=lambda v: {
+        "code": "cluster_not_ready", "message": f"cluster {v.name} is {v.state}"})
+
+
+def fast_status(argv: list[str]) -> int | None:
+    """`cluster status [env] [--config f] [--json]` without Typer (docs/reference-cluster.md#speed); None
+    hands anything else (help, usage errors) to Typer."""
+    from app.cli.fast_args import parse
+
+    parsed = parse(argv, {"--json": ("json_output", bool), "--config": ("config", str)},
+                   {"json_output": False, "config": None})
+    if parsed is None or len(parsed[0]) > 1:
+        return None
+    positional, params = parsed
+    return run_status(params["json_output"], positional[0] if positional else None, params["config"])
