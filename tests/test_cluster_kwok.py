@@ -67,11 +67,12 @@ def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Demo, dict]]:
     text = (demo.root / "deploy" / "kcl" / "cluster" / "main.k").read_text()
     (demo.root / "deploy" / "kcl" / "cluster" / "main.k").write_text(
         text.replace('secrets = ["DATABASE_URL"]', "secrets = []"))  # secrets: tests/test_k8s_secrets.py
-    code, doc = demo.json("cluster", "up", "cluster", "--wait", timeout=240)
-    assert code == 0, doc
-    yield demo, doc
-    if (demo.root / ".framework" / "clusters" / "demo.json").exists():
-        demo.run("cluster", "down", timeout=120)
+    try:
+        code, doc = demo.json("cluster", "up", "cluster", "--wait", timeout=400)
+        assert code == 0, doc
+        yield demo, doc
+    finally:  # also after a failed up: nothing it started outlives the module
+        demo.run("cluster", "down", "--provider", "kwok", timeout=180)
 
 
 def test_up_names_the_provider_honestly_and_a_second_up_is_a_no_op(up: tuple[Demo, dict]) -> None:

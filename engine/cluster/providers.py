@@ -154,12 +154,23 @@ class Kwok:
         kubeconfig = kubeconfig_path()
         kubeconfig.parent.mkdir(parents=True, exist_ok=True)
         before = _current_context(kubeconfig)  # kwokctl switches it; the framework never does
-        out = self._kwokctl(
-            "create", "cluster", "--name", cfg.name, "--runtime", "binary", "--config", str(rules),
-            "--kube-apiserver-binary", str(b / "kube-apiserver"), "--etcd-binary", str(b / "etcd"),
-            "--kube-controller-manager-binary", str(b / "kube-controller-manager"),
-            "--kube-scheduler-binary", str(b / "kube-scheduler"), "--kwok-controller-binary", str(b / "kwok"),
-            "--kubeconfig", str(kubeconfig), "--wait", "120s" if wait else "60s", timeout=300)
+        from engine.processes import free_port
+
+        # kwokctl's own port choice counts down from 32767 in each process: two clusters created at once
+        # (parallel test workers, two checkouts) would pick the same ports; the OS's free ones do not
+        ports = [arg for flag in ("--kube-apiserver-port", "--etcd-port", "--kube-controller-manager-port",
+                                  "--kube-scheduler-port", "--controller-port") for arg in (flag, str(free_port()))]
+        try:
+            out = self._kwokctl(
+                "create", "cluster", "--name", cfg.name, "--runtime", "binary", "--config", str(rules), *ports,
+                "--kube-apiserver-binary", str(b / "kube-apiserver"), "--etcd-binary", str(b / "etcd"),
+                "--kube-controller-manager-binary", str(b / "kube-controller-manager"),
+                "--kube-scheduler-binary", str(b / "kube-scheduler"), "--kwok-controller-binary", str(b / "kwok"),
+                "--kubeconfig", str(kubeconfig), "--timeout", "180s", "--wait", "120s" if wait else "60s",
+                timeout=240)
+        except ClusterError:  # kwokctl itself hung: what it started does not outlive the failure
+            self._kwokctl("delete", "cluster", "--name", cfg.name, "--kubeconfig", str(kubeconfig), timeout=120)
+            raise
         if out.returncode != 0:
             self._kwokctl("delete", "cluster", "--name", cfg.name, "--kubeconfig", str(kubeconfig), timeout=120)
             raise ClusterError(f"kwokctl could not create cluster {cfg.name!r}", hint=relayed("kwokctl", out))
