@@ -59,9 +59,10 @@ def _cluster_pids(demo: Demo) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Demo, dict]]:
-    """One kwok cluster for the module, made by the real `cluster up cluster --wait` (the demo's cluster
-    environment: context k3d-demo); whatever a test left running is deleted at the end."""
+def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Demo, dict, dict]]:
+    """One kwok cluster for the module (per worker), made by the real `cluster up cluster --wait` (the demo's
+    cluster environment: context k3d-demo), with release v1 deployed to it by the real `env deploy cluster`
+    (so each test stands alone, whichever worker runs it); it is deleted at the end, also after a failure."""
     demo = make_demo(tmp_path_factory.mktemp("cluster"))
     demo.env.update(PATH=f"{BIN}{os.pathsep}{demo.env['PATH']}", FRAMEWORK_K8S_BIN=str(BIN))  # HOME is the test's
     text = (demo.root / "deploy" / "kcl" / "cluster" / "main.k").read_text()
@@ -70,17 +71,20 @@ def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Demo, dict]]:
     try:
         code, doc = demo.json("cluster", "up", "cluster", "--wait", timeout=400)
         assert code == 0, doc
-        yield demo, doc
+        _release(demo.root, "v1")
+        code, deployed = demo.json("env", "deploy", "cluster", "v1", "--yes", "--timeout", "120", timeout=180)
+        assert code == 0, deployed
+        yield demo, doc, deployed
     finally:  # also after a failed up: nothing it started outlives the module
         demo.run("cluster", "down", "--provider", "kwok", timeout=180)
 
 
-def test_up_names_the_provider_honestly_and_a_second_up_is_a_no_op(up: tuple[Demo, dict]) -> None:
+def test_up_names_the_provider_honestly_and_a_second_up_is_a_no_op(up: tuple[Demo, dict, dict]) -> None:
     """docs/reference-cluster.md#cluster-up: the kwok provider is named with what it is not (simulated
     nodes, no container runs) in every output; the cluster's context is k3d-<name>
     (docs/reference-cluster.md#context) and the user's current context is left as it was; `cluster up`
     on an existing cluster is a no-op success; `cluster status --json` reports components, nodes, ready."""
-    demo, doc = up
+    demo, doc, _ = up
     assert doc["created"] is True and doc["provider"] == "kwok" and doc["context"] == "k3d-demo"
     assert doc["provider_description"] == "kwok (simulated nodes: pods do not run containers)"
     assert doc["ready"] is True and [n["ready"] for n in doc["nodes"]] == [True]
@@ -95,16 +99,14 @@ def test_up_names_the_provider_honestly_and_a_second_up_is_a_no_op(up: tuple[Dem
     assert all(c["state"] == "running" and c["pid"] for c in st["components"])
 
 
-def test_deploy_reload_logs_urls_instances_on_the_cluster(up: tuple[Demo, dict]) -> None:
+def test_deploy_reload_logs_urls_instances_on_the_cluster(up: tuple[Demo, dict, dict]) -> None:
     """docs/reference-cluster.md#the-dev-loop: `env deploy cluster` applies to the cluster `cluster up`
     made (its context) and `env status` reads it ready; `cluster reload --dry-run` lists the objects and
     applies nothing; `cluster reload --image-tag` re-renders, applies and waits the rollout (no promotion);
     `cluster logs --no-follow` prints KWOK's simulated log per pod; `cluster urls` lists the Ingress
     hosts (not served by kwok, said so); `cluster instances` lists the managed namespace."""
-    demo, _ = up
-    _release(demo.root, "v1")
-    code, doc = demo.json("env", "deploy", "cluster", "v1", "--yes", "--timeout", "120", timeout=180)
-    assert code == 0 and doc["rollout"]["phase"] == "ready", doc
+    demo, _, doc = up
+    assert doc["rollout"]["phase"] == "ready", doc
     code, st = demo.json("env", "status", "cluster")
     assert code == 0 and st["environments"][0]["health"] == "healthy", st
 
@@ -142,7 +144,7 @@ def test_deploy_reload_logs_urls_instances_on_the_cluster(up: tuple[Demo, dict])
         ("demo-cluster", "cluster", 2)]
 
 
-def test_clusters_view_shows_provider_nodes_namespaces_urls_and_logs(up: tuple[Demo, dict],
+def test_clusters_view_shows_provider_nodes_namespaces_urls_and_logs(up: tuple[Demo, dict, dict],
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/reference-cluster.md#dashboard: the Clusters view (`c` on Environments) shows the running
     cluster with its provider named with what it runs, its nodes, context and declaration, and for it the
@@ -154,7 +156,7 @@ def test_clusters_view_shows_provider_nodes_namespaces_urls_and_logs(up: tuple[D
     from app.settings import deterministic_settings
     from tests.waiting import until_app
 
-    demo, _ = up
+    demo, _, _ = up
     for key in ("HOME", "PATH", "FRAMEWORK_K8S_BIN", "FRAMEWORK_LEDGER_HOME", "XDG_CACHE_HOME"):
         monkeypatch.setenv(key, demo.env[key])
     monkeypatch.delenv("KUBECONFIG", raising=False)
@@ -184,11 +186,11 @@ def test_clusters_view_shows_provider_nodes_namespaces_urls_and_logs(up: tuple[D
     asyncio.run(scenario())
 
 
-def test_down_leaves_no_process_and_no_kubeconfig_entry(up: tuple[Demo, dict]) -> None:
+def test_down_leaves_no_process_and_no_kubeconfig_entry(up: tuple[Demo, dict, dict]) -> None:
     """docs/reference-cluster.md#cluster-down: `cluster down` deletes the cluster with everything on it:
     no component process is left, the kubeconfig has no entry for it, the record is gone, and `cluster
     status` then says absent (exit 1) with the command that creates it; a second down is a no-op."""
-    demo, _ = up
+    demo, _, _ = up
     assert _cluster_pids(demo)
     code, doc = demo.json("cluster", "down", timeout=120)
     assert code == 0 and doc["deleted"] is True and doc["provider"] == "kwok", doc
