@@ -146,18 +146,22 @@ class Kwok:
         logs = record_dir / f"{cfg.name}.pod.log"  # KWOK serves this as every pod's log (CRI format)
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f000Z")
         logs.write_text(f"{stamp} stdout F [kwok] simulated log line: this cluster's pods run no container\n")
+        from engine.processes import free_port
+
+        # kwokctl's own port choice counts down from 32767 in each process: two clusters created at once
+        # (parallel test workers, two checkouts) would pick the same ports; the OS's free ones do not. The
+        # etcd peer port has no flag: it is an option of the configuration document.
         rules = record_dir / f"{cfg.name}.kwok.yaml"
-        rules.write_text(json.dumps({"kind": "ClusterLogs", "apiVersion": "kwok.x-k8s.io/v1alpha1",
-                                     "metadata": {"name": "framework-simulated-logs"},
-                                     "spec": {"logs": [{"logsFile": str(logs), "follow": False}]}}))
+        rules.write_text("\n---\n".join(json.dumps(doc) for doc in (
+            {"kind": "KwokctlConfiguration", "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+             "options": {"etcdPeerPort": free_port()}},
+            {"kind": "ClusterLogs", "apiVersion": "kwok.x-k8s.io/v1alpha1",
+             "metadata": {"name": "framework-simulated-logs"},
+             "spec": {"logs": [{"logsFile": str(logs), "follow": False}]}})))
         b = k8s_bin()
         kubeconfig = kubeconfig_path()
         kubeconfig.parent.mkdir(parents=True, exist_ok=True)
         before = _current_context(kubeconfig)  # kwokctl switches it; the framework never does
-        from engine.processes import free_port
-
-        # kwokctl's own port choice counts down from 32767 in each process: two clusters created at once
-        # (parallel test workers, two checkouts) would pick the same ports; the OS's free ones do not
         ports = [arg for flag in ("--kube-apiserver-port", "--etcd-port", "--kube-controller-manager-port",
                                   "--kube-scheduler-port", "--controller-port") for arg in (flag, str(free_port()))]
         try:
