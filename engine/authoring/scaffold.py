@@ -261,7 +261,7 @@ def scaffold_handler_file(project: Project, service: str, name: str, *, dry_run:
         plan = Plan()
         plan.scaffold(rel, render("go/handler_file.go.tmpl", gopkg=gocode.handler_package(svc), Service=svc.name,
                                   name=file))
-        plan.apply(target.root, "scaffold handler-file", force=True)
+        plan.apply(target.root, "scaffold handler-file", force=True, args={"service": service, "name": file})
         return ScaffoldResult(what="scaffold handler-file")
 
     return _dry_or_real(project, "scaffold handler-file", op, dry_run)
@@ -279,7 +279,7 @@ def scaffold_binary(project: Project, name: str, *, dry_run: bool = False) -> Sc
             raise InvalidInput(f"{rel} exists")
         plan = Plan()
         plan.scaffold(rel, render("go/binary_main.go.tmpl", name=binary))
-        plan.apply(target.root, "scaffold binary", force=True)
+        plan.apply(target.root, "scaffold binary", force=True, args={"name": binary})
         append_list_item(target.config_path, "binaries", {"name": binary, "main": f"./cmd/{binary}"})
         return ScaffoldResult(what="scaffold binary", born=[binary])
 
