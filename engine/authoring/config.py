@@ -90,5 +90,5 @@ def append_list_item(config_path: Path, key: str, item: dict[str, str]) -> None:
             end -= 1
         lines[end:end] = entry
     new_text = "\n".join(lines) + "\n"
-    yaml.safe_load(new_text)  # never leave a file that does not parse
+    yaml.load(new_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # never leave a file that does not parse
     atomic_write_bytes(config_path, new_text.encode("utf-8"))

@@ -51,7 +51,7 @@ def library_plan(name: str, path: str) -> Plan:
 
 def _require_pgx(target: Project) -> None:
     """The eventbus's driver in go.mod and go.sum, at the pinned version."""
-    tools.run([tools.go(), "get", f"{PGX}@{PGX_VERSION}"], target.root, "go get (the PostgreSQL driver)")
+    tools.run([tools.go(), "mod", "edit", f"-require={PGX}@{PGX_VERSION}"], target.root, "go mod edit")
     tools.run([tools.go(), "mod", "tidy"], target.root, "go mod tidy")
 
 

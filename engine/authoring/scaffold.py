@@ -36,7 +36,9 @@ def _dry_or_real(project: Project, what: str, op: Callable[[Project], ScaffoldRe
     """Run `op` on a throwaway copy of the project, then list what changed (--dry-run) or carry the
     changes over: a scaffold that fails half-way (a proto that does not compile, a tool missing)
     leaves the checkout as it was."""
-    with tempfile.TemporaryDirectory(prefix="framework-scaffold-") as tmp:
+    from engine.authoring.plan import scratch_dir
+
+    with tempfile.TemporaryDirectory(prefix="framework-scaffold-", dir=scratch_dir()) as tmp:
         target = Project(sandbox.copy(project.root, Path(tmp) / "copy"))
         result = op(target)
         changes = sandbox.diff(project.root, target.root)

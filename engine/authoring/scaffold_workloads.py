@@ -77,8 +77,10 @@ def scaffold_webhook(project: Project, name: str, *, service: str | None, sender
     def op(target: Project) -> ScaffoldResult:
         _service_project(target, "scaffold webhook")
         cfg = load(target)
-        svc = _find_service(compile_descriptor(target.root, cfg.proto_dir), service)
-        key = naming.service_key(svc.name)
+        listed = {str(s.get("name")) for s in cfg.services}
+        # framework.yaml names the services by key; any other form is resolved from the protos.
+        key = service if service in listed else \
+            naming.service_key(_find_service(compile_descriptor(target.root, cfg.proto_dir), service).name)
         if any(h.get("name") == hook for h in cfg.webhooks) or (target.root / workloads.WEBHOOKS_DIR / hook).exists():
             raise InvalidInput(f"webhook {hook} exists ({workloads.WEBHOOKS_DIR}/{hook})")
         workloads.webhook_plan(hook).apply(target.root, "scaffold webhook", args={"name": hook})
