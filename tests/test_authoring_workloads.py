@@ -7,6 +7,7 @@ file; `--dry-run` and a failing scaffold leave the checkout untouched."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -36,8 +37,6 @@ SCAFFOLDS = [
 def workloads(authored: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A copy of the session's project with every scaffold of this file run through the real CLI."""
     for key, value in _GO_ENV.items():
-        import os
-
         os.environ.setdefault(key, value)
     root = Path(shutil.copytree(authored, tmp_path_factory.mktemp("workloads") / "shop", symlinks=True))
     for args in SCAFFOLDS:
@@ -63,9 +62,9 @@ def test_every_scaffold_builds_vets_and_passes_its_tests(workloads: Path, pg_url
     for step in (("build", "./..."), ("vet", "./...")):
         proc = go(*step, cwd=workloads)
         assert proc.returncode == 0, (step, proc.stderr)
-    proc = subprocess.run(["go", "test", "-count=1", "-vet=off", "-v", "./..."], cwd=workloads, capture_output=True, text=True,
-                          timeout=600, env={**__import__("os").environ, **_GO_ENV, "GOFLAGS": "-buildvcs=false",
-                                            "EVENTBUS_TEST_DATABASE_URL": pg_url})
+    env = {**os.environ, **_GO_ENV, "GOFLAGS": "-buildvcs=false", "EVENTBUS_TEST_DATABASE_URL": pg_url}
+    proc = subprocess.run(["go", "test", "-count=1", "-vet=off", "-v", "./..."], cwd=workloads, capture_output=True,
+                          text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     for test in ("TestPostgresBus", "TestMemoryBus", "TestSignedForgedAndDuplicate", "TestRefusals",
                  "TestRunStopsOnShutdown", "TestRunWorkerReturnsItsError", "TestWorkerHealthz", "TestLookup",
@@ -220,3 +219,27 @@ def test_worker_runs_under_env_up_dev(workloads: Path, tmp_path: Path, stacks_cl
     assert code == 0, err
     stack = next(s for s in ps["stacks"] if s.get("root") == str(root) or s.get("project") == "shop")
     assert "mailer" in json.dumps(stack), stack
+
+
+def test_sender_presets_sign_as_the_platform_verifies() -> None:
+    """The webhook scaffold's sender presets are the platform's (docs/reference-webhooks.md#endpoints, HMAC):
+    every preset is a valid trigger `webhook.hmac`, a value it signs is accepted by the platform's verifier
+    and one signed with another secret is not, its signature header is one the platform strips from stored
+    payloads, and the `generic` row is the trigger's default configuration."""
+    from engine.hooks.models import HmacConfig
+    from engine.hooks.payload import SECRET_HEADERS
+    from engine.hooks.signature import sign, verify
+    from engine.webhook_senders import SENDERS
+
+    body = b'{"action":"opened"}'
+    for name, sender in SENDERS.items():
+        config = HmacConfig(header=sender.header, algorithm=sender.algorithm, prefix=sender.prefix,
+                            encoding=sender.encoding)
+        value = sender.sign(b"s3cret", body)
+        assert value == sign(b"s3cret", body, config), name
+        assert verify(b"s3cret", body, value, config), name
+        assert not verify(b"s3cret", body, sender.sign(b"other", body), config), name
+        assert sender.header.lower() in SECRET_HEADERS, name
+    generic = SENDERS["generic"]
+    assert HmacConfig() == HmacConfig(header=generic.header, algorithm=generic.algorithm, prefix=generic.prefix,
+                                      encoding=generic.encoding)

@@ -37,7 +37,7 @@ def worker_plan(name: str) -> Plan:
 
 
 def senders() -> list[str]:
-    from engine.hooks.presets import SENDERS
+    from engine.webhook_senders import SENDERS
 
     return sorted(SENDERS)
 
@@ -65,28 +65,26 @@ def webhook_plan(name: str) -> Plan:
 
 
 def _webhook_values(hook: dict[str, object]) -> dict[str, str]:
-    from engine.hooks.presets import DELIVERY_HEADERS, SENDERS
-    from engine.hooks.signature import sign
+    from engine.webhook_senders import DELIVERY_HEADERS, SENDERS
 
     name, service = str(hook["name"]), str(hook.get("service") or "")
     sender = str(hook.get("sender") or "generic")
     preset = SENDERS.get(sender, SENDERS["generic"])
-    cfg = preset.hmac
     imports = ""
-    if cfg.algorithm != "sha256":
-        imports += f'\t"crypto/{cfg.algorithm}"\n'
-    imports += '\t"encoding/hex"\n' if cfg.encoding == "hex" else '\t"encoding/base64"\n'
-    encode, decode = (("hex.EncodeToString", "hex.DecodeString") if cfg.encoding == "hex" else
+    if preset.algorithm != "sha256":
+        imports += f'\t"crypto/{preset.algorithm}"\n'
+    imports += '\t"encoding/hex"\n' if preset.encoding == "hex" else '\t"encoding/base64"\n'
+    encode, decode = (("hex.EncodeToString", "hex.DecodeString") if preset.encoding == "hex" else
                       ("base64.StdEncoding.EncodeToString", "base64.StdEncoding.DecodeString"))
     headers = [preset.delivery_header, *(h for h in DELIVERY_HEADERS if h != preset.delivery_header)]
     return {"gopkg": naming.go_package(name), "name": name, "service": service, "sender": sender,
-            "route": webhook_route(service, name), "algorithm": cfg.algorithm.upper(), "header": cfg.header,
-            "prefix": cfg.prefix, "encoding": cfg.encoding, "secret_env": webhook_secret_env(name),
-            "extra_imports": imports, "hash_new": f"{cfg.algorithm}.New", "encode": encode, "decode": decode,
+            "route": webhook_route(service, name), "algorithm": preset.algorithm.upper(), "header": preset.header,
+            "prefix": preset.prefix, "encoding": preset.encoding, "secret_env": webhook_secret_env(name),
+            "extra_imports": imports, "hash_new": f"{preset.algorithm}.New", "encode": encode, "decode": decode,
             "delivery_headers": ", ".join(f'"{h}"' for h in headers),
             "test_secret": TEST_SECRET, "test_body": TEST_BODY,
-            "signed": sign(TEST_SECRET.encode(), TEST_BODY.encode(), cfg),
-            "forged": sign(b"not-the-shared-secret", TEST_BODY.encode(), cfg)}
+            "signed": preset.sign(TEST_SECRET.encode(), TEST_BODY.encode()),
+            "forged": preset.sign(b"not-the-shared-secret", TEST_BODY.encode())}
 
 
 def add_generated(plan: Plan, cfg: AuthoringConfig) -> None:
@@ -114,7 +112,8 @@ def webhook_routes(cfg: AuthoringConfig) -> list[tuple[str, str, str]]:
 def dev_workload(name: str, port: int) -> str:
     return (f"        framework.Workload {{\n"
             f"            name = \"{name}\"\n"
-            f"            build = framework.Build {{type = \"go\", main = \"./cmd/{name}\", artifacts = [\"bin/{name}\"]}}\n"
+            f"            build = framework.Build {{type = \"go\", main = \"./cmd/{name}\", "
+            f"artifacts = [\"bin/{name}\"]}}\n"
             f"            run = [\"bin/{name}\"]\n"
             f"            ports = [framework.Port {{port = {port}}}]\n"
             f"            health = framework.HealthCheck {{path = \"/healthz\"}}\n"
