@@ -126,6 +126,20 @@ def test_rescaffold_recreates_every_scaffold_once_file(workloads: Path) -> None:
     assert code == 0 and doc["paths"] == ["internal/handlers/order/pricing.go"], (doc, err)
     rescaffold(Project(workloads), [p for p in mine if p != "internal/handlers/order/pricing.go"])
     assert {p: (workloads / p).read_bytes() for p in mine} == before
+    # A handler file born before the ledger recorded arguments is re-created from its path.
+    ledger = workloads / ".framework/scaffolded.json"
+    recorded = ledger.read_text()
+    data = json.loads(recorded)
+    for item in data["files"]:
+        item.pop("args", None)
+    ledger.write_text(json.dumps(data))
+    try:
+        (workloads / "internal/handlers/order/pricing.go").unlink()
+        rescaffold(Project(workloads), ["internal/handlers/order/pricing.go"])
+        assert (workloads / "internal/handlers/order/pricing.go").read_bytes() == before[
+            "internal/handlers/order/pricing.go"]
+    finally:
+        ledger.write_text(recorded)
 
 
 def test_dry_run_and_failure_leave_the_checkout_untouched(authored: Path, tmp_path: Path) -> None:
@@ -217,8 +231,10 @@ def test_worker_runs_under_env_up_dev(workloads: Path, tmp_path: Path, stacks_cl
     assert healthz(base + 1)
     code, ps, err = fw("env", "ps", cwd=root)
     assert code == 0, err
-    stack = next(s for s in ps["stacks"] if s.get("root") == str(root) or s.get("project") == "shop")
-    assert "mailer" in json.dumps(stack), stack
+    stack = next(s for s in ps["stacks"] if Path(s["project_root"]).resolve() == root.resolve())
+    assert stack["status"] == "running", stack
+    mailer = next(p for p in stack["processes"] if p["name"] == "mailer")
+    assert mailer["alive"] and mailer["kind"] == "workload" and mailer["ports"] == [base + 1], mailer
 
 
 def test_sender_presets_sign_as_the_platform_verifies() -> None:
