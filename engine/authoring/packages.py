@@ -65,9 +65,8 @@ def scaffold_package(project: Project, name: str, *, type_: str | None = None, k
     if kind == "eventbus" and type_ == "service":
         raise UsageError("--kind eventbus is an adapter (it talks to PostgreSQL): drop --type service")
     type_ = "adapter" if kind else (type_ or "service")
-    if package in _RESERVED or package.endswith("core"):
-        raise UsageError(f"package name {name!r} is taken by generated code or the project's own contract",
-                         hint=f"e.g. package {package}_pkg")
+    if package in _RESERVED:
+        raise UsageError(f"package name {name!r} is taken by generated code", hint=f"e.g. package {package}_pkg")
 
     def op(target: Project) -> ScaffoldResult:
         where = f"internal/{package}"
