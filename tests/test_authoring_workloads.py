@@ -201,7 +201,9 @@ def test_bad_input_is_refused_cleanly(authored: Path) -> None:
         UsageError: [lambda: scaffold_webhook(project, "gh", service="order", sender="gitlab"),
                      lambda: scaffold_package(project, "bus", type_="service", kind="eventbus"),
                      lambda: scaffold_worker(project, "http"),
-                     lambda: scaffold_library(project, "x", path="gen/x")],
+                     lambda: scaffold_library(project, "x", path="gen/x"),
+                     lambda: scaffold_library(project, "x", path="/abs/x"),
+                     lambda: scaffold_library(project, "x", path="a b/x")],
         InvalidInput: [lambda: scaffold_webhook(project, "gh", service="nope"),
                        lambda: scaffold_worker(project, "shop")],
     }

@@ -10,6 +10,7 @@ plain Go with no contract, listed under framework.yaml `contracts.exclude` unles
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 
 from engine.authoring import naming, tools
@@ -25,6 +26,7 @@ TYPES = ("service", "adapter")
 KINDS = ("eventbus",)
 PGX = "github.com/jackc/pgx/v5"
 PGX_VERSION = "v5.7.5"  # the PostgreSQL driver of the eventbus kind, pinned
+_PATH_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # no "..", no hidden directories, no spaces
 _RESERVED = {"handlers", "bootstrap", "entities", "workers", "webhooks"}  # generated directories under internal/
 
 
@@ -83,9 +85,9 @@ def scaffold_package(project: Project, name: str, *, type_: str | None = None, k
 
 
 def _library_path(name: str, path: str | None) -> str:
-    raw = (path or f"internal/{name}").strip().strip("/")
-    rel = PurePosixPath(raw)
-    if not raw or rel.is_absolute() or ".." in rel.parts or any(p.startswith(".") for p in rel.parts):
+    raw = (path or f"internal/{name}").strip()
+    rel = PurePosixPath(raw.rstrip("/"))
+    if not raw or raw.startswith("/") or any(not _PATH_PART.fullmatch(p) for p in rel.parts):
         raise UsageError(f"--path {path!r}: a directory inside the project (e.g. pkg/{name})")
     if rel.parts[0] in ("gen", "cmd", "proto", "db", "deploy", "bin") or \
             (rel.parts[0] == "internal" and len(rel.parts) > 1 and rel.parts[1] in _RESERVED):
