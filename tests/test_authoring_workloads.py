@@ -48,7 +48,8 @@ def workloads(authored: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
     from engine.project import Project
 
     project = Project(root)
-    scaffold_webhook(project, "shop_orders", service="order", sender="shopify")
+    for hook, sender in (("shop_orders", "shopify"), ("legacy", "github-legacy"), ("plain", "generic")):
+        scaffold_webhook(project, hook, service="order", sender=sender)  # every sender preset builds and passes
     scaffold_library(project, "slugs", path="pkg/slugs", no_exclude=True)
     scaffold_handler_file(project, "order", "pricing")
     yield root
@@ -81,7 +82,9 @@ def test_scaffolds_wire_the_project(workloads: Path) -> None:
     assert cfg["workers"] == [{"name": "mailer", "main": "./cmd/mailer"}]
     assert {"name": "mailer", "main": "./cmd/mailer"} in cfg["binaries"]
     assert cfg["webhooks"] == [{"name": "gh", "service": "order", "sender": "github"},
-                               {"name": "shop_orders", "service": "order", "sender": "shopify"}]
+                               {"name": "shop_orders", "service": "order", "sender": "shopify"},
+                               {"name": "legacy", "service": "order", "sender": "github-legacy"},
+                               {"name": "plain", "service": "order", "sender": "generic"}]
     assert cfg["contracts"] == {"exclude": ["internal/textutil"]}
     dev = (workloads / "deploy/kcl/dev/main.k").read_text()
     assert 'name = "mailer"' in dev and "port = 8081" in dev and 'main = "./cmd/mailer"' in dev
@@ -91,6 +94,7 @@ def test_scaffolds_wire_the_project(workloads: Path) -> None:
     hook = (workloads / "internal/webhooks/gh/webhook.go").read_text()
     assert 'SignatureHeader = "X-Hub-Signature-256"' in hook and 'SignaturePrefix = "sha256="' in hook
     assert '"X-GitHub-Delivery", "Idempotency-Key"' in hook
+    assert '"crypto/sha1"' in (workloads / "internal/webhooks/legacy/webhook.go").read_text()
     shopify = (workloads / "internal/webhooks/shop_orders/webhook.go").read_text()
     assert "base64.StdEncoding.DecodeString" in shopify and '"X-Shopify-Hmac-Sha256"' in shopify
     for mock in ("pricing/pricingmock", "payments/paymentsmock", "bus/busmock"):
@@ -118,7 +122,7 @@ def test_rescaffold_recreates_every_scaffold_once_file(workloads: Path) -> None:
 
     mine = [b.path for b in ownership.scaffolded(workloads) if b.by not in ("project new", "generate",
                                                                             "scaffold entity")]
-    assert len(mine) == 21 and "internal/handlers/order/pricing.go" in mine, mine
+    assert len(mine) == 23 and "internal/handlers/order/pricing.go" in mine, mine
     before = {p: (workloads / p).read_bytes() for p in mine}
     for path in mine:
         (workloads / path).unlink()
