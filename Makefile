@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # built once per worker. `make test PYTEST_ARGS=` runs serially.
 PYTEST_ARGS ?= -n 2 --dist loadfile
 
-.PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres go-tools npm-tools k8s-tools cluster-tools
+.PHONY: run test bench bench-deps lint venv clean snapshots system-deps postgres go-tools npm-tools k8s-tools cluster-tools compose-tools
 
 # System pieces the tests drive for real, as command:Debian-package pairs: tmux (terminal
 # end-to-end tests), docker-registry (release verify against a real OCI registry), chromium +
@@ -139,6 +139,16 @@ cluster-tools: $(TOOLS_BIN)/kwokctl $(TOOLS_BIN)/k3d
 
 $(TOOLS_BIN)/kwokctl:
 	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install sigs.k8s.io/kwok/cmd/kwokctl@$(KWOK_VERSION)
+
+# Docker Compose v2 (the Compose target's tool), pinned, built from its module source as k3d is. Not part of
+# `make test`: no test drives it yet (docs/reference-cluster.md#not-in-this-build), and it is a long build.
+COMPOSE_VERSION := v2.32.4
+compose-tools: $(TOOLS_BIN)/docker-compose
+
+$(TOOLS_BIN)/docker-compose:
+	src=$$(go mod download -json github.com/docker/compose/v2@$(COMPOSE_VERSION) | sed -n 's/.*"Dir": "\(.*\)",/\1/p') && \
+	  cd "$$src" && GOWORK=off GOFLAGS="-buildvcs=false -mod=mod" go build -trimpath \
+	  -ldflags '-X github.com/docker/compose/v2/internal.Version=$(COMPOSE_VERSION)' -o $@ ./cmd
 
 $(TOOLS_BIN)/k3d:
 	src=$$(go mod download -json github.com/k3d-io/k3d/v5@$(K3D_VERSION) | sed -n 's/.*"Dir": "\(.*\)",/\1/p') && \
