@@ -131,8 +131,8 @@ class Kwok:
         return run_tool([tool, *args], timeout=timeout)
 
     def exists(self, cfg: ClusterConfig) -> bool:
-        out = self._kwokctl("get", "clusters", timeout=30)
-        return cfg.name in out.stdout.split()
+        """What `kwokctl get clusters` lists: the clusters with a configuration in the work directory."""
+        return (self.workdir(cfg) / "kwok.yaml").is_file()
 
     def workdir(self, cfg: ClusterConfig) -> Path:
         base = os.environ.get("KWOK_WORKDIR") or str(Path.home() / ".kwok")
@@ -161,7 +161,7 @@ class Kwok:
         b = k8s_bin()
         kubeconfig = kubeconfig_path()
         kubeconfig.parent.mkdir(parents=True, exist_ok=True)
-        before = _current_context(kubeconfig)  # kwokctl switches it; the framework never does
+        before = _read_kubeconfig(kubeconfig).get("current-context")  # kwokctl switches it; the framework never does
         ports = [arg for flag in ("--kube-apiserver-port", "--etcd-port", "--kube-controller-manager-port",
                                   "--kube-scheduler-port", "--controller-port") for arg in (flag, str(free_port()))]
         try:
@@ -179,10 +179,7 @@ class Kwok:
             self._kwokctl("delete", "cluster", "--name", cfg.name, "--kubeconfig", str(kubeconfig), timeout=120)
             raise ClusterError(f"kwokctl could not create cluster {cfg.name!r}", hint=relayed("kwokctl", out))
         # the lifecycle commands pin k3d-<name> (docs/reference-cluster.md#context)
-        renamed = _kubeconfig_cmd(kubeconfig, "rename-context", f"kwok-{cfg.name}", cfg.context)
-        if renamed.returncode != 0:
-            raise ClusterError(f"cannot name the kubeconfig context {cfg.context}", hint=relayed("kubectl", renamed))
-        _set_current_context(kubeconfig, before)
+        _rename_context(kubeconfig, f"kwok-{cfg.name}", cfg.context, before)
         nodes = self._kwokctl("scale", "node", "--name", cfg.name, "--replicas", str(cfg.servers + cfg.agents),
                               timeout=60)
         if nodes.returncode != 0:
@@ -303,6 +300,35 @@ def choose_provider(cfg: ClusterConfig, flag: str | None, recorded: str | None) 
             return candidate
         reasons.append(f"{name}: {reason}")
     raise NoProvider("no local cluster provider can run here (" + "; ".join(reasons) + ")", hint=INSTALL_HINT)
+
+
+def _read_kubeconfig(kubeconfig: Path) -> dict[str, Any]:
+    import yaml
+
+    try:
+        doc = yaml.safe_load(kubeconfig.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ClusterError(f"cannot read the kubeconfig {kubeconfig}: {exc}") from exc
+    return doc if isinstance(doc, dict) else {}
+
+
+def _rename_context(kubeconfig: Path, old: str, new: str, current: str | None) -> None:
+    """`kubectl config rename-context old new` and the current context put back, in one read and one write
+    of the file (two kubectl starts less on `cluster up`)."""
+    import yaml
+
+    from engine.paths import atomic_write_bytes
+
+    doc = _read_kubeconfig(kubeconfig)
+    contexts = [c for c in doc.get("contexts") or [] if isinstance(c, dict)]
+    if not any(c.get("name") == old for c in contexts):
+        raise ClusterError(f"cannot name the kubeconfig context {new}: kwokctl wrote no context {old!r} "
+                           f"to {kubeconfig}")
+    doc["contexts"] = [dict(c, name=new) if c.get("name") == old else c for c in contexts if c.get("name") != new]
+    doc["current-context"] = current or ""
+    atomic_write_bytes(kubeconfig, yaml.safe_dump(doc, sort_keys=False).encode(), mode=0o600)
 
 
 def _kubeconfig_cmd(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
