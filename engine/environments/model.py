@@ -65,6 +65,8 @@ class Workload(_Model):
     health: HealthCheck | None = None
     replicas: int = 1
     routes: list[Route] = []
+    # Kubernetes objects applied as they are with this workload (K8sCluster): an operator's CRDs and RBAC.
+    manifests: list[dict[str, Any]] = []
 
     def port_named(self, name: str | None) -> Port | None:
         if not self.ports:

@@ -99,6 +99,7 @@ def render_manifests(
                 hint=f'set image = "<registry>/<repo>" on workload {w.name!r}',
             )
         labels = _labels(project, spec.name, w.name)
+        out += [(w.name, manifest) for manifest in w.manifests]  # CRDs and RBAC before the pods that need them
         if w.env:
             out.append(
                 (

@@ -1,0 +1,138 @@
+"""`framework scaffold operator <name>` and `framework scaffold crd <Kind>`
+(docs/reference-authoring.md#operators-and-crds). Both run in a throwaway copy of the project (a
+failure leaves the checkout untouched; `--dry-run` lists the files and writes none), record an
+entry under `operators` (and `binaries`) of framework.yaml, add the operator to the dev environment's
+KCL, and then generate (controller-gen: deep-copy, CRD manifests, RBAC) unless `--no-generate`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.authoring import naming
+from engine.authoring.config import append_list_item, load
+from engine.authoring.generate import generate
+from engine.authoring.operator import (
+    Operator,
+    check_api_dir,
+    check_group,
+    check_kind,
+    check_version,
+    crd_files,
+    default_group,
+    kinds,
+    operator_files,
+    operators,
+)
+from engine.authoring.plan import Plan
+from engine.authoring.scaffold import ScaffoldResult, _dry_or_real
+from engine.authoring.templates import render
+from engine.errors import InvalidInput, UsageError
+from engine.paths import atomic_write_bytes
+from engine.project import Project
+
+DEV_KCL = Path("deploy") / "kcl" / "dev" / "main.k"
+
+
+def add_dev_workload(root: Path, op: Operator) -> bool:
+    """Append the operator's workload to the dev environment's `workloads` list (the file is the user's:
+    only this block is inserted, before the list's closing bracket). False when there is no dev KCL or
+    its list is not in the shape `project new` writes (the docs say what to add by hand)."""
+    path = root / DEV_KCL
+    if not path.is_file():
+        return False
+    text = path.read_text(encoding="utf-8")
+    if f'name = "{op.dns}"' in text:
+        return True
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.strip() == "workloads = ["), None)
+    if start is None:
+        return False
+    indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())]
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].rstrip() == f"{indent}]"), None)
+    if end is None:
+        return False
+    block = render("operator/dev_workload.k.tmpl", name=op.name, dns=op.dns)
+    lines[end:end] = [block]
+    atomic_write_bytes(path, "".join(lines).encode("utf-8"))
+    return True
+
+
+def _find_operator(cfg_ops: list[Operator], name: str | None) -> Operator:
+    if name is not None:
+        hit = next((o for o in cfg_ops if o.name in (name, naming.snake(name))), None)
+        if hit is None:
+            known = ", ".join(o.name for o in cfg_ops) or "none"
+            raise InvalidInput(f"no operator {name!r} in framework.yaml `operators`", hint=f"operators: {known}")
+        return hit
+    if len(cfg_ops) != 1:
+        raise InvalidInput(f"which operator? the project has {len(cfg_ops)}" if cfg_ops
+                           else "the project has no operator",
+                           hint="pass --operator <name>" if cfg_ops else "framework scaffold operator <name> first")
+    return cfg_ops[0]
+
+
+def scaffold_operator(project: Project, name: str, *, group: str | None = None, version: str = "v1alpha1",
+                      api_package: str | None = None, with_placeholder_crd: bool = False,
+                      crd_type: str | None = None, no_generate: bool = False, dry_run: bool = False
+                      ) -> ScaffoldResult:
+    op_name = naming.check_name(name, "operator")
+    version = check_version(version)
+    if group is not None:
+        check_group(group)
+    api_dir = check_api_dir(api_package) if api_package is not None else f"api/{op_name}/{version}"
+    if api_dir.rsplit("/", 1)[-1] != version:
+        raise UsageError(f"--api-package {api_dir}: its last segment is the Go package, which must be the "
+                         f"version {version}", hint=f"e.g. --api-package api/{op_name}/{version}")
+    kind = check_kind(crd_type) if crd_type else naming.camel(op_name)
+    placeholder = with_placeholder_crd or crd_type is not None
+
+    def op(target: Project) -> ScaffoldResult:
+        cfg = load(target)
+        if cfg.kind == "library":
+            raise InvalidInput("a library project has no binaries: an operator needs kind service or cli")
+        the_op = Operator(name=op_name, group=group or default_group(op_name, cfg.module), version=version,
+                          api_dir=api_dir)
+        if any(o.name == op_name for o in operators(cfg)):
+            raise InvalidInput(f"operator {op_name} is already declared under `operators`")
+        if any(b.get("name") == op_name for b in cfg.binaries) or (target.root / f"cmd/{op_name}").exists():
+            raise InvalidInput(f"cmd/{op_name} or a binary {op_name} exists: give the operator another name")
+        if (target.root / api_dir).exists():
+            raise InvalidInput(f"{api_dir} exists", hint="pass --api-package <dir> for the operator's API types")
+        plan = Plan()
+        operator_files(plan, the_op, cfg.module)
+        if placeholder:
+            crd_files(plan, the_op, cfg.module, kind)
+        plan.apply(target.root, "scaffold operator", force=True)
+        append_list_item(target.config_path, "operators", the_op.entry())
+        append_list_item(target.config_path, "binaries", {"name": op_name, "main": f"./cmd/{op_name}"})
+        add_dev_workload(target.root, the_op)
+        result = ScaffoldResult(what="scaffold operator", born=[op_name] + ([kind] if placeholder else []))
+        if not no_generate:
+            result.generated = generate(Project(target.root), by="scaffold operator")
+        return result
+
+    return _dry_or_real(project, "scaffold operator", op, dry_run)
+
+
+def scaffold_crd(project: Project, name: str, *, operator: str | None = None, no_generate: bool = False,
+                 dry_run: bool = False) -> ScaffoldResult:
+    kind = check_kind(name)
+
+    def op(target: Project) -> ScaffoldResult:
+        cfg = load(target)
+        the_op = _find_operator(operators(cfg), operator)
+        if kind in kinds(target.root, the_op):
+            raise InvalidInput(f"operator {the_op.name} already reconciles {kind}")
+        plan = Plan()
+        crd_files(plan, the_op, cfg.module, kind)
+        existing = [p for p in plan.files if (target.root / p).exists()]
+        if existing:
+            raise InvalidInput(f"{existing[0]} exists (it is yours: scaffolds never overwrite it)")
+        plan.apply(target.root, "scaffold crd", force=True)
+        result = ScaffoldResult(what="scaffold crd", born=[kind])
+        if not no_generate:
+            result.generated = generate(Project(target.root), by="scaffold crd")
+        return result
+
+    return _dry_or_real(project, "scaffold crd", op, dry_run)
