@@ -32,6 +32,7 @@ VERSION_RE = re.compile(r"^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$")
 GROUP_RE = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$")
 KIND_RE = re.compile(r"^[A-Z][A-Za-z0-9]{0,62}$")
 API_DIR_RE = re.compile(r"^[a-z][a-z0-9_]*(/[a-z][a-z0-9_]*)*$")
+SPEC_RE = re.compile(r"^type (?P<kind>[A-Z]\w*)Spec struct", re.M)
 SETUP_RE = re.compile(r"^func \(r \*(?P<kind>[A-Z]\w*)Reconciler\) SetupWithManager\(", re.M)
 
 
@@ -146,11 +147,14 @@ def kinds(root: Path, op: Operator) -> list[str]:
 
 
 def scaffold_plan(root: Path, cfg: AuthoringConfig) -> Plan:
-    """Every scaffold-once file the project's operators are born with today (rescaffold's source)."""
+    """Every scaffold-once file the project's operators are born with today (rescaffold's source):
+    the kinds are those with a reconciler or a `<Kind>Spec` type, so either file can be re-created."""
     plan = Plan()
     for op in operators(cfg):
         operator_files(plan, op, cfg.module)
-        for kind in kinds(root, op):
+        typed = {m["kind"] for p in sorted((root / op.api_dir).glob("*_types.go"))
+                 for m in SPEC_RE.finditer(p.read_text(encoding="utf-8"))}
+        for kind in sorted(typed | set(kinds(root, op))):
             crd_files(plan, op, cfg.module, kind)
     return plan
 

@@ -65,8 +65,9 @@ class Workload(_Model):
     health: HealthCheck | None = None
     replicas: int = 1
     routes: list[Route] = []
-    # Kubernetes objects applied as they are with this workload (K8sCluster): an operator's CRDs and RBAC.
-    manifests: list[dict[str, Any]] = []
+    # Kubernetes objects applied as they are with this workload (K8sCluster): an operator's CRDs and RBAC;
+    # an object, or a path or glob (relative to the project root) of YAML files.
+    manifests: list[str | dict[str, Any]] = []
 
     def port_named(self, name: str | None) -> Port | None:
         if not self.ports:

@@ -188,7 +188,7 @@ def render_environment(
         from engine.environments.render.k8s import render_manifests
 
         for owner, manifest in render_manifests(
-            spec, project=project.key, namespace=namespace, image_tag=tag, digests=digests
+            spec, project=project.key, namespace=namespace, image_tag=tag, digests=digests, root=project.root
         ):
             meta = manifest["metadata"]
             objects.append(
