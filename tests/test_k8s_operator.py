@@ -65,7 +65,7 @@ def test_scaffold_operator_writes_its_files_and_wires_them_into_the_project(op_p
     assert {"name": "widgets", "group": GROUP, "version": "v1alpha1",
             "api_package": "api/widgets/v1alpha1"} in cfg["operators"]
     assert {"name": "widgets", "main": "./cmd/widgets"} in cfg["binaries"]
-    born = {b["path"]: b["by"] for b in json.loads((root / ".framework/scaffolded.json").read_text())}
+    born = {b["path"]: b["by"] for b in json.loads((root / ".framework/scaffolded.json").read_text())["files"]}
     for path, by in {"cmd/widgets/main.go": "scaffold operator",
                      "api/widgets/v1alpha1/groupversion_info.go": "scaffold operator",
                      "api/widgets/v1alpha1/widget_types.go": "scaffold operator",
@@ -84,7 +84,7 @@ def test_scaffold_operator_writes_its_files_and_wires_them_into_the_project(op_p
     assert crd["kind"] == "CustomResourceDefinition" and crd["spec"]["group"] == GROUP
     assert crd["spec"]["versions"][0]["subresources"] == {"status": {}}
     role = next(d for d in yaml.safe_load_all((root / generated[4]).read_text()) if d)
-    rules = {(r["resources"][0], tuple(r["verbs"])) for r in role["rules"] if r["apiGroups"] == [GROUP]}
+    rules = {(res, tuple(r["verbs"])) for r in role["rules"] if r["apiGroups"] == [GROUP] for res in r["resources"]}
     assert ("widgets/status", ("get", "patch", "update")) in rules and role["metadata"]["name"] == "widgets-manager"
     assert "sigs.k8s.io/controller-runtime v0.24.1" in (root / "go.mod").read_text()
     dev = render_environment(Project(root), "dev")
@@ -197,16 +197,27 @@ def test_env_deploy_applies_the_operators_crds_rbac_and_deployment(op_project: P
 def test_bad_input_is_refused_clearly_and_writes_nothing(op_project: Path) -> None:
     """Scaffold refusals (docs/reference-authoring.md#operators-and-crds): a bad version, group, API package or
     kind is bad usage (exit 2); an existing operator or kind, an unknown --operator is invalid input (exit 1);
-    none writes a file."""
+    none writes a file. The CLI for one of each exit per command, the engine for the rest."""
+    from engine.authoring.scaffold_operator import scaffold_crd, scaffold_operator
+    from engine.errors import InvalidInput, UsageError
+    from engine.project import Project
+
     before = tree(op_project)
-    cases = {("operator", "other", "--version", "1.0"): 2, ("operator", "other", "--group", "NoDots"): 2,
-             ("operator", "other", "--api-package", "api/other/v9"): 2, ("operator", "other", "--crd-type", "x y"): 2,
-             ("crd", "Bad-Kind"): 2, ("crd", "WidgetList"): 2,
-             ("operator", "widgets"): 1, ("crd", "Widget"): 1, ("crd", "Thing", "--operator", "nope"): 1}
-    for args, exit_code in cases.items():
+    for args, exit_code in {("operator", "other", "--version", "1.0"): 2, ("operator", "widgets"): 1,
+                            ("crd", "Bad-Kind"): 2, ("crd", "Thing", "--operator", "nope"): 1}.items():
         code, doc, err = fw("scaffold", *args, cwd=op_project)
         assert (code, doc.get("ok"), doc.get("exit_code")) == (exit_code, False, exit_code), (args, doc, err)
         assert doc["error"]["message"] and "Traceback" not in err, args
+    project = Project(op_project)
+    usage = [dict(group="NoDots"), dict(api_package="api/other/v9"), dict(api_package="internal/x/v1alpha1"),
+             dict(crd_type="x y"), dict(crd_type="OtherList")]
+    for kwargs in usage:
+        with pytest.raises(UsageError):
+            scaffold_operator(project, "other", **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="api/widgets/v1alpha1 exists"):
+        scaffold_operator(project, "gizmo", api_package="api/widgets/v1alpha1")
+    with pytest.raises(InvalidInput, match="already reconciles Widget"):
+        scaffold_crd(project, "widget")
     assert tree(op_project) == before
 
 

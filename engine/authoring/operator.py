@@ -90,7 +90,7 @@ def check_version(version: str) -> str:
 
 
 def check_kind(kind: str) -> str:
-    value = naming.camel(kind) if kind[:1].islower() else kind
+    value = naming.camel(kind) if re.match(r"^[a-z][a-z0-9_]*$", kind) else kind  # widget_part -> WidgetPart
     if not KIND_RE.match(value):
         raise UsageError(f"CRD kind {kind!r} must be CamelCase letters and digits (e.g. Widget)")
     if value.endswith("List") or value in ("Status", "Spec"):
