@@ -15,7 +15,7 @@ from engine.authoring import entities, gocode, naming, protoedit, sandbox
 from engine.authoring.config import AuthoringConfig, append_list_item, load
 from engine.authoring.descriptor import Descriptor, Message, Service, compile_descriptor
 from engine.authoring.generate import MIGRATIONS, GenerateResult, generate
-from engine.authoring.plan import Plan
+from engine.authoring.plan import Plan, scratch_dir
 from engine.authoring.templates import render
 from engine.errors import InvalidInput, UsageError
 from engine.paths import atomic_write_bytes
@@ -36,7 +36,7 @@ def _dry_or_real(project: Project, what: str, op: Callable[[Project], ScaffoldRe
     """Run `op` on a throwaway copy of the project, then list what changed (--dry-run) or carry the
     changes over: a scaffold that fails half-way (a proto that does not compile, a tool missing)
     leaves the checkout as it was."""
-    with tempfile.TemporaryDirectory(prefix="framework-scaffold-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="framework-scaffold-", dir=scratch_dir()) as tmp:  # tmpfs if any
         target = Project(sandbox.copy(project.root, Path(tmp) / "copy"))
         result = op(target)
         changes = sandbox.diff(project.root, target.root)
