@@ -93,18 +93,16 @@ def test_scaffold_operator_writes_its_files_and_wires_them_into_the_project(op_p
     assert generate(Project(root)).up_to_date
 
 
-def test_generated_operator_builds_vets_and_its_envtest_passes(op_project: Path) -> None:
+def test_generated_operator_builds_vets_and_its_envtest_passes(op_project: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """The generated operator is code a Go developer keeps (docs/reference-authoring.md#operators-and-crds):
     `go build`, `go vet` and `go test ./...` pass; each kind's reconciler test runs (not skipped) against a
     real kube-apiserver and etcd through envtest, KUBEBUILDER_ASSETS pointing at the project's k8s binaries."""
     for args in (("build", "./..."), ("vet", "./...")):
         proc = go(*args, cwd=op_project, timeout=900)
         assert proc.returncode == 0, (args, proc.stderr[-3000:])
-    os.environ["KUBEBUILDER_ASSETS"] = str(K8S_BIN)
-    try:
-        proc = go("test", "./...", "-v", "-count=1", cwd=op_project, timeout=900)
-    finally:
-        del os.environ["KUBEBUILDER_ASSETS"]
+    monkeypatch.setenv("KUBEBUILDER_ASSETS", str(K8S_BIN))
+    proc = go("test", "./...", "-v", "-count=1", cwd=op_project, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     for kind in ("Widget", "Gadget"):
         assert f"--- PASS: Test{kind}ReconcilerWritesStatus" in proc.stdout, proc.stdout[-3000:]
