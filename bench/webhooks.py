@@ -232,13 +232,12 @@ def _subject(tmp: Path, workers: int) -> tuple[subprocess.Popen[str], str]:
         "name: bench\nmodel:\n  provider: scripted\n  steps:\n"
         '    - message: "ref={{trigger.payload.body.ref}}"\n'
     )
-    httpx.post(
-        f"{url}/api/automations", json={"name": "bench", "workflow": workflow}, headers=auth
-    ).raise_for_status()
-    httpx.post(
-        f"{url}/api/automations/bench/triggers", json={"definition": {"name": "hook"}}, headers=auth
-    ).raise_for_status()
-    act = httpx.post(f"{url}/api/automations/bench/triggers/hook/activate", json={}, headers=auth)
+    # A machine shared with other jobs can take longer than httpx's default 5 s to answer.
+    client = httpx.Client(headers=auth, timeout=60)
+    client.post(f"{url}/api/automations", json={"name": "bench", "workflow": workflow}).raise_for_status()
+    client.post(f"{url}/api/automations/bench/triggers", json={"definition": {"name": "hook"}}).raise_for_status()
+    act = client.post(f"{url}/api/automations/bench/triggers/hook/activate", json={})
+    client.close()
     act.raise_for_status()
     return proc, act.json()["url_with_token"]
 

@@ -68,3 +68,21 @@ def test_connection_close_sends_the_whole_response_first(server, tmp_path: Path)
     head, _, body = data.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 202") and b"connection: close" in head.lower()
     assert json.loads(body)["status"] == "accepted"
+
+
+def test_the_copied_uvicorn_code_is_the_installed_one() -> None:
+    """The server's HTTP protocol is uvicorn's httptools protocol with one change
+    (docs/reference-webhooks.md#platform-server): its `on_headers_complete` is a copy of uvicorn's,
+    so the installed uvicorn must be the pinned one, and every piece of uvicorn the copy was made
+    from must still have the source it was copied from; a uvicorn upgrade fails here, naming what to port."""
+    import tomllib
+
+    import uvicorn
+
+    from engine.server.http_protocol import UVICORN_VERSION, uvicorn_drift
+
+    root = Path(__file__).resolve().parent.parent
+    deps = tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert f"uvicorn[standard]=={UVICORN_VERSION}" in deps
+    assert uvicorn.__version__ == UVICORN_VERSION
+    assert uvicorn_drift() == []
