@@ -86,3 +86,23 @@ def test_the_copied_uvicorn_code_is_the_installed_one() -> None:
     assert f"uvicorn[standard]=={UVICORN_VERSION}" in deps
     assert uvicorn.__version__ == UVICORN_VERSION
     assert uvicorn_drift() == []
+
+
+def test_the_accepted_answer_is_the_documented_json_byte_for_byte() -> None:
+    """A 202's body (docs/reference-webhooks.md#webhook-ingestion: `{"delivery": "dlv_...", "status":
+    "accepted"}`, or `retry` with `duplicate_of`) is what json.dumps writes for that document, also when
+    it comes from the front door's template; an id the template cannot carry safely goes through json.dumps."""
+    from engine.server.hooks_asgi import accepted_body
+    from engine.server.ingest import Verdict
+
+    cases = [
+        Verdict(202, "dlv_0001234abcdef0123456789", "queued"),
+        Verdict(202, "dlv_00000000000001ffffffffff", "retry", "dlv_00000000000000aaaaaaaaaa"),
+        Verdict(202, 'dlv_"quoted\\', "queued"),
+    ]
+    for verdict in cases:
+        doc = {"delivery": verdict.delivery_id, "status": "accepted"}
+        if verdict.outcome == "retry":
+            doc.update(status="retry", duplicate_of=verdict.duplicate_of)
+        assert accepted_body(verdict) == json.dumps(doc).encode()
+        assert json.loads(accepted_body(verdict)) == doc
