@@ -165,8 +165,12 @@ def _release(kept: Path) -> None:
 
 
 def _unlink_quietly(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
+    try:
         os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # the write itself succeeded; the spare name is only reported
+        log.warning("could not remove %s after a write: %s", path, exc)
 
 
 async def _write_from(sock: Any, fd: int, active: Active) -> bool:
