@@ -2,15 +2,15 @@
 (docs/reference-authoring.md#operators-and-crds). Both run in a throwaway copy of the project (a
 failure leaves the checkout untouched; `--dry-run` lists the files and writes none), record an
 entry under `operators` (and `binaries`) of framework.yaml, add the operator to the dev environment's
-KCL, and then generate (controller-gen: deep-copy, CRD manifests, RBAC) unless `--no-generate`.
+KCL (engine/authoring/workloads.py, as `scaffold worker` does), and then generate (controller-gen:
+deep-copy, CRD manifests, RBAC) unless `--no-generate`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
-from engine.authoring import naming
+from engine.authoring import naming, workloads
 from engine.authoring.config import append_list_item, load
 from engine.authoring.generate import generate
 from engine.authoring.operator import (
@@ -28,39 +28,10 @@ from engine.authoring.operator import (
 from engine.authoring.ownership import SCAFFOLDED
 from engine.authoring.plan import FileResult, Plan
 from engine.authoring.scaffold import ScaffoldResult, _dry_or_real
-from engine.authoring.templates import render
 from engine.errors import InvalidInput, UsageError
-from engine.paths import atomic_write_bytes
 from engine.project import Project
 
-DEV_KCL = Path("deploy") / "kcl" / "dev" / "main.k"
-
-
-def add_dev_workload(root: Path, op: Operator) -> bool:
-    """Append the operator's workload to the dev environment's `workloads` list (the file is the user's:
-    only this block is inserted, before the list's closing bracket). False when there is no dev KCL or
-    its list is not in the shape `project new` writes (the docs say what to add by hand)."""
-    path = root / DEV_KCL
-    if not path.is_file():
-        return False
-    text = path.read_text(encoding="utf-8")
-    if f'name = "{op.dns}"' in text:
-        return True
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.strip() == "workloads = ["), None)
-    if start is None:
-        return False
-    indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())]
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].rstrip() == f"{indent}]"), None)
-    if end is None:
-        return False
-    block = render("operator/dev_workload.k.tmpl", name=op.name, dns=op.dns)
-    lines[end:end] = [block]
-    atomic_write_bytes(path, "".join(lines).encode("utf-8"))
-    return True
-
-
-APPENDED = ("framework.yaml", DEV_KCL.as_posix(), SCAFFOLDED.as_posix())  # the files a scaffold here modifies
+APPENDED = ("framework.yaml", workloads.DEV_KCL, SCAFFOLDED.as_posix())  # the files a scaffold here modifies
 
 
 def _created(results: list[FileResult]) -> list[dict[str, str]]:
@@ -106,6 +77,9 @@ def scaffold_operator(project: Project, name: str, *, group: str | None = None, 
                       crd_type: str | None = None, no_generate: bool = False, dry_run: bool = False
                       ) -> ScaffoldResult:
     op_name = naming.check_name(name, "operator")
+    if not op_name.isalnum():
+        raise UsageError(f"operator name {name!r}: lowercase letters and digits only",
+                         hint="it names a binary, a Go path and a dev workload (a DNS label): e.g. widgets")
     version = check_version(version)
     if group is not None:
         check_group(group)
@@ -135,9 +109,10 @@ def scaffold_operator(project: Project, name: str, *, group: str | None = None, 
         written = plan.apply(target.root, "scaffold operator", force=True)
         append_list_item(target.config_path, "operators", the_op.entry())
         append_list_item(target.config_path, "binaries", {"name": op_name, "main": f"./cmd/{op_name}"})
-        add_dev_workload(target.root, the_op)
+        block = workloads.add_dev_workload(target.root, op_name) if cfg.enabled("deploy") else None
         result = ScaffoldResult(what="scaffold operator", born=[op_name] + ([kind] if placeholder else []),
-                                files=_created(written))
+                                files=_created(written),
+                                snippet=f"add to the workloads of {workloads.DEV_KCL}:\n{block}" if block else None)
         if not no_generate:
             result.generated = generate(Project(target.root), by="scaffold operator")
         return result
