@@ -44,6 +44,29 @@ def cache_dir() -> Path:
     return Path(base) / "framework"
 
 
+def code_identity(sources: tuple[Path, ...], packages: tuple[str, ...]) -> str:
+    """A digest that changes when the code deriving a cached value changes: the bytes of `sources`
+    and the identity (path, inode, size, mtime) of each installed package's `__init__` (a reinstall
+    or upgrade replaces it), found without importing it. "" when a source cannot be read: then
+    nothing derived by it is cached."""
+    import hashlib
+    from importlib.util import find_spec
+
+    digest = hashlib.sha256()
+    try:
+        for source in sources:
+            digest.update(f"{source}\0".encode() + source.read_bytes())
+        for package in packages:
+            spec = find_spec(package)
+            origin = spec.origin if spec is not None else None
+            if origin:
+                st = os.stat(origin)
+                digest.update(f"{origin}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    except (OSError, ImportError, ValueError):
+        return ""
+    return digest.hexdigest()
+
+
 def ledger_home() -> Path:
     """Machine ledger root: `$FRAMEWORK_LEDGER_HOME`, default `~/.framework/ledger` (docs/reference-deploy.md#files)."""
     override = os.environ.get("FRAMEWORK_LEDGER_HOME")

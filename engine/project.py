@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from functools import cached_property
+import hashlib
+import json
+import math
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
 from engine.errors import ConfigError, ProjectNotFound
+from engine.paths import atomic_write_bytes, cache_dir, code_identity
 
 CONFIG_FILE = "framework.yaml"
 KCL_DIR = Path("deploy") / "kcl"
@@ -31,12 +35,30 @@ class Project:
 
     @cached_property
     def config(self) -> dict[str, Any]:
-        import yaml
-
         try:
-            text = self.config_path.read_text(encoding="utf-8")
+            raw = self.config_path.read_bytes()
         except OSError as exc:
             raise ConfigError(f"cannot read {self.config_path}: {exc.strerror}") from exc
+        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text() reads it
+        entry = _parsed_entry(raw)
+        if entry is not None:
+            try:
+                cached = json.loads(entry.read_bytes())
+            except (OSError, ValueError):
+                cached = None
+            if isinstance(cached, dict):
+                return cached
+        data = self._parse(text)
+        if entry is not None and _plain(data):
+            try:
+                atomic_write_bytes(entry, json.dumps(data, separators=(",", ":")).encode(), durable=False)
+            except OSError:
+                pass  # a read-only cache only costs speed
+        return data
+
+    def _parse(self, text: str) -> dict[str, Any]:
+        import yaml
+
         try:
             loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
             data = yaml.load(text, Loader=loader)  # noqa: S506 - safe loader
@@ -63,6 +85,32 @@ class Project:
         Worktrees of one project share it, so they share one ledger.
         """
         return self.name
+
+
+def _parsed_entry(raw: bytes) -> Path | None:
+    """Where a framework.yaml of these bytes, parsed, is cached (a warm command imports no YAML
+    parser: bench/startup.py); None when the parser's identity is unknown."""
+    parser = _parser_identity()
+    if not parser:
+        return None
+    key = hashlib.sha256(parser.encode() + b"\0" + raw).hexdigest()
+    return cache_dir() / "config" / f"{key}.json"
+
+
+@lru_cache(maxsize=1)
+def _parser_identity() -> str:
+    return code_identity((Path(__file__),), ("yaml",))
+
+
+def _plain(value: Any) -> bool:
+    """JSON gives `value` back exactly: no dates, sets, non-string keys or non-finite floats."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, str | int | bool)
 
 
 def find_project(start: Path | None = None) -> Project:

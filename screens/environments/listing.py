@@ -71,7 +71,7 @@ def _row(env: Any, st: Any, clocks: bool) -> tuple[str, ...]:
 def _read(project_dir: Path) -> EnvironmentsLoaded:
     """The engine calls (on a daemon thread): `env list`, then `env status <env>` for each environment."""
     from engine.deploy.status import env_status
-    from engine.environments.evaluate import list_environments
+    from engine.environments.listing import list_environments
     from engine.errors import EngineError
     from engine.project import find_project
 

@@ -151,8 +151,9 @@ def render_environment(
 ) -> Rendered:
     """Evaluate and render `env`. Raises KclError, UsageError, PlaceholderLeft, RenderWroteFiles.
     `namespace` overrides a K8sCluster target's namespace (`env deploy --namespace`)."""
+    from engine.environments.derived import derived_options
     from engine.environments.evaluate import environment_spec, evaluate_environment_tracked
-    from engine.environments.options import derived_options, validate_options
+    from engine.environments.options import validate_options
 
     user = validate_options(project, env, options or {})
     derived = derived_options(project, env, image_tag=image_tag, image_digests=image_digests)
