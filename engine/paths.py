@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 _ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,6 +44,30 @@ def cache_dir() -> Path:
     """Per-user cache (`$XDG_CACHE_HOME/framework`, default `~/.cache/framework`)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "framework"
+
+
+def cached_json(kind: str, key: bytes, compute: Callable[[], Any], *, keep: Callable[[Any], bool]) -> Any:
+    """`compute()`, cached as JSON in `cache_dir()/kind/<sha256 of key>.json`: `key` must hold every
+    input the value derives from (a file's bytes, the deriving code's `code_identity`). A cached value
+    `keep` refuses (or an unreadable entry) is computed again; one `keep` refuses is not stored.
+    Exceptions of `compute` propagate and are never cached."""
+    import hashlib
+    import json
+
+    entry = cache_dir() / kind / f"{hashlib.sha256(key).hexdigest()}.json"
+    try:
+        cached = json.loads(entry.read_bytes())
+    except (OSError, ValueError):
+        cached = None
+    if cached is not None and keep(cached):
+        return cached
+    value = compute()
+    if keep(value):
+        try:
+            atomic_write_bytes(entry, json.dumps(value, separators=(",", ":")).encode(), 0o600, durable=False)
+        except OSError:
+            pass  # a read-only cache only costs speed
+    return value
 
 
 def code_identity(sources: tuple[Path, ...], packages: tuple[str, ...]) -> str:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
 from engine.errors import ConfigError, ProjectNotFound
-from engine.paths import atomic_write_bytes, cache_dir, code_identity
+from engine.paths import cached_json, code_identity
 
 CONFIG_FILE = "framework.yaml"
 KCL_DIR = Path("deploy") / "kcl"
@@ -40,20 +38,12 @@ class Project:
         except OSError as exc:
             raise ConfigError(f"cannot read {self.config_path}: {exc.strerror}") from exc
         text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text() reads it
-        entry = _parsed_entry(raw)
-        if entry is not None:
-            try:
-                cached = json.loads(entry.read_bytes())
-            except (OSError, ValueError):
-                cached = None
-            if isinstance(cached, dict):
-                return cached
-        data = self._parse(text)
-        if entry is not None and _plain(data):
-            try:
-                atomic_write_bytes(entry, json.dumps(data, separators=(",", ":")).encode(), durable=False)
-            except OSError:
-                pass  # a read-only cache only costs speed
+        parser = _parser_identity()
+        if not parser:
+            return self._parse(text)
+        # cached parsed (a warm command imports no YAML parser: bench/startup.py)
+        data: dict[str, Any] = cached_json("config", parser.encode() + b"\0" + raw, lambda: self._parse(text),
+                                           keep=lambda value: isinstance(value, dict) and _plain(value))
         return data
 
     def _parse(self, text: str) -> dict[str, Any]:
@@ -85,16 +75,6 @@ class Project:
         Worktrees of one project share it, so they share one ledger.
         """
         return self.name
-
-
-def _parsed_entry(raw: bytes) -> Path | None:
-    """Where a framework.yaml of these bytes, parsed, is cached (a warm command imports no YAML
-    parser: bench/startup.py); None when the parser's identity is unknown."""
-    parser = _parser_identity()
-    if not parser:
-        return None
-    key = hashlib.sha256(parser.encode() + b"\0" + raw).hexdigest()
-    return cache_dir() / "config" / f"{key}.json"
 
 
 @lru_cache(maxsize=1)

@@ -10,8 +10,6 @@ models or an upgrade of pydantic misses it, and the environment is validated aga
 
 from __future__ import annotations
 
-import hashlib
-import json
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from engine.environments.evaluate import environment_spec, evaluate_environment_result
 from engine.environments.files import MAIN_FILE, declared_names
 from engine.errors import EngineError, KclError
-from engine.paths import atomic_write_bytes, cache_dir, code_identity
+from engine.paths import cached_json, code_identity
 from engine.project import Project
 
 if TYPE_CHECKING:
@@ -74,25 +72,20 @@ def _summary(project: Project, name: str) -> dict[str, Any]:
     """{name, kind, target, workloads} of the validated environment, or {error} when it does not
     validate; from the summary cache when its evaluation came from the KCL cache's key."""
     doc, evaluation = evaluate_environment_result(project, name)
-    entry = _summary_entry(evaluation.key)
-    if entry is not None:
+
+    def validate() -> dict[str, Any]:
         try:
-            cached = json.loads(entry.read_bytes())
-        except (OSError, ValueError):
-            cached = None
-        if _well_formed(cached):
-            return dict(cached)
-    try:
-        env = environment_spec(project, name, doc)
-        summary: dict[str, Any] = {"name": env.name, "kind": env.kind, "target": env.target_type,
-                                   "workloads": [w.name for w in env.workloads]}
-    except KclError as exc:
-        summary = {"error": exc.to_dict()}
-    if entry is not None:
-        try:
-            atomic_write_bytes(entry, json.dumps(summary, separators=(",", ":")).encode(), durable=False)
-        except OSError:
-            pass  # a read-only cache only costs speed
+            env = environment_spec(project, name, doc)
+        except KclError as exc:
+            return {"error": exc.to_dict()}
+        return {"name": env.name, "kind": env.kind, "target": env.target_type,
+                "workloads": [w.name for w in env.workloads]}
+
+    fingerprint = _validator_fingerprint()
+    if not evaluation.key or not fingerprint:  # an uncached (impure) evaluation, or unknown code
+        return validate()
+    summary: dict[str, Any] = cached_json("kcl-summary", f"{evaluation.key}\0{fingerprint}".encode(), validate,
+                                          keep=_well_formed)
     return summary
 
 
@@ -104,15 +97,6 @@ def _well_formed(cached: Any) -> bool:
     return (isinstance(cached.get("name"), str) and isinstance(cached.get("kind"), str)
             and isinstance(cached.get("target"), str | None) and isinstance(cached.get("workloads"), list)
             and all(isinstance(w, str) for w in cached["workloads"]))
-
-
-def _summary_entry(evaluation_key: str) -> Path | None:
-    """The summary's cache file; None when the evaluation was not cached or the validating code is unknown."""
-    fingerprint = _validator_fingerprint()
-    if not evaluation_key or not fingerprint:
-        return None
-    key = hashlib.sha256(f"{evaluation_key}\0{fingerprint}".encode()).hexdigest()
-    return cache_dir() / "kcl-summary" / f"{key}.json"
 
 
 @lru_cache(maxsize=1)

@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    # validators built on first use, not at import: a deploy validates EnvironmentSpec only (bench/k8s.py)
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 EnvironmentKind = Literal["local", "self_managed", "hosted"]

@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError, KclError, UsageError
@@ -35,6 +35,8 @@ class RenderWroteFiles(EngineError):
 
 
 class RenderedObject(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
+
     cluster: str
     kind: str
     name: str
@@ -49,6 +51,8 @@ class RenderedObject(BaseModel):
 
 
 class Rendered(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
+
     project: str
     env: str
     kind: str
