@@ -141,7 +141,8 @@ def connect(project: Project, name: str, *, context: str | None, env: str, auth:
 
 def live_environments(project: Project, context: str) -> list[str]:
     """This project's environments that target `context` and run a release (a current promotion)."""
-    from engine.environments.evaluate import evaluate_environment, list_environments
+    from engine.environments.evaluate import evaluate_environment
+    from engine.environments.listing import list_environments
     from engine.ledger.protocol import open_ledger
 
     live = []
