@@ -117,7 +117,8 @@ def entries(config: dict[str, Any], where: Path) -> list[FrontendEntry]:
         if not isinstance(item, dict) or not item.get("name"):
             raise ConfigError(f"{where}: an entry of `frontends` has no name")
         routes = item.get("routes") or []
-        entry = FrontendEntry(name=str(item["name"]), kind=str(item.get("kind") or "web"), dir=str(item.get("dir") or ""),
+        entry = FrontendEntry(name=str(item["name"]), kind=str(item.get("kind") or "web"),
+                              dir=str(item.get("dir") or ""),
                               port=int(item.get("port") or 0), output=str(item.get("output") or "static"),
                               routes=[str(r) for r in routes] if isinstance(routes, list) else [],
                               base_path=str(item.get("base_path") or ""),
@@ -152,7 +153,8 @@ def template_files(entry: FrontendEntry, service: tuple[str, str] | None) -> dic
         files[f"{entry.dir}/{'.gitignore' if rel == 'gitignore' else rel}"] = text
     # A go.mod of its own keeps `go build ./...` and `go vet ./...` out of node_modules (some npm
     # packages ship .go files).
-    files[f"{entry.dir}/go.mod"] = f"// Keeps the Go tools out of this frontend's node_modules.\nmodule {entry.name}-frontend\n"
+    files[f"{entry.dir}/go.mod"] = (f"// Keeps the Go tools out of this frontend's node_modules.\n"
+                                    f"module {entry.name}-frontend\n")
     if entry.base_path and entry.kind == "web":
         files[f"{entry.dir}/.env"] = f"NEXT_PUBLIC_BASE_PATH={entry.base_path}\n"
     for route in entry.routes:

@@ -120,7 +120,8 @@ def _frontend_template(root: Path, tmp: Path, fronts: list[FrontendEntry]) -> Pa
     for entry in fronts:
         plugin = protoc_gen_es(root, entry)
         if not plugin.is_file():
-            raise tools.ToolMissing(f"frontend {entry.name}: protoc-gen-es is not installed ({plugin.relative_to(root)})",
+            raise tools.ToolMissing(f"frontend {entry.name}: protoc-gen-es is not installed "
+                                    f"({plugin.relative_to(root)})",
                                     hint=f"cd {entry.dir} && npm ci")
         plugins.append({"local": str(plugin), "out": f"{entry.dir}/{GEN_DIR}", "opt": ["target=ts"]})
     config["plugins"] = plugins
@@ -156,7 +157,10 @@ def build_plan(project: Project, cfg: AuthoringConfig, tmp: Path) -> tuple[Plan,
             for method in svc.methods:
                 plan.scaffold(f"{where}/{naming.rpc_file(method.name)}", gocode.rpc_stub(desc, svc, method))
         observe = cfg.enabled("observability")
-        plan.generated("internal/bootstrap/bootstrap.go", gocode.bootstrap_go(desc, cfg.module, cfg.port, observe))
+        plan.generated("internal/bootstrap/bootstrap.go", gocode.bootstrap_go(desc, cfg.module, cfg.port, observe,
+                                                                              cors=bool(fronts)))
+        if fronts:  # the frontends' dev servers are other origins (docs/reference-frontends.md#env-up)
+            plan.generated("internal/bootstrap/cors.go", gocode.cors_go())
         plan.generated("internal/bootstrap/bootstrap_test.go", render("go/bootstrap_test.go.tmpl"))
         if observe:
             plan.generated("internal/bootstrap/observability.go", gocode.observability_go())

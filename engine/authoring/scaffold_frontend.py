@@ -93,6 +93,10 @@ def scaffold_frontend(project: Project, entry: FrontendEntry, *, dry_run: bool =
                             base_path=entry.base_path, routes=entry.routes, dry_run=dry_run)
     with tempfile.TemporaryDirectory(prefix=".framework-frontend-", dir=parent) as tmp:
         target = Project(sandbox.copy(project.root, Path(tmp) / "copy"))
+        for other in known:  # the copy leaves node_modules out: the others' protoc-gen-es is linked in
+            modules = project.root / other.dir / "node_modules"
+            if modules.is_dir() and (target.root / other.dir).is_dir():
+                (target.root / other.dir / "node_modules").symlink_to(modules, target_is_directory=True)
         cfg = load(target)
         plan = Plan()
         for path, text in template_files(entry, _first_service(target.root, cfg.services)).items():
