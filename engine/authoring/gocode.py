@@ -109,8 +109,9 @@ def proto_snippet(name: str, stream: str | None) -> str:
 
 
 def bootstrap_go(desc: Descriptor, module: str, port: object, observability: bool,
-                 webhooks: list[tuple[str, str, str]] | None = None) -> str:
-    """`webhooks`: (route, import path, package) of each inbound webhook (scaffold webhook)."""
+                 webhooks: list[tuple[str, str, str]] | None = None, cors: bool = False) -> str:
+    """`webhooks`: (route, import path, package) of each inbound webhook (scaffold webhook); `cors`: answer the
+    frontends' dev servers (loopback origins only, docs/reference-frontends.md#generate)."""
     imports = Imports()
     routes = ""
     for svc in desc.services:
@@ -122,7 +123,16 @@ def bootstrap_go(desc: Descriptor, module: str, port: object, observability: boo
         routes += f'\tmux.Handle("POST {route}", {imports.add(path, package)}.New())\n'
     return render("go/bootstrap.go.tmpl", imports=("\n" + imports.block()) if imports.by_path else "",
                   routes=routes, config_port="" if port in (None, "") else str(port),
-                  handler="Observe(Mux())" if observability else "Mux()")
+                  handler=_handler(observability, cors))
+
+
+def _handler(observability: bool, cors: bool) -> str:
+    handler = "Observe(Mux())" if observability else "Mux()"
+    return f"LoopbackCORS({handler})" if cors else handler
+
+
+def cors_go() -> str:
+    return render("go/cors.go.tmpl")
 
 
 def observability_go() -> str:
