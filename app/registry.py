@@ -241,9 +241,21 @@ FRAMEWORK.groups["scaffold"] = Group(
         "rpc": "A handler stub for one RPC (pb-through when in the proto, else stub + proto snippet).",
         "handler-file": "An extra file in a service's handler directory (yours from birth).",
         "binary": "A binary: cmd/<name>/main.go and an entry under `binaries` in framework.yaml.",
+        "scenario": "An end-to-end scenario: a Playwright test driving a frontend in Chromium (--from, --frontend).",
     },
     examples=("framework scaffold --dry-run", "framework scaffold entity order --from-proto shop",
               "framework scaffold service billing audit", "framework scaffold rpc shop Refund --stream server"),
+)
+# `framework component ...`: shadcn-style components for a frontend (docs/reference-frontends.md#components).
+FRAMEWORK.groups["component"] = Group(
+    help="Components from a registry in the shadcn schema, installed as source into a frontend.",
+    commands={
+        "list": "List the registry's components (default registry, or --registry <dir or URL>).",
+        "search": "Find components whose name, title or description hold every word of a query.",
+        "install": "Install components and their registry dependencies into a frontend's src/components/ui/.",
+    },
+    examples=("framework component list", "framework component search dialog",
+              "framework component install button dialog --frontend web"),
 )
 FRAMEWORK.groups["api"] = Group(
     help="Local request helpers for the project's Connect RPCs.",
