@@ -34,7 +34,9 @@ TSCONFIG = {"compilerOptions": {"target": "ES2022", "lib": ["DOM", "DOM.Iterable
 MAIN = """import { createRoot } from "react-dom/client";
 
 import { Card, CardContent, CardHeader, CardTitle } from "./components/ui/card";
-import { Dialog, DialogClose, DialogContent, DialogDescription, DialogTitle, DialogTrigger } from "./components/ui/dialog";
+import {
+  Dialog, DialogClose, DialogContent, DialogDescription, DialogTitle, DialogTrigger,
+} from "./components/ui/dialog";
 import { FormField } from "./components/ui/form-field";
 
 function App() {
