@@ -224,12 +224,14 @@ PROJECT_INTROSPECT = Group(
     examples=("framework project introspect handlers", "framework project introspect handlers --format json"),
 )
 FRAMEWORK.groups["generate"] = Group(
-    help="Generate Go protobuf and Connect code, handler stubs, entity code and bootstrap wiring (idempotent).",
+    help="Generate Go protobuf and Connect code, handler stubs, entity code, bootstrap wiring and frontend "
+         "clients (idempotent).",
     commands={},
     examples=("framework generate", "framework generate --dry-run", "framework generate --json"),
 )
 FRAMEWORK.groups["build"] = Group(
-    help="Compile the project's binaries locally (go, docker, shell per service) or an environment's; no publishing.",
+    help="Compile the project's binaries and frontends locally (go, docker, shell; next, vite, expo) or an "
+         "environment's; no publishing.",
     commands={},
     examples=("framework build", "framework build dev", "framework build --json"),
 )
@@ -241,6 +243,7 @@ FRAMEWORK.groups["scaffold"] = Group(
         "rpc": "A handler stub for one RPC (pb-through when in the proto, else stub + proto snippet).",
         "handler-file": "An extra file in a service's handler directory (yours from birth).",
         "binary": "A binary: cmd/<name>/main.go and an entry under `binaries` in framework.yaml.",
+        "frontend": "A frontend (web: Next.js, vite-spa, mobile: Expo): pinned packages, npm ci, typed clients.",
         "scenario": "An end-to-end scenario: a Playwright test driving a frontend in Chromium (--from, --frontend).",
     },
     examples=("framework scaffold --dry-run", "framework scaffold entity order --from-proto shop",

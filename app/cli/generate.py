@@ -68,7 +68,7 @@ def build(env: str | None = typer.Argument(None, help="An environment: build its
         return run(find_project(), env), 0
 
     def human(result: Any) -> None:
-        for item in result.builds:
+        for item in [*result.builds, *getattr(result, "frontends", [])]:
             out(f"{item.status:8} {item.workload} ({item.type}, {item.seconds}s)")
 
     raise typer.Exit(run_command(json_output, action, human))

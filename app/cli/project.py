@@ -51,6 +51,7 @@ def migrate_import(ctx: typer.Context, source: str = typer.Option(..., "--from",
 @app.command("new", help=HELP["new"], epilog=examples(
     "framework project new shop --mod example.com/shop", "framework project new shop --service order",
     "framework project new tool --kind cli --disable ci,docs", "framework project new shop --in-place --force",
+    "framework project new shop --frontend web",
     note="Features for --disable (comma-separated or repeated): orm, codegen, migrations, ci, build, deploy, "
          "contracts, docs, frontend, observability, hot_reload; each leaves its part out. Exit codes: 0 created; "
          "1 the directory holds a project or files (use --force) or a tool failed; 2 bad usage."))
@@ -58,7 +59,8 @@ def new(ctx: typer.Context, name: str = typer.Argument(..., help="The project (a
         mod: str | None = typer.Option(None, "--mod", help="The Go module path (default: the name)."),
         kind: str = typer.Option("service", "--kind", help="service, cli or library."),
         service: str | None = typer.Option(None, "--service", help="The first service, an entity of that name."),
-        frontend: str | None = typer.Option(None, "--frontend", help="A frontend (arrives with scaffold frontend)."),
+        frontend: str | None = typer.Option(None, "--frontend",
+                                            help="A web frontend (Next.js) of that name: scaffold frontend <name>."),
         in_place: bool = typer.Option(False, "--in-place", help="Write into the current directory."),
         display: str | None = typer.Option(None, "--name", help="The project's name when it differs from <name>."),
         disable: list[str] = typer.Option([], "--disable", help="Features to leave out (comma-separated)."),

@@ -112,6 +112,54 @@ def binary(name: str = typer.Argument(..., help="The binary's name."), dry_run: 
     _run(json_output, lambda p: scaffold_binary(p, name, dry_run=dry_run))
 
 
+def _render_frontend(result: Any) -> None:
+    for item in result.files:
+        out(f"{item['change']:8} {item['path']}")
+    if result.dry_run:
+        out(f"dry run: {len(result.files)} files would change; none written (npm ci not run)")
+    elif result.installed:
+        out(f"npm ci in {result.dir}: {result.install_seconds:.1f}s")
+    out(f"frontend {result.name} ({result.kind}) in {result.dir}: dev server port {result.port}")
+
+
+@app.command("frontend", help=HELP["frontend"], epilog=examples(
+    "framework scaffold frontend web", "framework scaffold frontend admin --kind vite-spa --port 5180",
+    "framework scaffold frontend shop --output standalone --routes orders,cart --base-path /shop",
+    "framework scaffold frontend app --kind mobile --dry-run",
+    note="Kinds: web (Next.js; --output static|standalone|server), vite-spa (Vite + React + TypeScript), mobile "
+         "(Expo; its web export). Writes frontends/<name>/ with exact package versions and their lockfile, runs "
+         "npm ci, registers it under frontends[] in framework.yaml and in deploy/kcl/dev/main.k, then generates "
+         "its typed clients. Exit codes: 0 done; 1 invalid input, exists, or npm/buf failed; 2 bad usage."))
+def frontend(name: str = typer.Argument(..., help="The frontend (a lowercase DNS label)."),
+             kind: str = typer.Option("web", "--kind", help="web, vite-spa or mobile."),
+             port: int | None = typer.Option(None, "--port",
+                                             help="Dev server port (web 3000, vite-spa 5173, mobile 8081)."),
+             output: str = typer.Option("static", "--output", help="web: static, standalone or server."),
+             routes: str | None = typer.Option(None, "--routes", help="web: pages to add (comma list) or none."),
+             base_path: str | None = typer.Option(None, "--base-path",
+                                                  help="Path prefix (e.g. /shop); overrides NEXT_PUBLIC_BASE_PATH."),
+             auth_mode: str = typer.Option("native", "--auth-mode", help="native (the only mode)."),
+             no_install: bool = typer.Option(False, "--no-install",
+                                             help="Write the files; run neither npm ci nor generate."),
+             dry_run: bool = DRY_RUN, json_output: bool = JSON_OPTION) -> None:
+    from app.output import run_command
+
+    def action() -> tuple[Any, int]:
+        from engine.authoring.frontends import FrontendEntry, parse_routes
+        from engine.authoring.scaffold_frontend import scaffold_frontend
+        from engine.project import find_project
+
+        entry = FrontendEntry(name=name, kind=kind, port=port or 0, output=output, routes=parse_routes(routes),
+                              base_path=base_path or "", auth_mode=auth_mode)
+        if port is not None and port <= 0:
+            from engine.errors import UsageError
+
+            raise UsageError(f"--port {port}: a TCP port (1-65535)")
+        return scaffold_frontend(find_project(), entry, dry_run=dry_run, install=not no_install), 0
+
+    raise typer.Exit(run_command(json_output, action, _render_frontend))
+
+
 def _render_scenario(result: Any) -> None:
     for item in result.files:
         out(f"{item['status']:8} {item['path']}")

@@ -1,7 +1,9 @@
-"""`framework build [env]` (docs/reference-authoring.md#commands): compiles the project's binaries (and, later,
-frontends) locally; never publishes. Without an environment: every entry of `binaries` with `go build`
-and every service whose `build` is docker or shell. With one: its workloads' builds, exactly as
-`env build <env>` runs them without --push (one dispatch: go, docker, shell).
+"""`framework build [env]` (docs/reference-authoring.md#commands): compiles the project's binaries and frontends
+locally; never publishes. Without an environment: every entry of `binaries` with `go build`, every
+service whose `build` is docker or shell, and every entry of `frontends[]` with its kind's own build
+(`next build`, `vite build`, `expo export --platform web`: docs/reference-frontends.md#build). With one:
+its workloads' builds, exactly as `env build <env>` runs them without --push (one dispatch: go, docker,
+shell), and each of its frontends' `build`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,18 @@ from engine.project import Project
 class ProjectBuild(BaseModel):
     env: str | None = None
     builds: list[WorkloadBuild] = []
+    frontends: list[WorkloadBuild] = []  # each frontend's build (type: its kind)
+
+
+def _frontend_builds(project: Project, cfg_enabled: bool) -> list[WorkloadBuild]:
+    from engine.authoring.frontends import entries
+    from engine.authoring.scaffold_frontend import build_frontend
+
+    out = []
+    for entry in entries(project.config, project.config_path) if cfg_enabled else []:
+        output, seconds = build_frontend(project, entry)
+        out.append(WorkloadBuild(workload=entry.name, type=entry.kind, status="built", seconds=seconds, output=output))
+    return out
 
 
 def build(project: Project, env: str | None = None) -> ProjectBuild | BuildResult:
@@ -25,7 +39,15 @@ def build(project: Project, env: str | None = None) -> ProjectBuild | BuildResul
     if not cfg.enabled("build"):
         raise InvalidInput("the build feature is disabled in framework.yaml (features.build: false)")
     if env is not None:
-        return env_build(project, env)
+        result = env_build(project, env)
+        from engine.builds.frontends import build_frontend as build_declared
+        from engine.environments.evaluate import evaluate_environment
+
+        done = {b.workload for b in result.builds}
+        for frontend in evaluate_environment(project, env).frontends:
+            if frontend.name not in done:  # carried ones (control plane) were built by env_build
+                result.builds.append(build_declared(project, frontend))
+        return result
     workloads: list[Workload] = []
     for binary in cfg.binaries:
         name = str(binary.get("name") or "")
@@ -41,6 +63,8 @@ def build(project: Project, env: str | None = None) -> ProjectBuild | BuildResul
                                                   context=svc.get("context"))))
         elif kind != "go":
             raise InvalidInput(f"service {svc.get('name')}: build type {kind!r} is not go, docker or shell")
-    if not workloads:
-        raise InvalidInput("nothing to build: framework.yaml declares no `binaries` and no docker or shell service")
-    return ProjectBuild(builds=[build_workload(project, "local", w, None) for w in workloads])
+    fronts = _frontend_builds(project, cfg.enabled("frontend"))
+    if not workloads and not fronts:
+        raise InvalidInput("nothing to build: framework.yaml declares no `binaries`, no docker or shell service "
+                           "and no frontend")
+    return ProjectBuild(builds=[build_workload(project, "local", w, None) for w in workloads], frontends=fronts)

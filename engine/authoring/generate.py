@@ -20,6 +20,7 @@ from engine import __version__
 from engine.authoring import entities, gocode, markers, mocks, naming, tools
 from engine.authoring.config import AuthoringConfig, load
 from engine.authoring.descriptor import CACHE, Descriptor, cache_text, compile_image, load_image, proto_files
+from engine.authoring.frontends import CLIENTS, GEN_DIR, FrontendEntry, clients_ts, entries, protoc_gen_es
 from engine.authoring.ownership import DISOWNED, SCAFFOLDED
 from engine.authoring.plan import FileResult, Plan, scratch_dir
 from engine.authoring.templates import render, templates_digest
@@ -77,13 +78,16 @@ def _outputs_intact(root: Path, paths: list[str]) -> bool:
     return True
 
 
-def _buf_outputs(root: Path, tmp: Path, plan: Plan, proto_dir: str) -> Descriptor:
+def _buf_outputs(root: Path, tmp: Path, plan: Plan, proto_dir: str,
+                 fronts: list[FrontendEntry] | None = None) -> Descriptor:
     """`buf generate` and `buf build` (the descriptor) side by side: the run takes about as long as
-    `buf generate` alone (bench/generate.py)."""
+    `buf generate` alone (bench/generate.py). Each frontend's protoc-gen-es runs in the same buf run."""
     import subprocess
 
     out = tmp / "out"
     argv = [tools.find("buf"), "generate", "-o", str(out)]
+    if fronts:
+        argv += ["--template", str(_frontend_template(root, tmp, fronts))]
     if not (root / "buf.yaml").is_file():
         argv.insert(2, proto_dir)
     gen = subprocess.Popen(argv, cwd=root, env=tools.tool_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -101,15 +105,44 @@ def _buf_outputs(root: Path, tmp: Path, plan: Plan, proto_dir: str) -> Descripto
     return load_image(image, set(proto_files(root / proto_dir)))
 
 
+def _frontend_template(root: Path, tmp: Path, fronts: list[FrontendEntry]) -> Path:
+    """buf.gen.yaml (the user's) plus one protoc-gen-es plugin per frontend, from the frontend's own
+    node_modules (its pinned version), into `<dir>/src/gen` (docs/reference-frontends.md#generate)."""
+    import yaml
+
+    path = root / "buf.gen.yaml"
+    config = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    if not isinstance(config, dict):
+        config = {"version": "v2", "plugins": [{"local": "protoc-gen-go", "out": "gen", "opt": "paths=source_relative"},
+                                               {"local": "protoc-gen-connect-go", "out": "gen",
+                                                "opt": "paths=source_relative"}]}
+    plugins = list(config.get("plugins") or [])
+    for entry in fronts:
+        plugin = protoc_gen_es(root, entry)
+        if not plugin.is_file():
+            raise tools.ToolMissing(f"frontend {entry.name}: protoc-gen-es is not installed "
+                                    f"({plugin.relative_to(root)})",
+                                    hint=f"cd {entry.dir} && npm ci")
+        plugins.append({"local": str(plugin), "out": f"{entry.dir}/{GEN_DIR}", "opt": ["target=ts"]})
+    config["plugins"] = plugins
+    target = tmp / "buf.gen.frontends.json"
+    target.write_text(json.dumps(config), encoding="utf-8")
+    return target
+
+
 def build_plan(project: Project, cfg: AuthoringConfig, tmp: Path) -> tuple[Plan, Descriptor]:
     """Every file generation writes (generated and scaffold-once), without writing any."""
     root = project.root
     plan = Plan()
     desc = Descriptor()
+    fronts = entries(project.config, project.config_path) if cfg.enabled("frontend") else []
     has_protos = cfg.enabled("codegen") and (root / cfg.proto_dir).is_dir() and proto_files(root / cfg.proto_dir)
     if has_protos:
-        desc = _buf_outputs(root, tmp, plan, cfg.proto_dir)
+        desc = _buf_outputs(root, tmp, plan, cfg.proto_dir, fronts)
         plan.generated(CACHE.as_posix(), cache_text(desc))
+        for entry in fronts:
+            services = [(naming.service_key(s.name), s.name, s.file) for s in desc.services]
+            plan.generated(f"{entry.dir}/{CLIENTS}", clients_ts(entry, services))
     if cfg.kind == "service":
         dirs: dict[str, str] = {}
         for svc in desc.services:
@@ -124,7 +157,10 @@ def build_plan(project: Project, cfg: AuthoringConfig, tmp: Path) -> tuple[Plan,
             for method in svc.methods:
                 plan.scaffold(f"{where}/{naming.rpc_file(method.name)}", gocode.rpc_stub(desc, svc, method))
         observe = cfg.enabled("observability")
-        plan.generated("internal/bootstrap/bootstrap.go", gocode.bootstrap_go(desc, cfg.module, cfg.port, observe))
+        plan.generated("internal/bootstrap/bootstrap.go", gocode.bootstrap_go(desc, cfg.module, cfg.port, observe,
+                                                                              cors=bool(fronts)))
+        if fronts:  # the frontends' dev servers are other origins (docs/reference-frontends.md#env-up)
+            plan.generated("internal/bootstrap/cors.go", gocode.cors_go())
         plan.generated("internal/bootstrap/bootstrap_test.go", render("go/bootstrap_test.go.tmpl"))
         if observe:
             plan.generated("internal/bootstrap/observability.go", gocode.observability_go())

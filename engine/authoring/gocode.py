@@ -108,7 +108,7 @@ def proto_snippet(name: str, stream: str | None) -> str:
             f"message {name}Request {{\n}}\n\nmessage {name}Response {{\n}}\n")
 
 
-def bootstrap_go(desc: Descriptor, module: str, port: object, observability: bool) -> str:
+def bootstrap_go(desc: Descriptor, module: str, port: object, observability: bool, cors: bool = False) -> str:
     imports = Imports()
     routes = ""
     for svc in desc.services:
@@ -118,7 +118,16 @@ def bootstrap_go(desc: Descriptor, module: str, port: object, observability: boo
         routes += f"\tmux.Handle({alias}.New{svc.name}Handler(&{handlers}.Handler{{}}))\n"
     return render("go/bootstrap.go.tmpl", imports=("\n" + imports.block()) if imports.by_path else "",
                   routes=routes, config_port="" if port in (None, "") else str(port),
-                  handler="Observe(Mux())" if observability else "Mux()")
+                  handler=_handler(observability, cors))
+
+
+def _handler(observability: bool, cors: bool) -> str:
+    handler = "Observe(Mux())" if observability else "Mux()"
+    return f"LoopbackCORS({handler})" if cors else handler
+
+
+def cors_go() -> str:
+    return render("go/cors.go.tmpl")
 
 
 def observability_go() -> str:

@@ -14,7 +14,8 @@ MARKER_WORD = "framework:hash"
 MARKER_RE = re.compile(r"framework:hash[\"']?:?\s*[\"']?sha256:(?P<digest>[0-9a-f]{64})")
 # The comment style of the marker line by file suffix; JSON carries it as a first key instead.
 _COMMENT = {".go": "//", ".proto": "//", ".k": "#", ".yaml": "#", ".yml": "#", ".toml": "#", ".sql": "--",
-            ".md": None, ".json": None, ".sh": "#", "": "#"}
+            ".md": None, ".json": None, ".sh": "#", "": "#",
+            ".ts": "//", ".tsx": "//", ".js": "//", ".mjs": "//"}
 
 
 def digest(text: str) -> str:

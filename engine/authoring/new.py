@@ -28,6 +28,7 @@ class NewResult(BaseModel):
     files: list[FileResult]
     generated: GenerateResult | None = None
     born: list[str] = []
+    frontend: str | None = None  # the frontend's directory (--frontend)
 
 
 def parse_features(values: list[str]) -> list[str]:
@@ -104,13 +105,24 @@ def new_project(name: str, *, parent: Path, module: str | None = None, kind: str
     slug = naming.check_name(display_name or name, "project")
     if kind not in KINDS:
         raise UsageError(f"--kind {kind!r}: one of {', '.join(KINDS)}")
-    if frontend:
-        raise UsageError("--frontend: frontends arrive with `scaffold frontend` (not in this build)",
-                         hint="create the project without --frontend")
+    if frontend is not None and (kind != "service"):
+        raise UsageError("--frontend applies to --kind service (a frontend calls the project's services)")
     if service is not None and kind != "service":
         raise UsageError("--service applies to --kind service")
     svc = naming.check_name(service, "service") if service else None
     disabled = parse_features(disable or [])
+    if frontend is not None:
+        import re
+
+        if not re.fullmatch(r"[a-z][a-z0-9-]{0,52}", frontend):
+            raise UsageError(f"--frontend {frontend!r}: a lowercase DNS label (letters, digits, '-')")
+        if "frontend" in disabled:
+            raise UsageError("--frontend with --disable frontend: choose one")
+        tools_needed = ["npm"]
+        import shutil
+
+        if shutil.which(tools_needed[0]) is None:
+            raise tools.ToolMissing("npm is not installed", hint="install Node.js 20 or later (it brings npm)")
     root = (parent if in_place else parent / name).resolve()
     if (root / CONFIG_FILE).exists() and not force:
         raise InvalidInput(f"{root} already holds a project ({CONFIG_FILE})", hint="pass --force to write over it")
@@ -134,4 +146,11 @@ def new_project(name: str, *, parent: Path, module: str | None = None, kind: str
         result.born, result.generated = born.born, born.generated
     else:
         result.generated = generate(project, by="project new")
+    if frontend is not None:
+        from engine.authoring.frontends import FrontendEntry
+        from engine.authoring.scaffold_frontend import scaffold_frontend
+
+        made = scaffold_frontend(Project(root), FrontendEntry(name=frontend), by="project new")
+        result.frontend = made.dir
+        result.generated = made.generated or result.generated
     return result

@@ -26,6 +26,8 @@ PAGE = 10  # promotions per history page (`--limit`)
 IMAGE_COLUMNS = (("name", "Image"), ("state", "Verify"), ("expected", "Expected"), ("running", "Running"),
                  ("instances", "Instances"))
 WORKLOAD_COLUMNS = (("name", "Workload"), ("phase", "Phase"), ("healthy", "Healthy"), ("checks", "Health probes"))
+FRONTEND_COLUMNS = (("name", "Frontend"), ("url", "Dev server"), ("running", "Running"), ("build", "Build"),
+                    ("built", "Last build"))
 HISTORY_COLUMNS = (("seq", "#"), ("release", "Release"), ("direction", "Direction"), ("who", "Who"),
                    ("when", "When"), ("id", "Promotion"))
 
@@ -37,6 +39,7 @@ class DetailLoaded(Message):
     error: Any = None
     database: Any = None  # engine.database.devstack.DatabaseState, None without a declared database
     smoke: Any = None  # the last `framework env smoke` run (engine.deploy.smoke.last_smoke), None without one
+    frontends: Any = None  # engine.devstack.frontends.FrontendView per declared frontend
 
 
 def smoke_text(env: str, run: dict[str, Any], clocks: bool = True) -> str:
@@ -60,6 +63,7 @@ class EnvironmentDetailScreen(Screen[None]):
         Binding("r", "reload", "Reload", id="environment_detail.reload"),
         Binding("d", "domains", "Domains", id="environment_detail.domains"),
         Binding("s", "smoke", "Smoke", id="environment_detail.smoke"),
+        Binding("o", "open_frontend", "Open frontend", id="environment_detail.open_frontend"),
     ]
 
     def __init__(self, name: str) -> None:
@@ -90,6 +94,8 @@ class EnvironmentDetailScreen(Screen[None]):
             database = Static("", id="database", markup=False)
             database.display = False  # shown when the environment declares a database
             yield database
+            yield Static("Frontends (o opens the selected dev server)", classes="section", id="frontends-title")
+            yield DataTable(id="frontends-table", cursor_type="row")
             smoke = Static("", id="smoke", markup=False)
             smoke.display = False  # shown when the environment declares routes, or a run is recorded
             yield smoke
@@ -100,7 +106,7 @@ class EnvironmentDetailScreen(Screen[None]):
 
     def on_mount(self) -> None:
         for table_id, columns in (("#images-table", IMAGE_COLUMNS), ("#workloads-table", WORKLOAD_COLUMNS),
-                                  ("#history-table", HISTORY_COLUMNS)):
+                                  ("#history-table", HISTORY_COLUMNS), ("#frontends-table", FRONTEND_COLUMNS)):
             table = self.query_one(table_id, DataTable)
             for key, label in columns:
                 table.add_column(label, key=key)
@@ -123,13 +129,17 @@ class EnvironmentDetailScreen(Screen[None]):
         from engine.database.devstack import database_state
         from engine.deploy.smoke import last_smoke
 
+        from engine.devstack.frontends import frontend_views
+
         database = database_state(project, doc)  # migration state and seed counts (docs/reference-db.md)
+        frontends = frontend_views(project, doc)  # dev server URL and build state (docs/reference-frontends.md)
         smoke = last_smoke(project, self.env_name)  # the last `env smoke` run per route
         try:
             result, _ = env_status(project, self.env_name, history=True, limit=self.page_size, before=self.before)
         except EngineError as exc:
-            return DetailLoaded(document=doc, error=exc, database=database, smoke=smoke)
-        return DetailLoaded(document=doc, status=result.environments[0], database=database, smoke=smoke)
+            return DetailLoaded(document=doc, error=exc, database=database, smoke=smoke, frontends=frontends)
+        return DetailLoaded(document=doc, status=result.environments[0], database=database, smoke=smoke,
+                            frontends=frontends)
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
         self.loads += 1
@@ -139,6 +149,7 @@ class EnvironmentDetailScreen(Screen[None]):
         if message.database is not None:
             database.update(message.database.summary())
         self._smoke(message)
+        self._frontends(message.frontends or [])
         detail = self.query_one("#detail", Static)
         if message.status is None:
             detail.update(f"error: {message.error.message}" if message.error else "no status")
@@ -160,6 +171,43 @@ class EnvironmentDetailScreen(Screen[None]):
         else:
             text = f"Smoke: no run recorded yet; s probes every route now (framework env smoke {self.env_name})"
         smoke.update(text + (f"\n  last s: {self.smoke_error}" if self.smoke_error else ""))
+
+    def _frontends(self, views: list[Any]) -> None:
+        """Each frontend's dev server URL, whether `env up` runs it, its build state and last build."""
+        from screens.widgets.status_text import age
+
+        clocks = self.app.settings.show_volatile
+        self.frontend_urls = {v.name: v.url for v in views}
+        for widget in ("#frontends-title", "#frontends-table"):
+            self.query_one(widget).display = bool(views)
+        rows = {v.name: (v.name, v.url or "-", "yes" if v.running else "no", v.build,
+                         age(v.built_at, clocks)) for v in views}
+        sync_rows(self.query_one("#frontends-table", DataTable), [k for k, _ in FRONTEND_COLUMNS], rows)
+
+    def action_open_frontend(self) -> None:
+        """`o`: the selected frontend's dev server URL in the browser (Python's webbrowser: $BROWSER)."""
+        table = self.query_one("#frontends-table", DataTable)
+        urls = getattr(self, "frontend_urls", {})
+        if not urls or table.row_count == 0:
+            self.notify("no frontend declared in this environment", severity="warning")
+            return
+        name = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        url = urls.get(str(name))
+        if not url:
+            self.notify(f"frontend {name} declares no port: no dev server URL", severity="warning")
+            return
+        self.open_url(url)
+        self.notify(f"opening {url}")
+
+    @work(thread=True, group="environment-open")
+    def open_url(self, url: str) -> None:
+        import os
+        import webbrowser
+
+        # $BROWSER as set now (webbrowser reads it once per process, at its first use).
+        command = os.environ.get("BROWSER", "").split(os.pathsep)[0]
+        opener = webbrowser.get(f"{command} %s") if command else webbrowser.get()
+        opener.open(url)
 
     def _summary(self, st: Any) -> None:
         from screens.widgets.status_text import age

@@ -87,11 +87,18 @@ def plan_processes(spec: EnvironmentSpec, *, project: str, root: Path, port_offs
                 replicas=w.replicas,
             )
         )
+    # A frontend's dev server is told where the API is (the first workload with a port) and its base
+    # path (docs/reference-frontends.md#env-up): the scaffolded configs map these to the kind's own names.
+    api = next((p for p in processes if p.ports), None)
     for f in spec.frontends:
         if not f.dev:
             continue
         ports = [Port(name="http", port=f.port + port_offset)] if f.port else []
         env = {"PORT": str(ports[0].port)} if ports else {}
+        if api is not None:
+            env["FRAMEWORK_API_URL"] = f"http://127.0.0.1:{api.ports[0].port}"
+        if f.base_path:
+            env["FRAMEWORK_BASE_PATH"] = f.base_path
         processes.append(
             PlannedProcess(
                 name=f.name, kind="frontend", command=list(f.dev), cwd=_cwd(root, f.dir), env=env, ports=ports

@@ -1,0 +1,109 @@
+"""One project with a Go service and two frontends (web: Next.js, vite-spa), made, installed, generated
+and built once per worker, then run as `env up dev` (docs/reference-frontends.md). The heaviest fixture
+of the suite: every frontend test reads this one artefact.
+
+The npm cache stays the machine's (the suite gives each test its own HOME), so `npm ci` installs from
+it; everything else (ledger, config, dev stack records) lives under the fixture's own HOME.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.authoring_fixtures import _GO_ENV
+from tests.conftest import run_cli
+
+NPM_CACHE = os.environ.get("npm_config_cache") or str(Path.home() / ".npm")
+PING_ANSWER = '''package shop
+
+import (
+	"context"
+
+	"connectrpc.com/connect"
+
+	shopv1 "example.com/shop/gen/shop/v1"
+)
+
+// Ping answers with the message it was sent, prefixed (the frontends' pages show it).
+func (h *Handler) Ping(ctx context.Context,
+	req *connect.Request[shopv1.PingRequest]) (*connect.Response[shopv1.PingResponse], error) {
+	_ = ctx
+	return connect.NewResponse(&shopv1.PingResponse{Message: "pong: " + req.Msg.GetMessage()}), nil
+}
+'''
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class FrontendProject:
+    root: Path
+    env: dict[str, str]
+    api_port: int
+    site_port: int
+    spa_port: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def fw(self, *args: str, timeout: float = 600) -> tuple[int, dict, str]:
+        result = run_cli("framework", *args, "--json", cwd=self.root, env=self.env, timeout=timeout)
+        doc = json.loads(result.stdout) if result.stdout.strip() else {}
+        return result.exit_code, doc, result.stderr
+
+    def npm(self, frontend: str, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["npm", *args], cwd=self.root / "frontends" / frontend, capture_output=True, text=True,
+                              env={**os.environ, **self.env}, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def frontend_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontendProject]:
+    """`project new shop --service shop --frontend site`, `scaffold frontend spa --kind vite-spa --base-path /spa`,
+    `build`, `env up dev` (the API on a free port, the dev servers on free ports)."""
+    import time
+
+    parent = tmp_path_factory.mktemp("frontends")
+    home = parent / "home"
+    home.mkdir()
+    env = {**_GO_ENV, "GOFLAGS": "-buildvcs=false", "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
+           "XDG_CONFIG_HOME": str(home / ".config"), "FRAMEWORK_LEDGER_HOME": str(home / ".framework" / "ledger"),
+           "npm_config_cache": NPM_CACHE, "NEXT_TELEMETRY_DISABLED": "1"}
+    root = parent / "shop"
+    fp = FrontendProject(root=parent, env=env, api_port=free_port(), site_port=free_port(), spa_port=free_port())
+    began = time.monotonic()
+    code, doc, err = fp.fw("project", "new", "shop", "--mod", "example.com/shop", "--frontend", "site")
+    assert code == 0, err or doc
+    fp.root = root
+    fp.timings["project new --frontend"] = round(time.monotonic() - began, 1)
+    began = time.monotonic()
+    code, doc, err = fp.fw("scaffold", "frontend", "spa", "--kind", "vite-spa", "--base-path", "/spa",
+                           "--port", str(fp.spa_port))
+    assert code == 0, err or doc
+    fp.timings["scaffold frontend"] = round(time.monotonic() - began, 1)
+    (root / "internal" / "handlers" / "shop" / "rpc_ping.go").write_text(PING_ANSWER)
+    dev = root / "deploy" / "kcl" / "dev" / "main.k"
+    text = dev.read_text()
+    text = text.replace("framework.Port {port = 8080}", f"framework.Port {{port = {fp.api_port}}}")
+    text = re.sub(r"port = 3000\b", f"port = {fp.site_port}", text)
+    dev.write_text(text)
+    began = time.monotonic()
+    code, doc, err = fp.fw("build")
+    assert code == 0, err or doc
+    fp.timings["build"] = round(time.monotonic() - began, 1)
+    code, doc, err = fp.fw("env", "up", "dev", "--no-build", "--timeout", "240", timeout=300)
+    assert code == 0, err or doc
+    try:
+        yield fp
+    finally:
+        fp.fw("env", "down", "dev")

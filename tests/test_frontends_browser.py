@@ -1,0 +1,136 @@
+"""Frontends end to end in a real headless Chromium (Debian's chromium + chromedriver, as the login page
+test drives it): a project with a Go service, a web (Next.js) and a vite-spa frontend, generated, built
+and run by `env up dev`; each page calls the Go service through the generated Connect client and shows
+its answer (docs/reference-frontends.md)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests import frontend_fixtures
+from tests.frontend_fixtures import FrontendProject, free_port
+from tests.test_auth_browser import CHROMIUM_ARGS, WebDriver
+from tests.waiting import until
+
+frontend_project = frontend_fixtures.frontend_project  # the module's one built project
+# npm ci of two frontends, next build and the first page compile take minutes of wall time on a loaded
+# 2-core machine (their CPU is what the suite budget counts: see docs/reference-frontends.md#speed-and-cost).
+pytestmark = pytest.mark.timeout(900)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not chromium or not driver:
+        pytest.fail("chromium and chromedriver are missing: `make test` installs them (chromium, chromium-driver)")
+    port = free_port()
+    proc = subprocess.Popen([driver, f"--port={port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    session = None
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    try:
+        def ready() -> bool:
+            try:
+                return bool(httpx.get(f"{base}/status", timeout=2).json()["value"]["ready"])
+            except (httpx.HTTPError, ValueError, KeyError):
+                return False
+
+        until(ready, 30, "chromedriver")
+        options = {"binary": chromium, "args": [*CHROMIUM_ARGS, f"--user-data-dir={profile}"]}
+        r = httpx.post(f"{base}/session", timeout=120, json={"capabilities": {"alwaysMatch": {
+            "browserName": "chrome", "goog:chromeOptions": options}}})
+        assert r.status_code == 200, r.text
+        session = r.json()["value"]["sessionId"]
+        yield WebDriver(base, session)
+    finally:
+        if session:
+            httpx.delete(f"{base}/session/{session}", timeout=60)
+        proc.terminate()
+        proc.wait(30)
+
+
+def _answer(browser: WebDriver, url: str, timeout: float = 180) -> str:
+    browser.call("POST", "/url", {"url": url})
+
+    def answered() -> str | None:
+        found = browser.call("POST", "/elements", {"using": "css selector", "value": "#answer"})
+        if not found:
+            return None
+        text = browser.text("#answer")
+        return text if "answered" in text or "failed" in text else None
+
+    return until(answered, timeout, f"#answer on {url}")
+
+
+def test_vite_spa_page_calls_the_go_service_through_the_generated_client(frontend_project: FrontendProject,
+                                                                         browser: WebDriver) -> None:
+    """docs/reference-frontends.md#env-up: `env up` runs the vite-spa dev server under its base path with the
+    API's address; the page's generated Connect client reaches the Go service and shows its answer."""
+    text = _answer(browser, f"http://127.0.0.1:{frontend_project.spa_port}/spa/")
+    assert text == "ShopService answered: pong: hello from spa"
+
+
+def test_web_page_calls_the_go_service_through_the_generated_client(frontend_project: FrontendProject,
+                                                                    browser: WebDriver) -> None:
+    """docs/reference-frontends.md#env-up: the Next.js dev server (`project new --frontend`) renders the page,
+    which calls the Go service through the generated client (CORS from a loopback origin) and shows its answer."""
+    text = _answer(browser, f"http://127.0.0.1:{frontend_project.site_port}/")
+    assert text == "ShopService answered: pong: hello from site"
+
+
+def test_build_writes_each_kinds_output(frontend_project: FrontendProject) -> None:
+    """docs/reference-frontends.md#build: `framework build` runs each kind's own build: Next's static export
+    (`out/`) and Vite's `dist/` under the base path; nothing is published."""
+    root = frontend_project.root
+    assert (root / "frontends/site/out/index.html").is_file()
+    spa = (root / "frontends/spa/dist/index.html").read_text()
+    assert 'src="/spa/assets/' in spa  # the base path reached Vite's `base`
+    assert not (root / ".framework" / "releases").exists()
+
+
+def test_generated_clients_carry_the_marker_and_regenerate_byte_for_byte(frontend_project: FrontendProject) -> None:
+    """docs/reference-frontends.md#generate: protoc-gen-es output and the client helpers carry the framework's
+    hash marker; `generate --full` rewrites nothing (idempotent byte for byte)."""
+    from engine.authoring import markers
+
+    root = frontend_project.root
+    gen = [root / "frontends" / f / "src/gen" / rel for f in ("site", "spa")
+           for rel in ("shop/v1/shop_pb.ts", "framework/clients.ts")]
+    before = {p: p.read_bytes() for p in gen}
+    for path in gen:
+        assert markers.check(path.name, path.read_text()) == "ok", path
+    assert "export function shopClient(): Client<typeof ShopService>" in gen[1].read_text()
+    code, doc, err = frontend_project.fw("generate", "--full")
+    assert code == 0, err
+    assert not [c for c in doc["changed"] if c.startswith("frontends/")]
+    assert {p: p.read_bytes() for p in gen} == before
+
+
+def test_eslint_and_tsc_pass_on_each_scaffolded_frontend(frontend_project: FrontendProject) -> None:
+    """docs/reference-frontends.md#scaffold-frontend: every scaffolded frontend passes its own eslint and tsc
+    (the lint command reuses them)."""
+    for name in ("site", "spa"):
+        for script in ("lint", "typecheck"):
+            proc = frontend_project.npm(name, "run", "--silent", script)
+            assert proc.returncode == 0, f"{name} {script}:\n{proc.stdout}\n{proc.stderr}"
+
+
+def test_frontends_are_registered_in_framework_yaml_and_the_dev_kcl(frontend_project: FrontendProject) -> None:
+    """docs/reference-frontends.md#scaffold-frontend: each frontend is an entry of `frontends[]` in framework.yaml
+    and a framework.Frontend (dev command, port, base path) in deploy/kcl/dev/main.k."""
+    import yaml
+
+    root = frontend_project.root
+    config = yaml.safe_load((root / "framework.yaml").read_text())
+    assert [(f["name"], f["kind"], f.get("base_path")) for f in config["frontends"]] == [
+        ("site", "web", None), ("spa", "vite-spa", "/spa")]
+    dev = (root / "deploy/kcl/dev/main.k").read_text()
+    assert 'dev = ["node_modules/.bin/vite"]' in dev and 'base_path = "/spa"' in dev
+    assert f"port = {frontend_project.spa_port}" in dev
+    assert Path(root / "frontends/spa/package-lock.json").is_file()
