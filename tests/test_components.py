@@ -21,7 +21,7 @@ from engine.project import Project
 from tests.conftest import run_cli
 
 
-def _project(root: Path, frontends: str = "  - name: web\n    path: apps/web\n") -> Project:
+def _project(root: Path, frontends: str = "  - name: web\n    dir: apps/web\n") -> Project:
     root.mkdir(parents=True, exist_ok=True)
     (root / "framework.yaml").write_text(f"name: shop\nfrontends:\n{frontends}")
     for name in ("apps/web", "apps/admin"):
@@ -109,7 +109,7 @@ def test_dir_frontend_dry_run_and_bad_input(tmp_path: Path) -> None:
     """docs/reference-frontends.md#components: --dir is inside the frontend (one outside is exit 2);
     --frontend picks among several (none with several is exit 1 naming them); --dry-run writes nothing;
     an unknown component or frontend is exit 1 naming it."""
-    project = _project(tmp_path / "shop", "  - name: web\n    path: apps/web\n  - name: admin\n    path: apps/admin\n")
+    project = _project(tmp_path / "shop", "  - name: web\n    dir: apps/web\n  - name: admin\n    dir: apps/admin\n")
     with pytest.raises(InvalidInput, match="which frontend"):
         install_components(project, ["card"], install=False)
     before = _tree(tmp_path / "shop")

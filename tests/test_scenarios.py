@@ -1,6 +1,7 @@
 """`framework scaffold scenario` and installed components end to end (docs/reference-frontends.md#scenarios,
-docs/reference-frontends.md#components): one project whose frontend gets components through
-`component install` (npm runs for real), type-checks with tsc, is bundled and served by `env up dev`; a
+docs/reference-frontends.md#components): one project whose vite-spa frontend (`scaffold frontend`) gets
+components through `component install` (npm runs for real), passes its typecheck and lint scripts with
+them on its page, and is served by `env up dev` (its Vite dev server, base path /shop); a
 scaffolded scenario and a copy of it (`--from`) then run with Playwright in the machine's headless
 Chromium against that dev stack, the copy asserting that the installed dialog renders and opens."""
 
@@ -18,28 +19,29 @@ import pytest
 from engine.authoring.scenarios import scaffold_scenario
 from engine.errors import InvalidInput, NotFound, UsageError
 from engine.project import Project
+from tests.authoring_fixtures import _GO_ENV
 from tests.conftest import BIN, run_cli
 from tests.devstack_fixtures import free_base, git
 
 # The machine's npm cache (each test has its own HOME): packages come from it when it has them.
 NPM_ENV = {"npm_config_cache": os.environ.get("npm_config_cache") or str(Path.home() / ".npm"),
            "npm_config_prefer_offline": "true", "npm_config_update_notifier": "false"}
-PACKAGE = {"name": "web", "private": True, "dependencies": {"react": "19.3.1", "react-dom": "19.3.1"},
-           "devDependencies": {"@types/react": "19.3.0", "@types/react-dom": "19.3.0", "esbuild": "0.28.2",
-                               "typescript": "5.9.3"}}
-TSCONFIG = {"compilerOptions": {"target": "ES2022", "lib": ["DOM", "DOM.Iterable", "ES2022"], "module": "ESNext",
-                                "moduleResolution": "Bundler", "jsx": "react-jsx", "strict": True, "noEmit": True,
-                                "skipLibCheck": True, "isolatedModules": True, "noUnusedLocals": True},
-            "include": ["src"]}
-MAIN = """import { createRoot } from "react-dom/client";
+DEV_ENV = """import framework
 
-import { Card, CardContent, CardHeader, CardTitle } from "./components/ui/card";
+environment = framework.Environment {
+    name = "dev"
+    kind = "local"
+    target = framework.Process {}
+}
+"""
+# The user's page: the scaffolded vite-spa's App, rewritten with the installed components.
+APP = """import { Card, CardContent, CardHeader, CardTitle } from "./components/ui/card";
 import {
   Dialog, DialogClose, DialogContent, DialogDescription, DialogTitle, DialogTrigger,
 } from "./components/ui/dialog";
 import { FormField } from "./components/ui/form-field";
 
-function App() {
+export default function App() {
   return (
     <Card>
       <CardHeader>
@@ -59,12 +61,6 @@ function App() {
     </Card>
   );
 }
-
-createRoot(document.getElementById("root")!).render(<App />);
-"""
-SERVE = """import functools, http.server, os
-handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory="dist")
-http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), handler).serve_forever()
 """
 # What a user adds to the copied scenario: the installed dialog renders and opens in Chromium.
 DIALOG_STEPS = """
@@ -83,7 +79,7 @@ test("the installed dialog opens with its title", async ({ page }) => {
 
 def _env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """A home of the module's own (the module fixture runs before the per-test isolated home)."""
-    return {**NPM_ENV, "PATH": f"{BIN}:{os.environ['PATH']}", "HOME": str(home),
+    return {**_GO_ENV, **NPM_ENV, "PATH": f"{BIN}:{os.environ['PATH']}", "HOME": str(home),
             "XDG_CACHE_HOME": str(home / ".cache"), "XDG_CONFIG_HOME": str(home / ".config"),
             "FRAMEWORK_LEDGER_HOME": str(home / ".framework" / "ledger"), **(extra or {})}
 
@@ -95,38 +91,26 @@ def _framework_json(*args: str, cwd: Path, home: Path) -> dict:
     return doc
 
 
-def _make_project(root: Path, port: int) -> None:
-    web = root / "apps" / "web"
-    (web / "src").mkdir(parents=True)
-    (web / "dist").mkdir()
-    (root / "framework.yaml").write_text(f"name: shop\nfrontends:\n  - name: web\n    kind: vite-spa\n"
-                                         f"    dir: apps/web\n    port: {port}\n")
+def _make_project(root: Path) -> None:
+    """A bare project with a local dev environment for `scaffold frontend` to register its frontend in."""
+    (root / "framework.yaml").write_text("name: shop\n")
     (root / "deploy" / "kcl" / "dev").mkdir(parents=True)
-    (root / "deploy" / "kcl" / "dev" / "main.k").write_text(f'''import framework
-
-environment = framework.Environment {{
-    name = "dev"
-    kind = "local"
-    target = framework.Process {{}}
-    frontends = [framework.Frontend {{name = "web", dir = "apps/web", dev = ["python3", "serve.py"], port = {port}}}]
-}}
-''')
-    (web / "package.json").write_text(json.dumps(PACKAGE, indent=2) + "\n")
-    (web / "tsconfig.json").write_text(json.dumps(TSCONFIG))
-    (web / "src" / "main.tsx").write_text(MAIN)
-    (web / "serve.py").write_text(SERVE)
-    (web / "dist" / "index.html").write_text('<!doctype html><html><head><title>shop</title></head>'
-                                             '<body><div id="root"></div><script src="app.js"></script></body></html>')
+    (root / "deploy" / "kcl" / "dev" / "main.k").write_text(DEV_ENV)
     (root / ".gitignore").write_text(".framework/\nnode_modules/\n")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "shop")
 
 
+def _npm(web: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["npm", "run", "--silent", *args], cwd=web, capture_output=True, text=True, check=False,
+                          env={**os.environ, **_env(home)}, timeout=300)
+
+
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
-    """The shared build: components installed (real npm), tsc, an esbuild bundle, two scenarios, the dev
-    stack up, one Playwright run. Each step's output is kept for the tests to assert on."""
+    """The shared build: a scaffolded frontend, components installed (real npm), typecheck and lint, two
+    scenarios, the dev stack up, one Playwright run. Each step's output is kept for the tests to assert on."""
     if shutil.which("npm") is None or not Path("/usr/bin/chromium").exists():
         pytest.fail("npm and /usr/bin/chromium are needed (make system-deps)")
     base = tmp_path_factory.mktemp("scenario")
@@ -134,15 +118,15 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     root.mkdir()
     home.mkdir()
     port = free_base() + 11
-    _make_project(root, port)
-    web = root / "apps" / "web"
+    _make_project(root)
+    web = root / "frontends" / "web"
     steps: dict = {"root": root, "port": port}
+    steps["frontend"] = _framework_json("scaffold", "frontend", "web", "--kind", "vite-spa", "--port", str(port),
+                                        "--base-path", "/shop", cwd=root, home=home)
     steps["install"] = _framework_json("component", "install", "dialog", "form-field", "card", cwd=root, home=home)
-    steps["tsc"] = subprocess.run(["node_modules/.bin/tsc", "--noEmit", "-p", "."], cwd=web, capture_output=True,
-                                  text=True, check=False)
-    steps["bundle"] = subprocess.run(["node_modules/.bin/esbuild", "src/main.tsx", "--bundle", "--minify",
-                                      "--outfile=dist/app.js", "--log-level=warning"], cwd=web, capture_output=True,
-                                     text=True, check=False)
+    (web / "src" / "App.tsx").write_text(APP)
+    steps["tsc"] = _npm(web, home, "typecheck")
+    steps["lint"] = _npm(web, home, "lint")
     steps["scaffold"] = _framework_json("scaffold", "scenario", "smoke", cwd=root, home=home)
     steps["copy"] = _framework_json("scaffold", "scenario", "refund_dialog", "--from", "smoke", cwd=root, home=home)
     copy = root / "scenarios" / "refund_dialog.scenario.ts"
@@ -164,18 +148,21 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
 
 
 def test_component_install_runs_the_package_manager_and_the_components_type_check(shop: dict) -> None:
-    """docs/reference-frontends.md#components: install adds npm dependencies with the frontend's package
-    manager (npm here: no lockfile), pinned exactly, and the installed sources pass `tsc --noEmit` (strict)
-    and bundle."""
-    doc, web = shop["install"], shop["root"] / "apps" / "web"
+    """docs/reference-frontends.md#components: install into a frontend `scaffold frontend` made adds the npm
+    dependencies with its package manager (npm: its package-lock.json), pinned exactly, and the installed
+    sources pass the frontend's own typecheck (tsc, strict) and lint (eslint) scripts."""
+    doc, web = shop["install"], shop["root"] / "frontends" / "web"
+    assert doc["frontend"] == "web" and doc["dir"] == "frontends/web/src/components/ui"
     assert doc["package_manager"] == "npm" and doc["dependencies"] == ["clsx@2.1.1"]
     assert doc["install_command"] == [["npm", "install", "--save-exact", "--no-audit", "--no-fund", "clsx@2.1.1"]]
     assert json.loads((web / "package.json").read_text())["dependencies"]["clsx"] == "2.1.1"
-    assert (web / "node_modules" / "clsx" / "package.json").is_file() and (web / "package-lock.json").is_file()
+    lock = json.loads((web / "package-lock.json").read_text())
+    assert lock["packages"]["node_modules/clsx"]["version"] == "2.1.1"
+    assert (web / "node_modules" / "clsx" / "package.json").is_file()
     assert {f["path"].rsplit("/", 1)[1] for f in doc["files"]} == {
         "utils.ts", "button.tsx", "dialog.tsx", "input.tsx", "label.tsx", "form-field.tsx", "card.tsx"}
     assert shop["tsc"].returncode == 0, shop["tsc"].stdout + shop["tsc"].stderr
-    assert shop["bundle"].returncode == 0, shop["bundle"].stderr
+    assert shop["lint"].returncode == 0, shop["lint"].stdout + shop["lint"].stderr
 
 
 def test_scaffolded_scenarios_pass_against_the_dev_stack_in_chromium(shop: dict) -> None:

@@ -187,7 +187,7 @@ def install_components(project: Project, names: list[str], *, frontend: str | No
     if not names:
         raise UsageError("name at least one component", hint="framework component list shows them")
     entry = pick_frontend(project, frontend)
-    root = entry.root(project)
+    root = project.root / entry.dir
     if not (root / "package.json").is_file():
         raise InvalidInput(f"frontend {entry.name}: {entry.dir}/package.json does not exist",
                            hint="framework scaffold frontend <name> writes a frontend")

@@ -1,47 +1,16 @@
-"""The frontends a project declares under `frontends[]` in framework.yaml, as components and
-scenarios need them: name, directory, port and base path (docs/reference-frontends.md#components)."""
+"""Which frontend a component install or a scenario is for: `--frontend <name>` among framework.yaml's
+`frontends[]` (engine.authoring.frontends reads them), or the project's only frontend without it
+(docs/reference-frontends.md#components)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
-from engine.errors import ConfigError, InvalidInput, NotFound
+from engine.authoring.frontends import FrontendEntry, entries
+from engine.errors import InvalidInput, NotFound
 from engine.project import Project
 
 
-@dataclass(frozen=True)
-class FrontendEntry:
-    name: str
-    dir: str  # relative to the project root
-    kind: str = "web"
-    port: int | None = None
-    base_path: str = ""
-
-    def root(self, project: Project) -> Path:
-        return project.root / self.dir
-
-
-def frontends(project: Project) -> list[FrontendEntry]:
-    raw = project.config.get("frontends") or []
-    if not isinstance(raw, list):
-        raise ConfigError(f"{project.config_path}: `frontends` must be a list")
-    out = []
-    for item in raw:
-        if not isinstance(item, dict) or not item.get("name"):
-            raise ConfigError(f"{project.config_path}: each entry of `frontends` needs a `name`")
-        name = str(item["name"])
-        where = str(item.get("path") or item.get("dir") or f"frontends/{name}")
-        port = item.get("port")
-        out.append(FrontendEntry(name=name, dir=where, kind=str(item.get("kind") or "web"),
-                                 port=int(port) if isinstance(port, int) else None,
-                                 base_path=str(item.get("base_path") or "").rstrip("/")))
-    return out
-
-
 def pick_frontend(project: Project, name: str | None) -> FrontendEntry:
-    """`--frontend <name>`, or the project's only frontend without it."""
-    declared = frontends(project)
+    declared = entries(project.config, project.config_path)
     if name is not None:
         hit = next((f for f in declared if f.name == name), None)
         if hit is None:

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from engine.authoring import naming
-from engine.authoring.frontend_config import FrontendEntry, pick_frontend
+from engine.authoring.frontend_config import pick_frontend
+from engine.authoring.frontends import FrontendEntry
 from engine.authoring.plan import Plan
+from engine.authoring.scaffold_frontend import npm_ci
 from engine.authoring.templates import render
 from engine.errors import InvalidInput, NotFound, UsageError
 from engine.project import Project
@@ -28,9 +29,7 @@ SUFFIX = ".scenario.ts"
 SUPPORT = {"package.json.tmpl": "package.json", "package-lock.json.tmpl": "package-lock.json",
            "playwright.config.ts.tmpl": "playwright.config.ts", "stack.ts.tmpl": "support/stack.ts",
            "gitignore.tmpl": ".gitignore"}
-KIND_PORTS = {"web": 3000, "vite-spa": 5173, "mobile": 8081}  # each kind's dev server default
 FRONTEND_LINE = re.compile(r"^const frontend = \{.*\};.*$", re.MULTILINE)
-NPM_TIMEOUT_S = 600
 
 
 class ScenarioResult(BaseModel):
@@ -45,8 +44,7 @@ class ScenarioResult(BaseModel):
 
 
 def _frontend_line(entry: FrontendEntry) -> str:
-    port = entry.port or KIND_PORTS.get(entry.kind, 3000)
-    return (f'const frontend = {{ name: "{entry.name}", port: {port}, basePath: "{entry.base_path}" }}; '
+    return (f'const frontend = {{ name: "{entry.name}", port: {entry.port}, basePath: "{entry.base_path}" }}; '
             "// the frontend this scenario drives")
 
 
@@ -87,7 +85,7 @@ def scaffold_scenario(project: Project, name: str, *, source: str | None = None,
     else:
         entry = pick_frontend(project, frontend)
         text = render("scenario/scenario.ts.tmpl", name=scenario, frontend=entry.name,
-                      port=entry.port or KIND_PORTS.get(entry.kind, 3000), base_path=entry.base_path)
+                      port=entry.port, base_path=entry.base_path)
         target = entry.name
     plan = Plan()
     for template, path in SUPPORT.items():
@@ -113,13 +111,13 @@ def _install(project: Project, where: Path, plan: Plan) -> Path | None:
     """`npm ci` before anything is written (a failure leaves the checkout as it was): in scenarios/ when
     its package.json exists, else in a staging directory whose node_modules is moved in afterwards."""
     if (where / "package.json").is_file():
-        _npm_ci(where)
+        npm_ci(where)
         return None
     staging = Path(tempfile.mkdtemp(prefix=".scenarios-install-", dir=project.root))
     try:
         for name in ("package.json", "package-lock.json"):
             (staging / name).write_text(plan.files[f"{DIR}/{name}"].content, encoding="utf-8")
-        _npm_ci(staging)
+        npm_ci(staging)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -129,19 +127,3 @@ def _install(project: Project, where: Path, plan: Plan) -> Path | None:
 def _target_of(text: str) -> str:
     found = re.search(r'^const frontend = \{ name: "([^"]+)"', text, re.MULTILINE)
     return found.group(1) if found else "?"
-
-
-def _npm_ci(where: Path) -> None:
-    npm = shutil.which("npm")
-    if npm is None:
-        raise InvalidInput("npm is not on PATH: the scenarios package is installed with `npm ci`; nothing was "
-                           "scaffolded", hint="install Node.js and npm, or pass --no-install")
-    try:
-        done = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=where, capture_output=True, text=True,
-                              timeout=NPM_TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise InvalidInput(f"npm ci for {DIR}/ did not finish in {NPM_TIMEOUT_S} s; nothing was scaffolded") from exc
-    if done.returncode != 0:
-        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
-        raise InvalidInput(f"npm ci for {DIR}/ failed (exit {done.returncode}); nothing was scaffolded",
-                           hint=tail or "pass --no-install and run npm ci in scenarios/ yourself")
