@@ -129,6 +129,20 @@ def test_dir_frontend_dry_run_and_bad_input(tmp_path: Path) -> None:
         install_components(project, ["../card"], frontend="admin")
 
 
+def test_a_missing_package_manager_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/reference-frontends.md#components: the package manager runs before any file is written; when the
+    lockfile's manager (pnpm here) is not on PATH the install is exit 1 naming it and pointing to
+    --no-install, and the frontend is as it was."""
+    project = _project(tmp_path / "shop")
+    (tmp_path / "shop/apps/web/pnpm-lock.yaml").write_text("lockfileVersion: '9.0'\n")
+    before = _tree(tmp_path / "shop")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(InvalidInput, match="pnpm is not on PATH") as missing:
+        install_components(project, ["button"])
+    assert missing.value.exit_code == 1 and "--no-install" in (missing.value.hint or "")
+    assert _tree(tmp_path / "shop") == before
+
+
 def test_package_manager_follows_the_lockfile(tmp_path: Path) -> None:
     """docs/reference-frontends.md#components: the package manager is the lockfile's (pnpm-lock.yaml,
     yarn.lock, bun.lock, package-lock.json), else package.json's packageManager, else npm."""

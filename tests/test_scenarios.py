@@ -187,6 +187,19 @@ def test_scaffolded_scenarios_pass_against_the_dev_stack_in_chromium(shop: dict)
         ("smoke.scenario.ts", "the web frontend loads against the dev stack without errors"): ["expected"]}
 
 
+def test_without_npm_nothing_is_scaffolded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/reference-frontends.md#scenarios: `npm ci` runs before anything is written, so without npm the
+    scaffold is exit 1 naming npm and the checkout is as it was (no scenarios/, no staging directory)."""
+    from engine.authoring.tools import ToolMissing
+
+    (tmp_path / "framework.yaml").write_text("name: shop\nfrontends:\n  - name: web\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(ToolMissing, match="npm") as missing:
+        scaffold_scenario(Project(tmp_path), "smoke")
+    assert missing.value.exit_code == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["framework.yaml"]
+
+
 def test_scaffold_scenario_refusals_and_retargeting(tmp_path: Path) -> None:
     """docs/reference-frontends.md#scenarios: an existing scenario is never overwritten (exit 1); --from
     an unknown scenario is exit 1 naming the ones there are; --frontend retargets a copy; an unknown
