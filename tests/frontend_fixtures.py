@@ -62,9 +62,11 @@ class FrontendProject:
         doc = json.loads(result.stdout) if result.stdout.strip() else {}
         return result.exit_code, doc, result.stderr
 
-    def npm(self, frontend: str, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["npm", *args], cwd=self.root / "frontends" / frontend, capture_output=True, text=True,
-                              env={**os.environ, **self.env}, timeout=300)
+    def bin(self, frontend: str, tool: str, *args: str) -> subprocess.CompletedProcess[str]:
+        """A tool of the frontend's node_modules/.bin, in its directory."""
+        where = self.root / "frontends" / frontend
+        return subprocess.run([str(where / "node_modules" / ".bin" / tool), *args], cwd=where, capture_output=True,
+                              text=True, env={**os.environ, **self.env}, timeout=300)
 
 
 @pytest.fixture(scope="module")

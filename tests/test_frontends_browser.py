@@ -14,9 +14,12 @@ import httpx
 import pytest
 
 from tests import frontend_fixtures
+from tests.domain_fixtures import gateway_plane, zone  # noqa: F401
 from tests.frontend_fixtures import FrontendProject, free_port
+from tests.hosted_fixtures import demo  # noqa: F401
 from tests.test_auth_browser import CHROMIUM_ARGS, WebDriver
 from tests.waiting import until
+from tests.webhooks_fixtures import server_factory  # noqa: F401
 
 frontend_project = frontend_fixtures.frontend_project  # the module's one built project
 # npm ci of two frontends, next build and the first page compile take minutes of wall time on a loaded
@@ -116,9 +119,9 @@ def test_eslint_and_tsc_pass_on_each_scaffolded_frontend(frontend_project: Front
     """docs/reference-frontends.md#scaffold-frontend: every scaffolded frontend passes its own eslint and tsc
     (the lint command reuses them)."""
     for name in ("site", "spa"):
-        for script in ("lint", "typecheck"):
-            proc = frontend_project.npm(name, "run", "--silent", script)
-            assert proc.returncode == 0, f"{name} {script}:\n{proc.stdout}\n{proc.stderr}"
+        for argv in (["eslint", "."], ["tsc", "--noEmit"]):  # the `lint` and `typecheck` scripts, without npm
+            proc = frontend_project.bin(name, *argv)
+            assert proc.returncode == 0, f"{name} {argv}:\n{proc.stdout}\n{proc.stderr}"
 
 
 def test_frontends_are_registered_in_framework_yaml_and_the_dev_kcl(frontend_project: FrontendProject) -> None:
@@ -134,3 +137,37 @@ def test_frontends_are_registered_in_framework_yaml_and_the_dev_kcl(frontend_pro
     assert 'dev = ["node_modules/.bin/vite"]' in dev and 'base_path = "/spa"' in dev
     assert f"port = {frontend_project.spa_port}" in dev
     assert Path(root / "frontends/spa/package-lock.json").is_file()
+
+
+def test_static_output_deployed_to_a_hosted_environment_is_served_under_its_base_path(
+        frontend_project: FrontendProject, gateway_plane, zone, demo, tmp_path: Path) -> None:  # noqa: F811
+    """docs/reference-frontends.md#deploying-frontends: the vite-spa's real built output (base path /spa),
+    carried by a release of a hosted environment and promoted, is served by the gateway under its base path
+    over TLS: the page and every asset it references, and `/` redirects to `/spa/`."""
+    import re
+    import shutil
+
+    from tests.domain_fixtures import DOMAIN_SCOPES
+    from tests.hosted_fixtures import admin, commit, hosted_env, mint, run_json, seed_org, with_token
+    from tests.test_domain_frontends import _add_frontend, _live_domain, _tls
+
+    seed_org(gateway_plane, "acme")
+    admin(gateway_plane, "org", "grant", "acme", *DOMAIN_SCOPES)
+    env = with_token(demo, mint(gateway_plane, "acme", DOMAIN_SCOPES))
+    hosted_env(demo, gateway_plane.url)
+    shutil.copytree(frontend_project.root / "frontends/spa/dist", demo.root / "spa" / "dist")
+    _add_frontend(demo, 'framework.Frontend {name = "spa", dir = "spa", output = "dist", base_path = "/spa"}')
+    commit(demo, "the vite-spa's built output")
+    code, doc = run_json(demo, env, "env", "deploy", "cloud", "--yes", "--timeout", "60")
+    assert code == 0, (doc["error"], str(doc)[:3000])
+    port, ca = _live_domain(gateway_plane, demo, env, zone, "spa.test", "spa", tmp_path, "/spa/")
+    status, headers, page = _tls(port, "spa.test", ca, "/spa/")
+    built = (frontend_project.root / "frontends/spa/dist/index.html").read_bytes()
+    assert status == 200 and page == built and headers["content-type"].startswith("text/html")
+    assets = re.findall(r'(?:src|href)="(/spa/assets/[^"]+)"', page.decode())
+    assert assets, page
+    for asset in assets:
+        status, headers, body = _tls(port, "spa.test", ca, asset)
+        assert status == 200 and body, asset
+    status, headers, _ = _tls(port, "spa.test", ca, "/")
+    assert status == 308 and headers["location"] == "/spa/"

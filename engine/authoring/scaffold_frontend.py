@@ -57,8 +57,15 @@ def npm_ci(where: Path) -> float:
     import time
 
     start = time.monotonic()
-    tools.run([npm(), "ci", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], where,
-              f"npm ci in {where.name}", env={**os.environ, "NEXT_TELEMETRY_DISABLED": "1"})
+    argv = [npm(), "ci", "--no-audit", "--no-fund", "--loglevel=error"]
+    env = {**os.environ, "NEXT_TELEMETRY_DISABLED": "1"}
+    try:
+        tools.run([*argv, "--prefer-offline"], where, f"npm ci in {where.name}", env=env)
+    except tools.ToolFailed as exc:
+        if "notarget" not in exc.message and "ETARGET" not in exc.message:
+            raise
+        # A package metadata document cached before a newer version was published: ask the registry.
+        tools.run(argv, where, f"npm ci in {where.name}", env=env)
     return round(time.monotonic() - start, 3)
 
 
