@@ -147,10 +147,15 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     yield steps
 
 
-def test_component_install_runs_the_package_manager_and_the_components_type_check(shop: dict) -> None:
+def test_installed_components_build_and_the_scaffolded_scenarios_pass_in_chromium(shop: dict) -> None:
     """docs/reference-frontends.md#components: install into a frontend `scaffold frontend` made adds the npm
     dependencies with its package manager (npm: its package-lock.json), pinned exactly, and the installed
-    sources pass the frontend's own typecheck (tsc, strict) and lint (eslint) scripts."""
+    sources pass the frontend's own typecheck (tsc, strict) and lint (eslint) scripts.
+    docs/reference-frontends.md#scenarios: the scaffolded scenario passes out of the box against the frontend
+    `env up dev` serves (its URL found through `framework env devstack port`, under its base path), and a copy
+    made with --from, extended by the user, proves the installed dialog renders and opens in headless Chromium.
+    One test for both: they read the one built project (a second test would build it again on another
+    xdist worker)."""
     doc, web = shop["install"], shop["root"] / "frontends" / "web"
     assert doc["frontend"] == "web" and doc["dir"] == "frontends/web/src/components/ui"
     assert doc["package_manager"] == "npm" and doc["dependencies"] == ["clsx@2.1.1"]
@@ -163,18 +168,14 @@ def test_component_install_runs_the_package_manager_and_the_components_type_chec
         "utils.ts", "button.tsx", "dialog.tsx", "input.tsx", "label.tsx", "form-field.tsx", "card.tsx"}
     assert shop["tsc"].returncode == 0, shop["tsc"].stdout + shop["tsc"].stderr
     assert shop["lint"].returncode == 0, shop["lint"].stdout + shop["lint"].stderr
-
-
-def test_scaffolded_scenarios_pass_against_the_dev_stack_in_chromium(shop: dict) -> None:
-    """docs/reference-frontends.md#scenarios: the scaffolded scenario passes out of the box against the
-    frontend `env up dev` serves (its URL found through `framework env devstack port`), and a copy made with
-    --from, extended by the user, proves the installed dialog renders and opens in headless Chromium."""
     files = {f["path"]: f["status"] for f in shop["scaffold"]["files"]}
     assert files == dict.fromkeys(["scenarios/.gitignore", "scenarios/package-lock.json", "scenarios/package.json",
                                    "scenarios/playwright.config.ts", "scenarios/smoke.scenario.ts",
                                    "scenarios/support/stack.ts"], "created")
     assert shop["scaffold"]["installed"] and not shop["copy"]["installed"]
     assert shop["copy"]["source"] == "smoke" and shop["copy"]["frontend"] == "web"
+    smoke = (shop["root"] / "scenarios" / "smoke.scenario.ts").read_text()
+    assert f'const frontend = {{ name: "web", port: {shop["port"]}, basePath: "/shop" }};' in smoke
     assert [(p["name"], p["ports"]) for p in shop["up"]["processes"]] == [("web", [shop["port"]])]
     run = shop["run"]
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
