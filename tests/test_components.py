@@ -162,7 +162,7 @@ def team_registry(tmp_path: Path) -> Iterator[str]:
     site.mkdir(parents=True)
     items = [
         {"name": "brand", "type": "registry:lib", "dependencies": ["clsx@2.1.1"],
-         "files": [{"path": "lib/brand.ts", "type": "registry:lib", "target": "src/lib/brand.ts"}]},
+         "files": [{"path": "lib/brand.ts", "type": "registry:lib", "target": "~/src/lib/brand.ts"}]},
         {"name": "hero", "type": "registry:block", "description": "A landing hero", "registryDependencies": ["brand"],
          "devDependencies": ["@types/node@20.19.43"],
          "files": [{"path": "blocks/hero.tsx", "type": "registry:block"}]},

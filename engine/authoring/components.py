@@ -176,8 +176,8 @@ def _install_dir(frontend_dir: str, given: str | None) -> str:
 def _destination(item: RegistryItem, file_path: str, target: str | None, install_dir: str) -> str:
     """Where a registry file lands, relative to the frontend: its `target` when it has one, else the
     install directory plus the file's name."""
-    if target:
-        return safe_rel(target, f"{item.name}: target")
+    if target:  # shadcn writes `~/` for the project's root: here, the frontend's directory
+        return safe_rel(target.removeprefix("~/"), f"{item.name}: target")
     return posixpath.join(install_dir, posixpath.basename(safe_rel(file_path, f"{item.name}: file")))
 
 
