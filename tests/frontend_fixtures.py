@@ -48,6 +48,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def fixture_env(parent: Path) -> dict[str, str]:
+    """The fixture's own HOME, config and ledger; the machine's Go and npm caches."""
+    home = parent / "home"
+    home.mkdir()
+    return {**_GO_ENV, "GOFLAGS": "-buildvcs=false", "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
+            "XDG_CONFIG_HOME": str(home / ".config"), "FRAMEWORK_LEDGER_HOME": str(home / ".framework" / "ledger"),
+            "npm_config_cache": NPM_CACHE, "NEXT_TELEMETRY_DISABLED": "1"}
+
+
 @dataclass
 class FrontendProject:
     root: Path
@@ -76,11 +85,7 @@ def frontend_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Front
     import time
 
     parent = tmp_path_factory.mktemp("frontends")
-    home = parent / "home"
-    home.mkdir()
-    env = {**_GO_ENV, "GOFLAGS": "-buildvcs=false", "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
-           "XDG_CONFIG_HOME": str(home / ".config"), "FRAMEWORK_LEDGER_HOME": str(home / ".framework" / "ledger"),
-           "npm_config_cache": NPM_CACHE, "NEXT_TELEMETRY_DISABLED": "1"}
+    env = fixture_env(parent)
     root = parent / "shop"
     fp = FrontendProject(root=parent, env=env, api_port=free_port(), site_port=free_port(), spa_port=free_port())
     began = time.monotonic()

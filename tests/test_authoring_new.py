@@ -80,7 +80,8 @@ def test_new_refuses_existing_work_unless_force_or_in_place(tmp_path: Path) -> N
     code, _, err = fw("project", "new", "shop", "--disable", "codegen", "--in-place", "--force",
                       cwd=tmp_path / "shop")
     assert code == 0, err
-    for bad in (("--disable", "turbo"), ("--kind", "daemon"), ("--frontend", "web")):
+    for bad in (("--disable", "turbo"), ("--kind", "daemon"), ("--frontend", "Web_UI"),
+                ("--kind", "cli", "--frontend", "web")):
         code, _, err = fw_text("project", "new", "x", *bad, cwd=tmp_path)
         assert code == 2 and err.strip(), bad
     assert not (tmp_path / "x").exists()

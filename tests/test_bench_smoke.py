@@ -31,6 +31,7 @@ RATIO_LINES = {
     "deploy_plan.py": rf"plan for 50 images: .*; ratio {NUMBER}",
     "devstack_up.py": rf"ratio with realistic service start: {NUMBER}",
     "generate.py": rf"generate, 2 services x 2 RPCs: .*ratio {NUMBER}",
+    "frontends.py": rf"generate, 2 services \+ 1 web frontend: .*ratio {NUMBER}",
     "hosted.py": rf"env status of 2 hosted environments: .*ratio {NUMBER}",
     "k8s.py": rf"^ratio {NUMBER}",
     "kcl_render.py": rf"render, warm cache: .*ratio +{NUMBER}",
@@ -40,7 +41,8 @@ RATIO_LINES = {
     "tools.py": rf"edit one line of 1 MB .*ratio +{NUMBER}",
     "webhooks.py": rf"ratio \(durable ingestion / bare\): {NUMBER}",
 }
-GO_TOOLS = {"db.py": ["migrate"], "debug.py": ["dlv"], "generate.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"]}
+GO_TOOLS = {"db.py": ["migrate"], "debug.py": ["dlv"], "generate.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
+            "frontends.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"]}
 
 
 def _tools_present(script: str) -> None:

@@ -59,15 +59,13 @@ def test_frontends_only_is_refused_with_its_reason(demo):
     assert code == 0 and ledger["promotions"] == []
 
 
-def test_skip_frontend_on_a_hosted_environment_with_frontends_is_refused(demo):
-    """docs/reference-deploy.md#frontends-in-a-deploy: the control plane serves every frontend a release
-    carries and cannot skip one, so `--skip-frontend` there is refused (exit 1) before the control plane
-    is contacted (it is unreachable here: without the refusal, exit 2); with no frontends it only says so."""
+def test_frontend_flags_on_a_cluster_target_and_a_hosted_environment_without_frontends(demo):
+    """docs/reference-frontends.md#deploying-frontends: a Kubernetes target deploys no frontends (`env up` serves
+    them): --frontends-only is refused with that reason before the cluster is contacted; a hosted environment
+    declaring no frontends refuses --frontends-only."""
     code, doc = demo.json("env", "deploy", "cloud", "v1", "--skip-frontend", "--frontends-only", "--yes")
     assert code == 1 and "declares no frontends" in doc["error"]["message"]
-    _add_frontend(demo, "cloud")
-    code, doc = demo.json("env", "deploy", "cloud", "v1", "--skip-frontend", "--yes")
-    assert code == 1, doc
-    assert doc["error"]["code"] == "invalid_input" and "--skip-frontend cannot be honoured" in doc["error"]["message"]
-    code, doc = demo.json("env", "deploy", "cloud", "v1", "--frontends-only", "--yes")
-    assert code == 1 and "converges a release's workloads and frontends together" in doc["error"]["message"]
+    _add_frontend(demo, "cluster")
+    code, doc = demo.json("env", "deploy", "cluster", "v1", "--frontends-only", "--yes")
+    assert code == 1 and doc["error"]["message"] == ("--frontends-only is not supported: `env deploy` on the k8s "
+                                                     "runtime deploys no frontends (`env up` serves them)")

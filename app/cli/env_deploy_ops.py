@@ -56,10 +56,10 @@ FLAGS: tuple[Flag, ...] = (
          "Kubernetes namespace replacing the K8sCluster target's (env status follows)."),
     Flag("target", ("--target",), list, [], "Only this workload (repeatable; needs a version); the others "
          "keep running as they are.", field="targets"),
-    Flag("skip_frontend", ("--skip-frontend",), bool, False, "Frontends: a hosted deploy serves every one its "
-         "release carries and cannot skip them (refused); elsewhere deploys none (a note says so)."),
-    Flag("frontends_only", ("--frontends-only",), bool, False,
-         "Not supported yet: refused (exit 1) with the reason; needs a version."),
+    Flag("skip_frontend", ("--skip-frontend",), bool, False, "Keep the served frontends: hosted, only when the "
+         "release's frontend files equal the running ones (else refused); elsewhere deploys none (a note says so)."),
+    Flag("frontends_only", ("--frontends-only",), bool, False, "Only frontends change: hosted, only when the "
+         "release's workload images equal the running ones (else refused); refused elsewhere; needs a version."),
     Flag("skip_preflight", ("--skip-preflight",), bool, False, "Skip the remote-cluster preflight."),
     Flag("events", ("--events",), bool, False, "Stream one JSON line per rollout phase change.", field=None),
     Flag("json_output", ("--json",), bool, False, None, field=None),

@@ -41,6 +41,7 @@ class FrontendResult(BaseModel):
     dry_run: bool = False
     installed: bool = False  # `npm ci` ran (not under --dry-run or --no-install)
     install_seconds: float | None = None
+    seconds: dict[str, float] = {}  # per step: copy, install, generate, carry (bench/frontends.py reads them)
     files: list[dict[str, str]] = []  # path and change: created | modified | removed
     generated: GenerateResult | None = None
 
@@ -98,6 +99,16 @@ def scaffold_frontend(project: Project, entry: FrontendEntry, *, dry_run: bool =
     parent = project.root.parent if os.access(project.root.parent, os.W_OK) else None
     result = FrontendResult(name=entry.name, kind=entry.kind, dir=entry.dir, port=entry.port, output=entry.output,
                             base_path=entry.base_path, routes=entry.routes, dry_run=dry_run)
+    import time
+
+    clock = time.monotonic()
+
+    def step(name: str) -> None:
+        nonlocal clock
+        now = time.monotonic()
+        result.seconds[name] = round(now - clock, 3)
+        clock = now
+
     with tempfile.TemporaryDirectory(prefix=".framework-frontend-", dir=parent) as tmp:
         target = Project(sandbox.copy(project.root, Path(tmp) / "copy"))
         for other in known:  # the copy leaves node_modules out: the others' protoc-gen-es is linked in
@@ -114,16 +125,22 @@ def scaffold_frontend(project: Project, entry: FrontendEntry, *, dry_run: bool =
         if kcl.is_file() and cfg.enabled("deploy"):
             atomic_write_bytes(kcl, add_to_kcl(kcl.read_text(encoding="utf-8"), entry).encode("utf-8"))
             _check_kcl(target, kcl)
+        step("copy")
         if install and not dry_run:
             result.install_seconds = npm_ci(target.root / entry.dir)
             result.installed = True
+            step("install")
             result.generated = generate(Project(target.root), by=by)
+            step("generate")
+        modules = target.root / entry.dir / "node_modules"
+        if modules.is_dir():  # out of the copy before it is compared: nothing to walk there
+            modules = modules.rename(Path(tmp) / "node_modules")
         changes = sandbox.diff(project.root, target.root)
         if not dry_run:
             sandbox.carry_over(target.root, project.root, changes)
-            modules = target.root / entry.dir / "node_modules"
             if modules.is_dir():
                 shutil.move(str(modules), str(project.root / entry.dir / "node_modules"))
+        step("carry")
     result.files = [{"path": p, "change": c} for p, c in changes]
     return result
 

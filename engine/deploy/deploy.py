@@ -154,25 +154,51 @@ def deploy(
 
 
 def _frontend_flags(result: DeployResult, spec: EnvironmentSpec, opts: DeployOptions) -> DeployResult | None:
-    """--frontends-only and --skip-frontend say what they do today, never accepted and ignored: only an
-    environment on a control plane deploys frontends (its releases carry their output; the control plane
-    converges workloads and frontends together); elsewhere `env up`'s dev servers serve them."""
-    where = ("the control plane converges a release's workloads and frontends together"
-             if spec.on_control_plane else
-             f"`env deploy` on the {spec.runtime} runtime deploys no frontends (`env up` serves them)")
+    """--frontends-only and --skip-frontend on each target (docs/reference-frontends.md#deploying-frontends).
+    Only an environment on a control plane deploys frontends (its releases carry their output); elsewhere
+    `env up`'s dev servers serve them, so --frontends-only is refused and --skip-frontend has nothing to skip.
+    On a control plane both are checked against the release once it is resolved (`_frontend_scope`)."""
+    where = f"`env deploy` on the {spec.runtime} runtime deploys no frontends (`env up` serves them)"
     if opts.frontends_only:
         if not spec.frontends:
             return refuse(result, "invalid_input", "--frontends-only: this environment declares no frontends", 1)
-        return refuse(result, "invalid_input", f"--frontends-only is not supported: {where}", 1)
+        if not spec.on_control_plane:
+            return refuse(result, "invalid_input", f"--frontends-only is not supported: {where}", 1)
+        return None
     if not opts.skip_frontend:
         return None
     if not spec.frontends:
         result.notices.append(f"--skip-frontend: {spec.name} declares no frontends; nothing to skip")
-    elif spec.on_control_plane:
-        return refuse(result, "invalid_input", f"--skip-frontend cannot be honoured: {where} (every frontend "
-                      "the release carries is served)", 1, hint="deploy without --skip-frontend")
-    else:
+    elif not spec.on_control_plane:
         result.notices.append(f"--skip-frontend: {where}; nothing to skip")
+    return None
+
+
+def _frontend_scope(d: Deployment) -> DeployResult | None:
+    """A control plane serves a promoted release whole: its workloads and its frontends' files together.
+    So the flags say which part may change, and are honoured exactly when the release agrees:
+    --skip-frontend keeps the served frontend bundle (the release's frontend files equal the running
+    release's), --frontends-only keeps the workloads (the release's workload images equal the running
+    ones). Otherwise refused (exit 1), naming what differs; nothing is uploaded or promoted."""
+    opts, spec = d.opts, d.spec
+    if not spec.on_control_plane or not spec.frontends or not (opts.skip_frontend or opts.frontends_only):
+        return None
+    flag = "--skip-frontend" if opts.skip_frontend else "--frontends-only"
+    if d.current is None:
+        return d.refuse("invalid_input", f"{flag}: {d.env} runs no release yet, so there is nothing to keep; "
+                        "deploy without it", 1)
+    fronts = {f.name for f in spec.frontends}
+    kept = sorted(fronts if opts.skip_frontend else set(d.images) - fronts)
+    running = d.current.images
+    differ = [n for n in kept if (d.images.get(n) or {}).get("digest") != (running.get(n) or {}).get("digest")]
+    what = "frontend files" if opts.skip_frontend else "workload images"
+    if differ:
+        return d.refuse("invalid_input", f"{flag} cannot be honoured: the control plane serves a release whole, and "
+                        f"{d.release.version if d.release else 'this release'} carries other {what} than the running "
+                        f"release {d.current.release} for {', '.join(differ)}", 1,
+                        hint=f"deploy without {flag}, or a release whose {what} match the running ones")
+    d.result.notices.append(f"{flag}: the release carries the same {what} as the running release "
+                            f"{d.current.release}; they stay as they are")
     return None
 
 
@@ -197,7 +223,7 @@ def _stages(d: Deployment) -> DeployResult:
     """The deploy's stages: resolve, plan, cut, confirm, promote, apply and record."""
     from engine.deploy.apply import apply_and_record
 
-    refused = _resolve(d)
+    refused = _resolve(d) or _frontend_scope(d)
     if refused is not None:
         return refused
     _plan(d)

@@ -128,7 +128,6 @@ class EnvironmentDetailScreen(Screen[None]):
             return DetailLoaded(error=exc)
         from engine.database.devstack import database_state
         from engine.deploy.smoke import last_smoke
-
         from engine.devstack.frontends import frontend_views
 
         database = database_state(project, doc)  # migration state and seed counts (docs/reference-db.md)

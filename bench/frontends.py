@@ -1,0 +1,120 @@
+"""Bench: frontends (docs/reference-frontends.md#speed-and-cost), ratios against baselines measured in the same run.
+
+- `generate` for 30 services with one web frontend vs `buf generate` alone with the same plugins
+  (protoc-gen-go, protoc-gen-connect-go and the frontend's protoc-gen-es): aim <= 1.3x; a no-change
+  `generate`: aim <= 0.1x of the first.
+- `scaffold frontend` (web) with the npm cache warm vs `npm ci` alone on the same lockfile: aim <= 1.2x.
+BENCH_SMOKE=1: 2 services, the frontend's protoc-gen-es installed alone (no full npm ci), the generate
+ratios only (tests/test_bench_smoke.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from engine.authoring import tools  # noqa: E402
+from engine.authoring.frontends import FrontendEntry, template_files  # noqa: E402
+from engine.authoring.generate import _frontend_template, generate  # noqa: E402
+from engine.authoring.new import new_project  # noqa: E402
+from engine.authoring.scaffold_frontend import npm_ci, scaffold_frontend  # noqa: E402
+from engine.project import Project  # noqa: E402
+
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"
+SERVICES = 2 if SMOKE else 30
+ES_VERSION = "2.17.0"
+
+
+def _proto(module: str, i: int) -> str:
+    return (f'syntax = "proto3";\n\npackage s{i}.v1;\n\noption go_package = "{module}/gen/s{i}/v1;s{i}v1";\n\n'
+            f"service S{i}Service {{\n  rpc Ping(PingRequest) returns (PingResponse) {{}}\n}}\n\n"
+            "message PingRequest {\n  string message = 1;\n}\n\nmessage PingResponse {\n  string message = 1;\n}\n")
+
+
+def _timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _project(base: Path) -> Path:
+    new_project("bench", parent=base, module="example.com/bench", disable=["observability"])
+    root = base / "bench"
+    shutil.rmtree(root / "proto" / "bench")
+    shutil.rmtree(root / "internal" / "handlers" / "bench")
+    for i in range(SERVICES):
+        path = root / "proto" / f"s{i}" / "v1" / f"s{i}.proto"
+        path.parent.mkdir(parents=True)
+        path.write_text(_proto("example.com/bench", i))
+    generate(Project(root))
+    return root
+
+
+def _scaffold_ratio(base: Path, root: Path) -> None:
+    entry = FrontendEntry(name="web")
+    lock = base / "lockonly"  # the same package.json and lockfile, nothing else
+    for rel, text in template_files(entry, None).items():
+        if rel.endswith(("package.json", "package-lock.json")):
+            (lock / Path(rel).name).parent.mkdir(parents=True, exist_ok=True)
+            (lock / Path(rel).name).write_text(text)
+    npm_ci(lock)  # warms the npm cache
+    shutil.rmtree(lock / "node_modules")
+    baseline = _timed(lambda: npm_ci(lock))
+    made = []
+    scaffold = _timed(lambda: made.append(scaffold_frontend(Project(root), entry)))
+    steps = ", ".join(f"{k} {v:.1f} s" for k, v in made[0].seconds.items())
+    print(f"scaffold frontend (web), npm cache warm: {scaffold:.1f} s; npm ci alone: {baseline:.1f} s; "
+          f"ratio {scaffold / baseline:.2f}x (aim <= 1.2x; steps: {steps})")
+
+
+def _smoke_frontend(base: Path, root: Path) -> None:
+    """The frontend's files and its protoc-gen-es alone (a full `npm ci` is not smoke-sized)."""
+    entry = FrontendEntry(name="web")
+    scaffold_frontend(Project(root), entry, install=False)
+    plugin = base / "es"
+    plugin.mkdir()
+    (plugin / "package.json").write_text(json.dumps({"name": "es", "private": True}))
+    subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "--no-package-lock",
+                    f"@bufbuild/protoc-gen-es@{ES_VERSION}"], cwd=plugin, check=True, capture_output=True)
+    (root / entry.dir / "node_modules").symlink_to(plugin / "node_modules", target_is_directory=True)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-frontends-") as tmp:
+        base = Path(tmp)
+        root = _project(base)
+        if SMOKE:
+            _smoke_frontend(base, root)
+        else:
+            _scaffold_ratio(base, root)
+        project = Project(root)
+        entries = [FrontendEntry(name="web")]
+        template = _frontend_template(root, base, entries)
+        buf, env = tools.find("buf"), tools.tool_env()
+        first, baseline, again = [], [], []
+        for r in range(1 if SMOKE else 3):
+            out = base / f"bufonly{r}"
+            baseline.append(_timed(lambda o=out: subprocess.run(
+                [buf, "generate", "-o", str(o), "--template", str(template)], cwd=root, env=env, check=True,
+                capture_output=True)))
+            (root / ".framework" / "generated.json").unlink()  # the next generate compiles again
+            first.append(_timed(lambda: generate(project, full=True)))
+            again.append(_timed(lambda: generate(project)))
+        assert generate(project).up_to_date, "a no-change generate must skip"
+        assert (root / "frontends/web/src/gen/framework/clients.ts").is_file()
+        f, b, a = min(first), min(baseline), min(again)
+        print(f"generate, {SERVICES} services + 1 web frontend: {f * 1000:.0f} ms; buf generate alone (Go plugins + "
+              f"protoc-gen-es): {b * 1000:.0f} ms; ratio {f / b:.2f}x (aim <= 1.3x)")
+        print(f"no-change generate: {a * 1000:.0f} ms; ratio to the first {a / f:.3f}x (aim <= 0.1x)")
+
+
+if __name__ == "__main__":
+    main()
