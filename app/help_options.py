@@ -63,6 +63,9 @@ OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     'framework component': (
         ('-h, --help', 'Show this message and exit.'),
     ),
+    'framework package': (
+        ('-h, --help', 'Show this message and exit.'),
+    ),
     'framework api': (
         ('-h, --help', 'Show this message and exit.'),
     ),
