@@ -43,8 +43,8 @@ RATIO_LINES = {
     "webhooks.py": rf"ratio \(durable ingestion / bare\): {NUMBER}",
 }
 GO_TOOLS = {"db.py": ["migrate"], "debug.py": ["dlv"], "generate.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
-            "frontends.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
-            "scaffold.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"]}
+            "scaffold.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
+            "frontends.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"]}
 
 
 def _tools_present(script: str) -> None:

@@ -158,8 +158,8 @@ def build_plan(project: Project, cfg: AuthoringConfig, tmp: Path) -> tuple[Plan,
                 plan.scaffold(f"{where}/{naming.rpc_file(method.name)}", gocode.rpc_stub(desc, svc, method))
         observe = cfg.enabled("observability")
         plan.generated("internal/bootstrap/bootstrap.go", gocode.bootstrap_go(desc, cfg.module, cfg.port, observe,
-                                                                              cors=bool(fronts),
-                                                                              webhooks=workloads.webhook_routes(cfg)))
+                                                                              workloads.webhook_routes(cfg),
+                                                                              cors=bool(fronts)))
         if fronts:  # the frontends' dev servers are other origins (docs/reference-frontends.md#env-up)
             plan.generated("internal/bootstrap/cors.go", gocode.cors_go())
         plan.generated("internal/bootstrap/bootstrap_test.go", render("go/bootstrap_test.go.tmpl"))

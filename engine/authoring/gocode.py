@@ -108,9 +108,10 @@ def proto_snippet(name: str, stream: str | None) -> str:
             f"message {name}Request {{\n}}\n\nmessage {name}Response {{\n}}\n")
 
 
-def bootstrap_go(desc: Descriptor, module: str, port: object, observability: bool, cors: bool = False,
-                 webhooks: list[tuple[str, str, str]] | None = None) -> str:
-    """`webhooks`: (route, import path, package) of each inbound webhook (scaffold webhook)."""
+def bootstrap_go(desc: Descriptor, module: str, port: object, observability: bool,
+                 webhooks: list[tuple[str, str, str]] | None = None, cors: bool = False) -> str:
+    """`webhooks`: (route, import path, package) of each inbound webhook (scaffold webhook); `cors`: answer the
+    frontends' dev servers (loopback origins only, docs/reference-frontends.md#generate)."""
     imports = Imports()
     routes = ""
     for svc in desc.services:

@@ -118,11 +118,9 @@ def new_project(name: str, *, parent: Path, module: str | None = None, kind: str
             raise UsageError(f"--frontend {frontend!r}: a lowercase DNS label (letters, digits, '-')")
         if "frontend" in disabled:
             raise UsageError("--frontend with --disable frontend: choose one")
-        tools_needed = ["npm"]
-        import shutil
+        from engine.authoring.scaffold_frontend import npm
 
-        if shutil.which(tools_needed[0]) is None:
-            raise tools.ToolMissing("npm is not installed", hint="install Node.js 20 or later (it brings npm)")
+        npm()  # before writing anything: no project left without its frontend
     root = (parent if in_place else parent / name).resolve()
     if (root / CONFIG_FILE).exists() and not force:
         raise InvalidInput(f"{root} already holds a project ({CONFIG_FILE})", hint="pass --force to write over it")
