@@ -264,9 +264,21 @@ FRAMEWORK.groups["scaffold"] = Group(
         "frontend": "A frontend (web: Next.js, vite-spa, mobile: Expo): pinned packages, npm ci, typed clients.",
         "operator": "A Kubernetes operator (controller-runtime): manager, API group-version, optional first CRD.",
         "crd": "A CRD kind on an existing operator: types, reconciler shim and its envtest test.",
+        "scenario": "An end-to-end scenario: a Playwright test driving a frontend in Chromium (--from, --frontend).",
     },
     examples=("framework scaffold --dry-run", "framework scaffold entity order --from-proto shop",
               "framework scaffold service billing audit", "framework scaffold rpc shop Refund --stream server"),
+)
+# `framework component ...`: shadcn-style components for a frontend (docs/reference-frontends.md#components).
+FRAMEWORK.groups["component"] = Group(
+    help="Components from a registry in the shadcn schema, installed as source into a frontend.",
+    commands={
+        "list": "List the registry's components (default registry, or --registry <dir or URL>).",
+        "search": "Find components whose name, title or description hold every word of a query.",
+        "install": "Install components and their registry dependencies into a frontend's src/components/ui/.",
+    },
+    examples=("framework component list", "framework component search dialog",
+              "framework component install button dialog --frontend web"),
 )
 # Workers, webhooks, packages, adapters, libraries (docs/reference-authoring.md#workers-and-webhooks).
 FRAMEWORK.groups["scaffold"].commands.update({

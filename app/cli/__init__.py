@@ -45,6 +45,7 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "generate": "app.cli.generate:generate_app",
     "build": "app.cli.generate:build_app",
     "scaffold": "app.cli.scaffold",
+    "component": "app.cli.component",
     "package": "app.cli.package",
     "api": "app.cli.api",
     # Local clusters (docs/reference-cluster.md).

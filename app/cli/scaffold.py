@@ -162,6 +162,40 @@ def frontend(name: str = typer.Argument(..., help="The frontend (a lowercase DNS
     raise typer.Exit(run_command(json_output, action, _render_frontend))
 
 
+def _render_scenario(result: Any) -> None:
+    for item in result.files:
+        out(f"{item['status']:8} {item['path']}")
+    if result.installed:
+        out("ran      npm ci (scenarios/)")
+    if result.dry_run:
+        out("dry run: nothing written")
+    else:
+        out(f"\nrun it: {result.run}")
+
+
+@app.command("scenario", help=HELP["scenario"], epilog=examples(
+    "framework scaffold scenario checkout", "framework scaffold scenario refund --from checkout",
+    "framework scaffold scenario admin_login --frontend admin",
+    note="Writes scenarios/<name>.scenario.ts, a Playwright test that opens the frontend of the running dev stack "
+         "in headless Chromium; the first one also writes the scenarios package (pinned @playwright/test, its "
+         "lockfile, playwright.config.ts, support/stack.ts) and runs npm ci there. Run: framework env up dev, "
+         "then npx playwright test in scenarios/. Exit codes: 0 done; 1 the scenario exists, unknown --from or "
+         "frontend, npm ci failed (nothing written); 2 bad usage."))
+def scenario(name: str = typer.Argument(..., help="The scenario (snake_case)."),
+             source: str | None = typer.Option(None, "--from", help="Copy this existing scenario."),
+             frontend: str | None = typer.Option(None, "--frontend",
+                                                 help="The frontend it drives (default: the only one)."),
+             no_install: bool = typer.Option(False, "--no-install", help="Do not run npm ci in scenarios/."),
+             dry_run: bool = DRY_RUN, json_output: bool = JSON_OPTION) -> None:
+    from app.output import run_command
+    from engine.authoring.scenarios import scaffold_scenario
+    from engine.project import find_project
+
+    raise typer.Exit(run_command(json_output, lambda: (scaffold_scenario(
+        find_project(), name, source=source, frontend=frontend, install=not no_install, dry_run=dry_run), 0),
+        _render_scenario))
+
+
 # ---- workers, webhooks, packages, adapters, libraries (docs/reference-authoring.md#workers-and-webhooks) ----
 
 @app.command("worker", help=HELP["worker"], epilog=examples(
