@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from engine import __version__
 from engine.authoring import naming, tools
+from engine.authoring.annotations import OPTIONS_PROTO
 from engine.authoring.config import FEATURES, KINDS, AuthoringConfig
 from engine.authoring.generate import GenerateResult, generate
 from engine.authoring.plan import FileResult, Plan
@@ -51,6 +52,11 @@ def _yaml_list(items: list[dict[str, str]]) -> str:
     return "\n" + "\n".join(lines)
 
 
+def options_proto(module: str) -> str:
+    """The vendored `framework/v1/options.proto` (docs/reference-lint.md#markers), Go package under the module's gen/."""
+    return render("../proto/framework/v1/options.proto", go_package=f"{module}/gen/framework/v1;frameworkv1")
+
+
 def project_plan(cfg: AuthoringConfig, service: str | None) -> Plan:
     """The scaffold-once files of a new project (also what `project rescaffold` re-creates them from)."""
     plan = Plan()
@@ -72,6 +78,8 @@ def project_plan(cfg: AuthoringConfig, service: str | None) -> Plan:
     if on("codegen"):
         plan.scaffold("buf.yaml", render("project/buf.yaml.tmpl"))
         plan.scaffold("buf.gen.yaml", render("project/buf.gen.yaml.tmpl"))
+    if on("codegen"):
+        plan.generated(f"{cfg.proto_dir}/{OPTIONS_PROTO}", options_proto(cfg.module))
     if services:
         from engine.authoring.scaffold import service_proto
 
