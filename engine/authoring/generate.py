@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from engine import __version__
 from engine.authoring import entities, gocode, markers, mocks, naming, tools
-from engine.authoring.annotations import OPTIONS_PROTO
+from engine.authoring.annotation_spec import OPTIONS_PROTO, options_proto
 from engine.authoring.config import AuthoringConfig, load
 from engine.authoring.descriptor import CACHE, Descriptor, cache_text, compile_image, load_image, proto_files
 from engine.authoring.ownership import DISOWNED, SCAFFOLDED
@@ -110,8 +110,6 @@ def build_plan(project: Project, cfg: AuthoringConfig, tmp: Path) -> tuple[Plan,
     has_protos = cfg.enabled("codegen") and (root / cfg.proto_dir).is_dir() and proto_files(root / cfg.proto_dir)
     if has_protos:
         if (root / cfg.proto_dir / OPTIONS_PROTO).is_file():
-            from engine.authoring.new import options_proto
-
             plan.generated(f"{cfg.proto_dir}/{OPTIONS_PROTO}", options_proto(cfg.module))  # kept in step on upgrade
         desc = _buf_outputs(root, tmp, plan, cfg.proto_dir)
         plan.generated(CACHE.as_posix(), cache_text(desc))

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from engine import __version__
 from engine.authoring import naming, tools
-from engine.authoring.annotations import OPTIONS_PROTO
+from engine.authoring.annotation_spec import OPTIONS_PROTO, options_proto
 from engine.authoring.config import FEATURES, KINDS, AuthoringConfig
 from engine.authoring.generate import GenerateResult, generate
 from engine.authoring.plan import FileResult, Plan
@@ -50,11 +50,6 @@ def _yaml_list(items: list[dict[str, str]]) -> str:
     for item in items:
         lines += [f"  - {k}: {v}" if i == 0 else f"    {k}: {v}" for i, (k, v) in enumerate(item.items())]
     return "\n" + "\n".join(lines)
-
-
-def options_proto(module: str) -> str:
-    """The vendored `framework/v1/options.proto` (docs/reference-lint.md#markers), Go package under the module's gen/."""
-    return render("../proto/framework/v1/options.proto", go_package=f"{module}/gen/framework/v1;frameworkv1")
 
 
 def project_plan(cfg: AuthoringConfig, service: str | None) -> Plan:

@@ -61,7 +61,8 @@ def eslint(root: Path, frontend: Path) -> list[Finding]:
     argv = [_bin(frontend, "eslint", "eslint"), "--format", "json", "."]
     proc = subprocess.run(argv, cwd=frontend, capture_output=True, text=True, timeout=600)
     if proc.returncode not in (0, 1):
-        raise LinterCannotRun(f"eslint failed (exit {proc.returncode}):\n{(proc.stderr or proc.stdout).strip()[-2000:]}")
+        detail = (proc.stderr or proc.stdout).strip()[-2000:]
+        raise LinterCannotRun(f"eslint failed (exit {proc.returncode}):\n{detail}")
     try:
         results = json.loads(proc.stdout or "[]")
     except ValueError as exc:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.authoring import annotations, markers, tools
+from engine.authoring import annotation_spec as spec, markers, tools
 from engine.authoring.descriptor import framework_options
 from engine.lint.golang import LinterCannotRun
 from engine.lint.model import ERROR, WARNING, Finding
@@ -145,11 +145,11 @@ _KIND_OF_PATH = {4: "proto-message", 6: "proto-service", 5: "proto-enum"}
 
 
 def proto_markers(image: dict[str, Any]) -> list[Finding]:
-    known = {a.name: a for a in annotations.MARKERS}
+    known = {a.name: a for a in spec.MARKERS}
     out = []
     for file in image.get("file", []):
         for path, (line, col, text) in _spans(file).items():
-            words = [w.rstrip(".,;") for w in text.split() if w.startswith(annotations.MARKER_PREFIX)]
+            words = [w.rstrip(".,;") for w in text.split() if w.startswith(spec.MARKER_PREFIX)]
             for word in words:
                 name = word.partition("=")[0]
                 kind = _element_kind(path)
@@ -180,13 +180,11 @@ def _element_kind(path: tuple[int, ...]) -> str | None:
 
 def vendored_protos(root: Path, proto_dir: str, module: str) -> list[Finding]:
     """framework/v1/options.proto is exactly what `project new` vendors (its hash marker intact)."""
-    from engine.authoring.new import options_proto
-
-    rel = f"{proto_dir}/{annotations.OPTIONS_PROTO}"
+    rel = f"{proto_dir}/{spec.OPTIONS_PROTO}"
     path = root / rel
     if not path.is_file():
         return []
-    want = markers.stamp(rel, options_proto(module))
+    want = markers.stamp(rel, spec.options_proto(module))
     have = path.read_text(encoding="utf-8")
     if have == want:
         return []

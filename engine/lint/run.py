@@ -9,6 +9,7 @@ import os
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -198,13 +199,12 @@ def lint(project: Project, analyzers: list[str] | None = None, scope: list[str] 
         from engine.lint import frontend
 
         if whole:
+            mode = frontend.typecheck_mode(project)
             for fe in frontends:
                 rel = fe.relative_to(root).as_posix()
-                tasks.append((f"eslint {rel}", "frontend", [rel], lambda fe=fe: frontend.eslint(root, fe)))
-                mode = frontend.typecheck_mode(project)
+                tasks.append((f"eslint {rel}", "frontend", [rel], partial(frontend.eslint, root, fe)))
                 if mode != "off":
-                    tasks.append((f"tsc {rel}", "frontend", [rel, mode],
-                                  lambda fe=fe, mode=mode: frontend.tsc(root, fe, mode)))
+                    tasks.append((f"tsc {rel}", "frontend", [rel, mode], partial(frontend.tsc, root, fe, mode)))
     elif whole:
         skipped.append(LinterRun(name="eslint", status="skipped", reason="no frontends"))
         skipped.append(LinterRun(name="tsc", status="skipped", reason="no frontends"))

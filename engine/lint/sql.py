@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.authoring import annotations, naming
+from engine.authoring import annotation_spec as spec, naming
 from engine.authoring.entities import tables
 from engine.lint.model import ERROR, Finding
 
@@ -39,7 +39,7 @@ def _comments(root: Path) -> list[tuple[str, int, str, str, str | None, str]]:
 
     from engine.database.statements import split
 
-    out = []
+    out: list[tuple[str, int, str, str, str | None, str]] = []
     directory = root / MIGRATIONS
     for path in sorted(directory.glob("*.up.sql")) if directory.is_dir() else []:
         text = path.read_text(encoding="utf-8")
@@ -52,8 +52,8 @@ def _comments(root: Path) -> list[tuple[str, int, str, str, str | None, str]]:
                 node = raw.stmt
                 if not isinstance(node, ast.CommentStmt) or node.comment is None:
                     continue
-                names = [n.sval for n in (node.object if isinstance(node.object, tuple) else ())
-                         if isinstance(n, ast.String)]
+                parts: tuple[Any, ...] = node.object if isinstance(node.object, tuple) else ()
+                names = [str(n.sval) for n in parts if isinstance(n, ast.String)]
                 if node.objtype == ObjectType.OBJECT_TABLE and names:
                     out.append((path.relative_to(root).as_posix(), stmt.line, "table", names[-1], None,
                                 str(node.comment)))
@@ -67,7 +67,7 @@ def column_markers(root: Path) -> list[Finding]:
     """framework: markers in COMMENT ON TABLE/COLUMN: known, on the right object, with a valid value, on an object
     the migrations create."""
     known = tables(root / MIGRATIONS)
-    markers = annotations.by_kind("column", "table")
+    markers = spec.by_kind("column", "table")
     out: list[Finding] = []
 
     def add(file: str, line: int, message: str, hint: str | None = None) -> None:
@@ -76,7 +76,7 @@ def column_markers(root: Path) -> list[Finding]:
 
     for file, line, kind, table, column, comment in _comments(root):
         for word in comment.split():
-            if not word.startswith(annotations.MARKER_PREFIX):
+            if not word.startswith(spec.MARKER_PREFIX):
                 continue
             name, _, value = word.partition("=")
             marker = markers.get(name)
@@ -103,7 +103,7 @@ def _value_problem(name: str, value: str, word: str, columns: set[str]) -> str |
     if name == "framework:owner":
         return None if value and naming_ok(value) else f"{name} needs a service name: {name}=<service>"
     if name == "framework:ref":
-        if value in annotations.REF_VALUES:
+        if value in spec.REF_VALUES:
             return None
         if value.startswith("derived-from="):
             source = value.removeprefix("derived-from=")

@@ -76,3 +76,10 @@ def by_kind(*kinds: str) -> dict[str, Annotation]:
 def proto_option_fields(kind: str) -> dict[str, Annotation]:
     """`read_only` -> its annotation, for `proto-service` or `proto-method`."""
     return {a.name.split(").", 1)[1]: a for a in MARKERS if a.kind == kind}
+
+
+def options_proto(module: str) -> str:
+    """The vendored `framework/v1/options.proto`, its Go package under the module's gen/ (what `generate` writes)."""
+    from engine.authoring.templates import render
+
+    return render("../proto/framework/v1/options.proto", go_package=f"{module}/gen/framework/v1;frameworkv1")
