@@ -47,9 +47,15 @@ def _go() -> str:
     return found
 
 
+def lint_cache() -> Path:
+    """`$FRAMEWORK_LINT_CACHE`, default `<user cache>/framework/lint`: the vet tool and the results cache."""
+    override = os.environ.get("FRAMEWORK_LINT_CACHE")
+    return Path(override) if override else cache_dir() / "lint"
+
+
 def vettool() -> Path:
     """The cached vet tool, built on first use (offline from the module cache when the proxy is unreachable)."""
-    binary = cache_dir() / "lint" / f"frameworkvet-{source_hash()}"
+    binary = lint_cache() / f"frameworkvet-{source_hash()}"
     if binary.is_file():
         return binary
     binary.parent.mkdir(parents=True, exist_ok=True)

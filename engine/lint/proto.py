@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.authoring import annotation_spec as spec, markers, tools
+from engine.authoring import annotation_spec as spec
+from engine.authoring import markers, tools
 from engine.authoring.descriptor import framework_options
 from engine.lint.golang import LinterCannotRun
 from engine.lint.model import ERROR, WARNING, Finding

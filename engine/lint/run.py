@@ -17,7 +17,7 @@ from engine import __version__
 from engine.errors import EngineError, UsageError
 from engine.lint import golang
 from engine.lint.model import ANALYZERS, BY_NAME, Finding, LinterRun, LintReport, summarize
-from engine.paths import atomic_write_bytes, cache_dir
+from engine.paths import atomic_write_bytes
 from engine.project import CONFIG_FILE, Project
 
 _PRUNE = {".git", "node_modules", "bin", ".next", "dist", "build", ".venv", ".tools", ".framework"}
@@ -54,7 +54,7 @@ def _key_with(head: str, content: list[Any]) -> str:
 
 class _Cache:
     def __init__(self) -> None:
-        self.dir = cache_dir() / "lint" / "results"
+        self.dir = golang.lint_cache() / "results"
 
     def get(self, key: str) -> list[Finding] | None:
         try:

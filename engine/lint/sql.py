@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.authoring import annotation_spec as spec, naming
+from engine.authoring import annotation_spec as spec
+from engine.authoring import naming
 from engine.authoring.entities import tables
 from engine.lint.model import ERROR, Finding
 
