@@ -95,7 +95,7 @@ $(NPM_TOOLS)/node_modules/.bin/verdaccio: tests/npm-tools/package.json
 	mkdir -p $(NPM_TOOLS) && cp tests/npm-tools/package.json $(NPM_TOOLS)/package.json
 	cd $(NPM_TOOLS) && npm install --no-audit --no-fund --loglevel=error
 
-# eslint and tsc for `framework lint`'s frontend tests (docs/reference-lint.md#frontends), pinned in
+# eslint and tsc for `framework lint`'s frontend tests (docs/reference-lint.md#linters), pinned in
 # tests/npm-lint-tools/package.json; a project's frontends install their own with `npm ci`.
 NPM_LINT_TOOLS := $(CURDIR)/.tools/npm-lint
 $(NPM_LINT_TOOLS)/node_modules/.bin/eslint: tests/npm-lint-tools/package.json

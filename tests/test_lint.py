@@ -142,7 +142,7 @@ def test_lint_ignore_silences_one_analyzer_on_its_line(lint_projects: tuple[Path
 @pytest.mark.skipif(not (NPM_LINT / ".bin" / "eslint").is_file(), reason="make npm-tools installs eslint and tsc")
 def test_eslint_and_tsc_findings_with_their_rule_ids(lint_projects: tuple[Path, Path], lint_cache: Path,
                                                      tmp_path: Path) -> None:
-    """docs/reference-lint.md#frontends: eslint and `tsc --noEmit` run on each frontend and report with their own
+    """docs/reference-lint.md#linters: eslint and `tsc --noEmit` run on each frontend and report with their own
     rule ids; `lint.frontend.typecheck: warn` keeps type errors as warnings (exit 0 when nothing else fails)."""
     _, clean = lint_projects
     project = Path(shutil.copytree(clean, tmp_path / "shop", symlinks=True))

@@ -1,4 +1,4 @@
-"""Frontend linters of `framework lint` (docs/reference-lint.md#frontends): eslint and `tsc --noEmit` from each
+"""Frontend linters of `framework lint` (docs/reference-lint.md#linters): eslint and `tsc --noEmit` from each
 frontend's own node_modules (installed by its `npm ci`; never downloaded at run time)."""
 
 from __future__ import annotations

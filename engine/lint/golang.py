@@ -1,4 +1,4 @@
-"""The Go half of `framework lint` (docs/reference-lint.md#go): go vet's passes and the framework's go/analysis
+"""The Go half of `framework lint` (docs/reference-lint.md#linters): go vet's passes and the framework's go/analysis
 analyzers, compiled once from assets/lint/go into a vet tool cached by the hash of its sources, run by
 `go vet -vettool` over the project in one type-checked load.
 """

@@ -1,4 +1,4 @@
-"""The proto half of `framework lint` (docs/reference-lint.md#protos): `buf lint`, and the framework's proto
+"""The proto half of `framework lint` (docs/reference-lint.md#linters): `buf lint`, and the framework's proto
 analyzers over the descriptor `buf build` produces (with source info: comments and lines)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The SQL analyzers of `framework lint` (docs/reference-lint.md#sql): the migrations read with pglast's parser."""
+"""The SQL analyzers of `framework lint` (docs/reference-lint.md#analyzers): the migrations read with pglast's parser."""
 
 from __future__ import annotations
 
