@@ -146,8 +146,8 @@ def seed_clean(root: Path) -> None:
          "rpc GetOrder(GetOrderRequest) returns (GetOrderResponse) {\n"
          "    option (framework.v1.method) = {read_only: true, idempotent: true};\n  }")
     with (root / PROTO).open("a", encoding="utf-8") as fh:
-        fh.write(_REPORT_SERVICE.replace("  rpc RefreshReport(RefreshReportRequest) returns (RefreshReportResponse) {}\n",
-                                         ""))
+        refresh = "  rpc RefreshReport(RefreshReportRequest) returns (RefreshReportResponse) {}\n"
+        fh.write(_REPORT_SERVICE.replace(refresh, ""))
     write(root, MIGRATION, "SET lock_timeout = '2s';\nALTER TABLE orders ADD COLUMN note text;\n"
           "COMMENT ON COLUMN orders.created_at IS 'framework:immutable';\n"
           "COMMENT ON COLUMN orders.updated_at IS 'framework:ref=derived-from=created_at';\n"

@@ -133,9 +133,11 @@ def test_lint_ignore_silences_one_analyzer_on_its_line(lint_projects: tuple[Path
     analyzer's finding there, and only that analyzer's."""
     seeded, _ = lint_projects
     project = Path(shutil.copytree(seeded, tmp_path / "shop", symlinks=True))
-    edit(project, f"{HANDLERS}/deps.go", "\tday := time.Date(", "\t// lint:ignore time-bucketing legacy\n\tday := time.Date(")
-    edit(project, f"{HANDLERS}/deps.go", "\treturn d.Mailer", "\t// lint:ignore conventions wrong name\n\treturn d.Mailer")
-    report = lint_in_process(project, lint_cache, analyzers=["time-bucketing", "optional-deps-guard"], scope=[HANDLERS])
+    deps = f"{HANDLERS}/deps.go"
+    edit(project, deps, "\tday := time.Date(", "\t// lint:ignore time-bucketing legacy\n\tday := time.Date(")
+    edit(project, deps, "\treturn d.Mailer", "\t// lint:ignore conventions wrong name\n\treturn d.Mailer")
+    report = lint_in_process(project, lint_cache, analyzers=["time-bucketing", "optional-deps-guard"],
+                             scope=[HANDLERS])
     assert {f.analyzer for f in report.findings} == {"optional-deps-guard"}
 
 

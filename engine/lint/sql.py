@@ -1,4 +1,4 @@
-"""The SQL analyzers of `framework lint` (docs/reference-lint.md#analyzers): the migrations read with pglast's parser."""
+"""The SQL analyzers of `framework lint` (docs/reference-lint.md#analyzers): migrations read with pglast."""
 
 from __future__ import annotations
 
