@@ -95,6 +95,43 @@ func (d *Deps) Notify(at time.Time) error {
 	return d.Mailer.Send(day.String())
 }
 '''
+_MODEL = '''package order
+
+import (
+	"connectrpc.com/connect"
+	orderv1 "example.com/shop/gen/order/v1"
+)
+
+// Record is an order as the store keeps it.
+type Record struct {
+	// framework:read-only
+	CreatedBy string
+	// framework:computed
+	Total int64
+}
+
+// CreateRecord sets the read-only field once, at creation.
+func CreateRecord(by string) *Record { return &Record{CreatedBy: by} }
+
+// UpdateRecord applies an update.
+func UpdateRecord(r *Record, req *connect.Request[orderv1.GetOrderRequest]) {
+	r.Total = SEEDED_TOTAL
+	SEEDED_UPDATE
+}
+'''
+_SERVICE = '''package ordercore
+
+import "context"
+
+// Service implements Contract.
+type Service struct{}
+
+// Greeting answers with a greeting.
+func (Service) Greeting(_ context.Context, name string) (string, error) { return "hello " + name, nil }
+
+SEEDED_MARKER
+func (Service) Extra() int { return 1 }
+'''
 _REPORT_SERVICE = '''
 // ReportService serves precomputed reports.
 service ReportService {
@@ -115,6 +152,12 @@ message RefreshReportResponse {}
 def seed_violations(root: Path) -> None:
     """One violation of each implemented rule (docs/reference-lint.md#analyzers) and of each tool."""
     write(root, f"{HANDLERS}/deps.go", _GO_SEEDED)
+    write(root, f"{HANDLERS}/model.go", _MODEL.replace("SEEDED_TOTAL", "req.Msg.Id // seeded: computed-fields")
+          .replace("SEEDED_UPDATE", "r.CreatedBy = \"someone\" // seeded: read-only-fields"))
+    write(root, "internal/ordercore/service.go",
+          _SERVICE.replace("SEEDED_MARKER\n", "// Extra is not in the contract.\n"))
+    edit(root, PROTO, "  string name = 2;\n}",
+         "  string name = 2;\n  string note = 10; // seeded: create-nullability\n}")
     # conventions: GetOrder moved into another RPC's file.
     get = (root / HANDLERS / "rpc_get_order.go").read_text(encoding="utf-8")
     (root / HANDLERS / "rpc_get_order.go").unlink()
@@ -133,6 +176,7 @@ def seed_violations(root: Path) -> None:
         fh.write(_REPORT_SERVICE + "\n// framework:entity\nmessage Invoice {\n  int64 id = 1;\n}\n")
     edit(root, "proto/framework/v1/options.proto", "  string owner = 3;", "  string owner = 3;\n  bool mine = 4;")
     write(root, MIGRATION, "ALTER TABLE orders ADD COLUMN total bigint NOT NULL;\n"
+          "ALTER TABLE orders ADD COLUMN note text;\n"
           "COMMENT ON COLUMN orders.name IS 'framework:ref=derived-from=nope';\n"
           "COMMENT ON TABLE orders IS 'framework:immutable';\n")
     edit(root, "framework.yaml", "main: ./cmd/shop", "main: ./cmd/missing")
@@ -141,6 +185,10 @@ def seed_violations(root: Path) -> None:
 def seed_clean(root: Path) -> None:
     """Every implemented rule's marker used as the rule wants."""
     write(root, f"{HANDLERS}/deps.go", _GO_CLEAN)
+    write(root, f"{HANDLERS}/model.go", _MODEL.replace("SEEDED_TOTAL", "int64(len(r.CreatedBy))")
+          .replace("\tSEEDED_UPDATE\n", ""))
+    write(root, "internal/ordercore/service.go", _SERVICE.replace("SEEDED_MARKER", "// framework:exclude-contract"))
+    edit(root, PROTO, "  string name = 2;\n}", "  string name = 2;\n  optional string note = 10;\n}")
     edit(root, PROTO, "option go_package", _OPTIONS_IMPORT)
     edit(root, PROTO, "rpc GetOrder(GetOrderRequest) returns (GetOrderResponse) {}",
          "rpc GetOrder(GetOrderRequest) returns (GetOrderResponse) {\n"

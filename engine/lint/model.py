@@ -63,7 +63,7 @@ class Analyzer:
 
 
 ANALYZERS: tuple[Analyzer, ...] = (
-    Analyzer("contract", "go", "exported methods of internal/<pkg>/service.go are in its contract.go", done=False),
+    Analyzer("contract", "go", "exported methods of internal/<pkg>/service.go are in its contract.go"),
     Analyzer("db", "sql", "every framework:entity message has its table in the migrations"),
     Analyzer("migration-safety", "sql", "`ci migration-safety` over the migrations"),
     Analyzer("conventions", "go", "a file rpc_<name>.go holds that RPC's method and no other"),
@@ -73,11 +73,9 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("fixture-drift", "sql", "seed vocabularies name columns that exist", done=False),
     Analyzer("time-bucketing", "go", "time buckets are computed in UTC"),
     Analyzer("proto-markers", "proto", "framework: comments in protos are known markers on the right element"),
-    Analyzer("create-nullability", "sql", "entity columns are NOT NULL unless the proto field is optional",
-             done=False),
-    Analyzer("computed-fields", "go", "framework:computed fields are never set from a request", done=False),
-    Analyzer("read-only-fields", "go", "framework:read-only fields are never assigned in update handlers",
-             done=False),
+    Analyzer("create-nullability", "sql", "entity columns are NOT NULL unless the proto field is optional"),
+    Analyzer("computed-fields", "go", "framework:computed fields are never set from a request"),
+    Analyzer("read-only-fields", "go", "framework:read-only fields are never assigned in update handlers"),
     Analyzer("guarded-fields", "go", "fields a framework:guards function guards are set only after it runs",
              done=False),
     Analyzer("static-export", "proto", "a static_export service has only read-only methods"),

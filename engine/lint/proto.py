@@ -87,6 +87,18 @@ def entity_messages(image: dict[str, Any]) -> Iterator[tuple[str, int, str]]:
                 yield _file_path(file), line, msg["name"]
 
 
+def entity_fields(image: dict[str, Any]) -> Iterator[tuple[str, int, str, str, bool]]:
+    """(file, line, message, field, declared `optional`) of each field of each framework:entity message."""
+    for file in image.get("file", []):
+        spans = _spans(file)
+        for i, msg in enumerate(file.get("messageType", [])):
+            if "framework:entity" not in spans.get((4, i), (1, 1, ""))[2].split():
+                continue
+            for j, field in enumerate(msg.get("field", [])):
+                line = spans.get((4, i, 2, j), (1, 1, ""))[0]
+                yield _file_path(file), line, msg["name"], field["name"], bool(field.get("proto3Optional"))
+
+
 def _file_path(file: dict[str, Any]) -> str:
     return str(file.get("_rel", file["name"]))
 

@@ -157,7 +157,7 @@ def lint(project: Project, analyzers: list[str] | None = None, scope: list[str] 
     image_future: Future[dict[str, Any] | None] | None = None
     pool = ThreadPoolExecutor(max_workers=4)
     proto_names = [n for n in ("proto-markers", "proto-options", "static-export", "vendored-protos") if want(n)]
-    needs_image = has_protos and (proto_names or want("db"))
+    needs_image = has_protos and (proto_names or want("db") or want("create-nullability"))
     if needs_image:
         from engine.lint import proto
 
@@ -190,6 +190,8 @@ def lint(project: Project, analyzers: list[str] | None = None, scope: list[str] 
         tasks.append(("column-markers", "sql", [], lambda: sql.column_markers(root)))
     if want("db"):
         tasks.append(("db", "sql+proto", [], lambda: sql.db(root, image())))
+    if want("create-nullability") and has_protos:
+        tasks.append(("create-nullability", "sql+proto", [], lambda: sql.create_nullability(root, image())))
     if want("config-deps"):
         from engine.lint.config import config_deps
 
@@ -242,9 +244,18 @@ def lint(project: Project, analyzers: list[str] | None = None, scope: list[str] 
     pool.shutdown(wait=True)
     report.linters = runs + skipped
     lines: dict[str, list[str]] = {}
-    report.findings = [f for f in report.findings if _in_scope(f.file, rel_scope) and not _ignored(root, f, lines)]
+    excluded = _contract_excludes(project)
+    report.findings = [f for f in report.findings if _in_scope(f.file, rel_scope) and not _ignored(root, f, lines)
+                       and not (f.analyzer == "contract" and _in_scope(f.file, excluded) and excluded)]
     report.seconds = round(time.perf_counter() - started, 3)
     return summarize(report)
+
+
+def _contract_excludes(project: Project) -> list[str]:
+    """framework.yaml `contracts.exclude`: package paths whose contract the `contract` analyzer leaves alone."""
+    contracts = project.config.get("contracts") or {}
+    items = contracts.get("exclude") if isinstance(contracts, dict) else None
+    return [str(i).rstrip("/") for i in items or [] if isinstance(i, str)]
 
 
 def _frontends(root: Path) -> list[Path]:

@@ -137,3 +137,22 @@ def db(root: Path, image: dict[str, Any] | None) -> list[Finding]:
                                hint="run `framework scaffold` to birth its create-table migration"))
     return out
 
+
+
+def create_nullability(root: Path, image: dict[str, Any] | None) -> list[Finding]:
+    """An entity's column is NOT NULL unless its proto field is `optional`: a NULL would read as the zero value."""
+    from engine.lint.proto import entity_fields
+
+    if image is None:
+        return []
+    known = tables(root / MIGRATIONS)
+    out = []
+    for file, line, msg, field, optional in entity_fields(image):
+        table = known.get(naming.table_of(msg))
+        column = next((c for c in table.columns if c.name == field), None) if table else None
+        if table is not None and column is not None and not column.not_null and not optional:
+            out.append(Finding(analyzer="create-nullability", rule="create-nullability", severity=ERROR, file=file,
+                               line=line, message=f"column {table.name}.{field} is nullable but {msg}.{field} is not "
+                               "optional: a NULL would read as the zero value",
+                               hint="declare it NOT NULL (with a default), or `optional` in the proto"))
+    return out
