@@ -108,6 +108,18 @@ type Record struct {
 	CreatedBy string
 	// framework:computed
 	Total int64
+	Status string
+}
+
+// Validate checks a record before its status moves.
+// framework:guards Status
+func Validate(r *Record) error { return nil }
+
+// Approve moves the status.
+func Approve(r *Record) error {
+	SEEDED_GUARD
+	r.Status = "approved"
+	return nil
 }
 
 // CreateRecord sets the read-only field once, at creation.
@@ -153,7 +165,8 @@ def seed_violations(root: Path) -> None:
     """One violation of each implemented rule (docs/reference-lint.md#analyzers) and of each tool."""
     write(root, f"{HANDLERS}/deps.go", _GO_SEEDED)
     write(root, f"{HANDLERS}/model.go", _MODEL.replace("SEEDED_TOTAL", "req.Msg.Id // seeded: computed-fields")
-          .replace("SEEDED_UPDATE", "r.CreatedBy = \"someone\" // seeded: read-only-fields"))
+          .replace("SEEDED_UPDATE", "r.CreatedBy = \"someone\" // seeded: read-only-fields")
+          .replace("\tSEEDED_GUARD\n\tr.Status", "\tr.Status"))
     write(root, "internal/ordercore/service.go",
           _SERVICE.replace("SEEDED_MARKER\n", "// Extra is not in the contract.\n"))
     edit(root, PROTO, "  string name = 2;\n}",
@@ -186,7 +199,8 @@ def seed_clean(root: Path) -> None:
     """Every implemented rule's marker used as the rule wants."""
     write(root, f"{HANDLERS}/deps.go", _GO_CLEAN)
     write(root, f"{HANDLERS}/model.go", _MODEL.replace("SEEDED_TOTAL", "int64(len(r.CreatedBy))")
-          .replace("\tSEEDED_UPDATE\n", ""))
+          .replace("\tSEEDED_UPDATE\n", "")
+          .replace("SEEDED_GUARD", "if err := Validate(r); err != nil {\n\t\treturn err\n\t}"))
     write(root, "internal/ordercore/service.go", _SERVICE.replace("SEEDED_MARKER", "// framework:exclude-contract"))
     edit(root, PROTO, "  string name = 2;\n}", "  string name = 2;\n  optional string note = 10;\n}")
     edit(root, PROTO, "option go_package", _OPTIONS_IMPORT)

@@ -41,6 +41,7 @@ VIOLATIONS = [
     ("vendored-protos", "vendored-protos", "proto/framework/v1/options.proto", "bool mine"),
     ("read-only-fields", "read-only-fields", f"{HANDLERS}/model.go", "seeded: read-only-fields"),
     ("computed-fields", "computed-fields", f"{HANDLERS}/model.go", "seeded: computed-fields"),
+    ("guarded-fields", "guarded-fields", f"{HANDLERS}/model.go", 'r.Status = "approved"'),
     ("contract", "contract", "internal/ordercore/service.go", "func (Service) Extra"),
     ("create-nullability", "create-nullability", PROTO, "string note = 10"),
     ("go vet", "printf", f"{HANDLERS}/deps.go", "fmt.Printf"),
@@ -48,7 +49,8 @@ VIOLATIONS = [
 ]
 
 
-GO = ("time-bucketing", "optional-deps-guard", "conventions", "read-only-fields", "computed-fields", "contract")
+GO = ("time-bucketing", "optional-deps-guard", "conventions", "read-only-fields", "computed-fields", "contract",
+      "guarded-fields")
 
 
 @pytest.fixture(scope="module")
