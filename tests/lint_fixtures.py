@@ -144,6 +144,24 @@ func (Service) Greeting(_ context.Context, name string) (string, error) { return
 SEEDED_MARKER
 func (Service) Extra() int { return 1 }
 '''
+_UNTESTED = '''package ping
+
+import (
+	"context"
+
+	"connectrpc.com/connect"
+	orderv1 "example.com/shop/gen/order/v1"
+)
+
+// Handler answers pings.
+type Handler struct{}
+
+// Ping answers with the message it was sent.
+func (h *Handler) Ping(ctx context.Context,
+	req *connect.Request[orderv1.PingRequest]) (*connect.Response[orderv1.PingResponse], error) {
+	return connect.NewResponse(&orderv1.PingResponse{Message: req.Msg.Message}), nil
+}
+'''
 _REPORT_SERVICE = '''
 // ReportService serves precomputed reports.
 service ReportService {
@@ -171,6 +189,8 @@ def seed_violations(root: Path) -> None:
           _SERVICE.replace("SEEDED_MARKER\n", "// Extra is not in the contract.\n"))
     edit(root, PROTO, "  string name = 2;\n}",
          "  string name = 2;\n  string note = 10; // seeded: create-nullability\n}")
+    # tests: a handler package whose generated test is gone.
+    write(root, "internal/handlers/ping/rpc_ping.go", _UNTESTED)
     # conventions: GetOrder moved into another RPC's file.
     get = (root / HANDLERS / "rpc_get_order.go").read_text(encoding="utf-8")
     (root / HANDLERS / "rpc_get_order.go").unlink()

@@ -36,6 +36,6 @@ func main() {
 		stringintconv.Analyzer, structtag.Analyzer, tests.Analyzer, unmarshal.Analyzer, unreachable.Analyzer,
 		unusedresult.Analyzer,
 		// The framework's analyzers.
-		OptionalDepsGuard, TimeBucketing, Conventions, ReadOnlyFields, ComputedFields, Contract, GuardedFields,
+		OptionalDepsGuard, TimeBucketing, Conventions, ReadOnlyFields, ComputedFields, Contract, GuardedFields, HandlerTests,
 	)
 }
