@@ -213,6 +213,8 @@ def seed_violations(root: Path) -> None:
           "COMMENT ON COLUMN orders.name IS 'framework:ref=derived-from=nope';\n"
           "COMMENT ON TABLE orders IS 'framework:immutable';\n")
     edit(root, "framework.yaml", "main: ./cmd/shop", "main: ./cmd/missing")
+    write(root, "db/seeds/vocab.yaml", "rows: 3\ntables:\n  invoices: {rows: 2}\ncolumns:\n"
+          "  orders.nope: {values: [a, b]}\n  name: {values: [x]}\n")
 
 
 def seed_clean(root: Path) -> None:
@@ -234,6 +236,8 @@ def seed_clean(root: Path) -> None:
           "COMMENT ON COLUMN orders.created_at IS 'framework:immutable';\n"
           "COMMENT ON COLUMN orders.updated_at IS 'framework:ref=derived-from=created_at';\n"
           "COMMENT ON TABLE orders IS 'framework:owner=order';\n")
+    write(root, "db/seeds/vocab.yaml", "rows: 3\ntables:\n  orders: {rows: 2}\ncolumns:\n"
+          "  orders.name: {values: [a, b]}\n  note: {values: [x]}\n")
 
 
 @pytest.fixture(scope="module")

@@ -80,7 +80,7 @@ def test_text_output_grouped_by_file_with_summary_and_gate_json(lint_projects: t
     header = lines.index(deps)
     assert lines[header + 1].startswith(f"  {deps}:") and ": time-bucketing: " in out
     assert lines[-1].startswith(tuple("0123456789")) and " errors, " in lines[-1]
-    assert "not implemented in this build: fixture-drift" in out
+    assert "not implemented in this build: config-reach" in out
     code, quiet, _ = framework("lint", "--quiet", cwd=seeded, cache=lint_cache)
     assert code == 1 and all(":" in line and not line.startswith(" ") for line in quiet.splitlines())
     gate = json.loads(gate_file.read_text(encoding="utf-8"))
@@ -99,8 +99,8 @@ def test_linter_that_cannot_run_exits_two_named(lint_projects: tuple[Path, Path]
     code, out, err = framework("lint", "--json", cwd=project, cache=lint_cache)
     doc = json.loads(out)
     assert code == 2 and doc["error"]["code"] == "linter_cannot_run" and "eslint" in doc["error"]["message"]
-    code, out, err = framework("lint", "--fixture-drift", cwd=project, cache=lint_cache)
-    assert code == 2 and "fixture-drift" in err
+    code, out, err = framework("lint", "--config-reach", cwd=project, cache=lint_cache)
+    assert code == 2 and "config-reach" in err
     code, _, err = framework("lint", "--format", "xml", cwd=project, cache=lint_cache)
     assert code == 2 and "--format" in err
     code, _, err = framework("lint", "--scope", "/etc", cwd=project, cache=lint_cache)

@@ -67,6 +67,9 @@ def lint(scope: list[str] = typer.Option(None, "--scope", help="Only findings un
     if output_format not in ("text", "json", "sarif"):
         diagnose(f"--format {output_format!r}: one of text, json, sarif")
         raise typer.Exit(EXIT_USAGE)
+    if gate_json is not None and not _writable_target(gate_json):
+        diagnose(f"--gate-json {gate_json[:200]!r}: not a file path whose directory exists")
+        raise typer.Exit(EXIT_USAGE)
     as_json = json_output or output_format == "json"
     names = [a.name for a in ANALYZERS if selected.get(a.name.replace("-", "_"))]
 
@@ -98,6 +101,19 @@ def lint(scope: list[str] = typer.Option(None, "--scope", help="Only findings un
 
         raise typer.Exit(run_command(False, action, sarif, partial_error=error))
     raise typer.Exit(run_command(as_json, action, lambda r: _render(r, quiet), partial_error=error))
+
+
+def _writable_target(value: str) -> bool:
+    """A path whose parent directory exists and that is not itself a directory (checked before linting)."""
+    from pathlib import Path
+
+    if not value or "\0" in value or len(value) > 4096:
+        return False
+    try:
+        path = Path(value)
+        return path.parent.is_dir() and not path.is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def _flag(analyzer: Any) -> inspect.Parameter:

@@ -22,6 +22,7 @@ from engine.project import CONFIG_FILE, Project
 
 _PRUNE = {".git", "node_modules", "bin", ".next", "dist", "build", ".venv", ".tools", ".framework"}
 _SUFFIXES = {"go": (".go", "go.mod", "go.sum"), "proto": (".proto", "buf.yaml"), "sql": (".sql",),
+             "seeds": ("vocab.yaml",),
              "frontend": (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".json")}
 IGNORE_WORD = "lint:ignore"
 
@@ -188,6 +189,8 @@ def lint(project: Project, analyzers: list[str] | None = None, scope: list[str] 
         tasks.append(("migration-safety", "sql", [], lambda: sql.migration_safety(root)))
     if want("column-markers"):
         tasks.append(("column-markers", "sql", [], lambda: sql.column_markers(root)))
+    if want("fixture-drift"):
+        tasks.append(("fixture-drift", "sql+seeds", [], lambda: sql.fixture_drift(root)))
     if want("db"):
         tasks.append(("db", "sql+proto", [], lambda: sql.db(root, image())))
     if want("create-nullability") and has_protos:

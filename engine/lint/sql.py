@@ -156,3 +156,45 @@ def create_nullability(root: Path, image: dict[str, Any] | None) -> list[Finding
                                "optional: a NULL would read as the zero value",
                                hint="declare it NOT NULL (with a default), or `optional` in the proto"))
     return out
+
+
+VOCAB = Path("db") / "seeds" / "vocab.yaml"
+
+
+def fixture_drift(root: Path) -> list[Finding]:
+    """db/seeds/vocab.yaml names tables and columns the migrations create (a renamed column leaves its seed
+    vocabulary behind, silently unused)."""
+    import yaml
+
+    path = root / VOCAB
+    if not path.is_file():
+        return []
+    try:
+        doc = yaml.compose(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        return [Finding(analyzer="fixture-drift", rule="fixture-drift", severity=ERROR, file=VOCAB.as_posix(),
+                        line=(mark.line + 1) if mark else 1, message=f"vocab.yaml does not parse: {exc}")]
+    known = tables(root / MIGRATIONS)
+    columns = {c.name for t in known.values() for c in t.columns}
+    out = []
+
+    def add(node: Any, message: str) -> None:
+        out.append(Finding(analyzer="fixture-drift", rule="fixture-drift", severity=ERROR, file=VOCAB.as_posix(),
+                           line=node.start_mark.line + 1, column=node.start_mark.column + 1, message=message,
+                           hint="rename or remove the entry (the migrations are the truth)"))
+
+    for key, value in doc.value if isinstance(doc, yaml.MappingNode) else []:
+        if not isinstance(value, yaml.MappingNode):
+            continue
+        for item, _ in value.value:
+            name = str(item.value)
+            if key.value == "tables" and name not in known:
+                add(item, f"table {name!r} is in vocab.yaml but no migration creates it")
+            elif key.value == "columns":
+                table, _, column = name.rpartition(".")
+                if table and (table not in known or column not in {c.name for c in known[table].columns}):
+                    add(item, f"column {name!r} is in vocab.yaml but no migration creates it")
+                elif not table and name not in columns:
+                    add(item, f"column {name!r} is in vocab.yaml but no table has it")
+    return out
