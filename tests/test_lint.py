@@ -137,7 +137,7 @@ def test_lint_ignore_silences_one_analyzer_on_its_line(lint_projects: tuple[Path
     edit(project, deps, "\tday := time.Date(", "\t// lint:ignore time-bucketing legacy\n\tday := time.Date(")
     edit(project, deps, "\treturn d.Mailer", "\t// lint:ignore conventions wrong name\n\treturn d.Mailer")
     report = lint_in_process(project, lint_cache, analyzers=["time-bucketing", "optional-deps-guard"],
-                             scope=[HANDLERS])
+                             scope=[str(project / HANDLERS)])
     assert {f.analyzer for f in report.findings} == {"optional-deps-guard"}
 
 
