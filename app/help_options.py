@@ -60,6 +60,9 @@ OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
         ('--json', 'Print one JSON document (ok, exit_code, error, payload).'),
         ('-h, --help', 'Show this message and exit.'),
     ),
+    'framework package': (
+        ('-h, --help', 'Show this message and exit.'),
+    ),
     'framework api': (
         ('-h, --help', 'Show this message and exit.'),
     ),

@@ -251,6 +251,19 @@ FRAMEWORK.groups["scaffold"] = Group(
     examples=("framework scaffold --dry-run", "framework scaffold entity order --from-proto shop",
               "framework scaffold service billing audit", "framework scaffold rpc shop Refund --stream server"),
 )
+# Workers, webhooks, packages, adapters, libraries (docs/reference-authoring.md#workers-and-webhooks).
+FRAMEWORK.groups["scaffold"].commands.update({
+    "worker": "A worker: a long-running process under the service bootstrap, a workload of env up dev.",
+    "webhook": "An inbound webhook on a service: HMAC in a sender's format, de-duplication, your handler.",
+    "package": "An internal package: contract.go + service.go (--type service|adapter, --kind eventbus).",
+    "adapter": "An adapter package: its contract implemented over an outside system (package --type adapter).",
+    "library": "A library: plain Go with no contract (--path, --no-exclude, --force).",
+})
+FRAMEWORK.groups["package"] = Group(
+    help="Internal packages: a contract (Go interface) its consumers depend on, and its implementation.",
+    commands={"new": "An internal package: contract.go + service.go (--type service|adapter, --kind eventbus)."},
+    examples=("framework package new pricing", "framework package new bus --kind eventbus"),
+)
 FRAMEWORK.groups["api"] = Group(
     help="Local request helpers for the project's Connect RPCs.",
     commands={"curl": "Print (never run) a curl command for <service.method>: POST, JSON, zero-value body."},

@@ -198,7 +198,7 @@ def median_pair(pairs: Pairs) -> tuple[float, float, float]:
     return mbs, raw, mbs / raw
 
 
-def throughput(url: str, token: str, work: Path, memory: Path) -> tuple[Pairs, float, float, Pairs, Pairs]:
+def throughput(url: str, token: str, work: Path, memory: Path) -> tuple[Pairs, float, float, Pairs, Pairs, Pairs]:
     path = work / "blob.bin"
     with open(path, "wb") as fh:
         block = os.urandom(1 << 20)
@@ -210,12 +210,38 @@ def throughput(url: str, token: str, work: Path, memory: Path) -> tuple[Pairs, f
     with_httpx = httpx_read(url, token, size)
     relay = statistics.median(relay_ceiling(path, size) for _ in range(REPEATS))
     uploads = [(http_write(url, token, path, size, work / "upload.bin"), raw_copy(path, size)) for _ in range(REPEATS)]
+    disk = [(disk_alone(path, work / "disk-alone.bin"), raw_copy(path, size)) for _ in range(REPEATS)]
     in_memory = [(http_write(url, token, path, size, memory / "upload.bin"), raw_copy(path, size))
                  for _ in range(REPEATS)]
     path.unlink()
     (work / "upload.bin").unlink()
     (memory / "upload.bin").unlink()
-    return pairs, with_httpx, relay, uploads, in_memory
+    return pairs, with_httpx, relay, uploads, in_memory, disk
+
+
+def disk_alone(path: Path, target: Path) -> float:
+    """MiB/s of what the upload's commit rule costs by itself: the file written into the same directory
+    (1 MiB writes, writeback started every 8 MiB as the daemon does) and fsync'd; no network, no server."""
+    from engine.daemon.bulk import WRITEBACK_BYTES, _writeback
+
+    writeback = _writeback()
+    t = time.perf_counter()
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with open(path, "rb") as fh:
+            written = flushed = 0
+            while data := fh.read(1 << 20):
+                os.write(fd, data)
+                written += len(data)
+                if written - flushed >= WRITEBACK_BYTES:
+                    writeback(fd, flushed, written - flushed)
+                    flushed = written
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    rate = written / (time.perf_counter() - t) / (1 << 20)
+    target.unlink()
+    return rate
 
 
 def raw_copy(path: Path, size: int) -> float:
@@ -361,7 +387,7 @@ def main() -> int:
             over = stream_ms - local_ms
             print(f"no-op shell round trip p50: stream {stream_ms:.2f} ms, local subprocess {local_ms:.2f} ms; "
                   f"overhead {over:.2f} ms (aim < 5 ms: {'met' if over < 5 else 'NOT met'})")
-            pairs, with_httpx, relay, uploads, to_memory = throughput(url, login, tmp / "work", Path(in_memory))
+            pairs, with_httpx, relay, uploads, to_memory, disk = throughput(url, login, tmp / "work", Path(in_memory))
             mbs, raw, ratio = median_pair(pairs)
             print(f"file read {MIB} MiB (bulk side channel): {mbs:.0f} MiB/s, raw loopback TCP {raw:.0f} MiB/s; "
                   f"{ratio:.2f}x, median of {len(pairs)} (each: "
@@ -377,6 +403,11 @@ def main() -> int:
                   f"the daemon): {up:.0f} MiB/s, raw loopback TCP {up_raw:.0f} MiB/s; {up_ratio:.2f}x, median of "
                   f"{len(uploads)} (each: " + ", ".join(f"{m:.0f}/{r:.0f}={m / r:.2f}x" for m, r in uploads)
                   + f"); aim >= 0.5x: {'met' if up_ratio >= 0.5 else 'NOT met'}")
+            alone, alone_raw, alone_ratio = median_pair(disk)
+            print(f"  the commit rule's own ceiling: {MIB} MiB written and fsync'd in the same directory, no network: "
+                  f"{alone:.0f} MiB/s, raw {alone_raw:.0f} MiB/s; {alone_ratio:.2f}x, median of {len(disk)} (each: "
+                  + ", ".join(f"{m:.0f}/{r:.0f}={m / r:.2f}x" for m, r in disk) + "); the upload: "
+                  f"{up_ratio / alone_ratio:.2f}x of it")
             up, up_raw, up_ratio = median_pair(to_memory)
             print(f"  the same upload into a tmpfs root ({shm or 'no /dev/shm: the temp dir'}; no disk under it, "
                   f"the transfer path's own figure): {up:.0f} MiB/s, raw {up_raw:.0f} MiB/s; {up_ratio:.2f}x, median"

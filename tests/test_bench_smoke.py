@@ -36,13 +36,15 @@ RATIO_LINES = {
     "kcl_render.py": rf"render, warm cache: .*ratio +{NUMBER}",
     "lint.py": rf"whole lint, 2 services x 2 RPCs: .*ratio {NUMBER}",
     "metrics.py": rf"ledger metrics over [\d,]+ promotions: .*; ratio {NUMBER}",
+    "scaffold.py": rf"scaffold worker, 2 services: .*ratio {NUMBER}",
     "startup.py": rf"framework env list --json +[\d.]+ +{NUMBER}",
     "status_history.py": rf"1,000 promotions .*; ratio {NUMBER}",
     "tools.py": rf"edit one line of 1 MB .*ratio +{NUMBER}",
     "webhooks.py": rf"ratio \(durable ingestion / bare\): {NUMBER}",
 }
 GO_TOOLS = {"db.py": ["migrate"], "debug.py": ["dlv"], "generate.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
-            "lint.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"]}
+            "lint.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
+            "scaffold.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"]}
 
 
 def _tools_present(script: str) -> None:

@@ -174,3 +174,31 @@ def test_a_stream_drop_fails_a_spliced_upload_clearly(stack: Stack) -> None:
     until(lambda: not _temps(stack), what="the temp file removed")
     assert not (stack.work / "dropped.bin").exists()
     _upload_works(stack, "after-drop.bin")
+
+
+def test_a_large_upload_over_a_file_replaces_it_atomically_and_frees_it_after_the_answer(stack: Stack) -> None:
+    """Writes commit atomically and leave no trace (docs/reference-daemon.md#execution-on-the-daemon-with-its-limits:
+    temp file, fsync, rename): an upload over an existing large file answers with the new file in place,
+    the old content survives under any other name it had, and the second name the daemon holds while
+    answering (so freeing the old blocks is not part of the upload's time) is gone once the write is done;
+    a small file is replaced without one."""
+    target = stack.work / "over.bin"
+    target.write_bytes(os.urandom(2 * BLOCK))
+    elsewhere = stack.work / "other-name.bin"
+    first = os.urandom(3 * BLOCK)
+    r = stack.api("POST", "/dev/files/write", params={"path": "over.bin"}, content=first)
+    assert r.status_code == 200 and r.json()["size"] == len(first)
+    assert target.read_bytes() == first
+    until(lambda: not [p for p in stack.work.iterdir() if p.name.endswith(".old")], timeout=30)
+    os.link(target, elsewhere)  # a file with two names: the replaced one must live on under the other
+    second = os.urandom(2 * BLOCK)
+    r = stack.api("POST", "/dev/files/write", params={"path": "over.bin"}, content=second)
+    assert r.status_code == 200 and target.read_bytes() == second and elsewhere.read_bytes() == first
+    until(lambda: not [p for p in stack.work.iterdir() if p.name.endswith((".old", ".tmp"))], timeout=30)
+    small = stack.work / "small.txt"
+    small.write_bytes(b"old")
+    r = stack.api("POST", "/dev/files/write", params={"path": "small.txt"}, content=b"new")
+    assert r.status_code == 200 and small.read_bytes() == b"new"
+    assert not [p for p in stack.work.iterdir() if p.name.endswith((".old", ".tmp"))]
+    for path in (target, elsewhere, small):
+        path.unlink()

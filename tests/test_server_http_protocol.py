@@ -68,3 +68,41 @@ def test_connection_close_sends_the_whole_response_first(server, tmp_path: Path)
     head, _, body = data.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 202") and b"connection: close" in head.lower()
     assert json.loads(body)["status"] == "accepted"
+
+
+def test_the_copied_uvicorn_code_is_the_installed_one() -> None:
+    """The server's HTTP protocol is uvicorn's httptools protocol with one change
+    (docs/reference-webhooks.md#platform-server): its `on_headers_complete` is a copy of uvicorn's,
+    so the installed uvicorn must be the pinned one, and every piece of uvicorn the copy was made
+    from must still have the source it was copied from; a uvicorn upgrade fails here, naming what to port."""
+    import tomllib
+
+    import uvicorn
+
+    from engine.server.http_protocol import UVICORN_VERSION, uvicorn_drift
+
+    root = Path(__file__).resolve().parent.parent
+    deps = tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert f"uvicorn[standard]=={UVICORN_VERSION}" in deps
+    assert uvicorn.__version__ == UVICORN_VERSION
+    assert uvicorn_drift() == []
+
+
+def test_the_accepted_answer_is_the_documented_json_byte_for_byte() -> None:
+    """A 202's body (docs/reference-webhooks.md#webhook-ingestion: `{"delivery": "dlv_...", "status":
+    "accepted"}`, or `retry` with `duplicate_of`) is what json.dumps writes for that document, also when
+    it comes from the front door's template; an id the template cannot carry safely goes through json.dumps."""
+    from engine.server.hooks_asgi import accepted_body
+    from engine.server.ingest import Verdict
+
+    cases = [
+        Verdict(202, "dlv_0001234abcdef0123456789", "queued"),
+        Verdict(202, "dlv_00000000000001ffffffffff", "retry", "dlv_00000000000000aaaaaaaaaa"),
+        Verdict(202, 'dlv_"quoted\\', "queued"),
+    ]
+    for verdict in cases:
+        doc = {"delivery": verdict.delivery_id, "status": "accepted"}
+        if verdict.outcome == "retry":
+            doc.update(status="retry", duplicate_of=verdict.duplicate_of)
+        assert accepted_body(verdict) == json.dumps(doc).encode()
+        assert json.loads(accepted_body(verdict)) == doc

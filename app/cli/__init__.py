@@ -46,6 +46,7 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     "build": "app.cli.generate:build_app",
     "lint": "app.cli.lint:lint_app",
     "scaffold": "app.cli.scaffold",
+    "package": "app.cli.package",
     "api": "app.cli.api",
     # Domains (docs/reference-domains.md).
     "domain": "app.cli.domain",

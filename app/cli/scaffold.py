@@ -24,9 +24,11 @@ app = typer.Typer(help=GROUP.help, add_completion=False, invoke_without_command=
 def _render(result: Any) -> None:
     for item in result.files:
         out(f"{item['change']:8} {item['path']}")
-    if result.snippet:
+    if result.snippet and result.what == "scaffold rpc":
         out("\nadd to the service's proto, then run framework generate:\n")
         out(result.snippet.rstrip())
+    elif result.snippet:
+        out("\n" + result.snippet.rstrip())
     if not result.files:
         out("nothing to scaffold")
     elif result.dry_run:
@@ -110,3 +112,78 @@ def binary(name: str = typer.Argument(..., help="The binary's name."), dry_run: 
     from engine.authoring.scaffold import scaffold_binary
 
     _run(json_output, lambda p: scaffold_binary(p, name, dry_run=dry_run))
+
+
+# ---- workers, webhooks, packages, adapters, libraries (docs/reference-authoring.md#workers-and-webhooks) ----
+
+@app.command("worker", help=HELP["worker"], epilog=examples(
+    "framework scaffold worker mailer", "framework scaffold worker mailer --no-generate --dry-run",
+    note="internal/workers/<name>/worker.go is yours (Run(ctx) until shutdown); cmd/<name>/main.go is generated "
+         "(health on env PORT, SIGTERM). Exit codes: 0 done; 1 invalid input or a tool failed; 2 bad usage."))
+def worker(name: str = typer.Argument(..., help="The worker's name."),
+           no_generate: bool = typer.Option(False, "--no-generate", help="Write the worker; skip generate."),
+           dry_run: bool = DRY_RUN, json_output: bool = JSON_OPTION) -> None:
+    from engine.authoring.scaffold_workloads import scaffold_worker
+
+    _run(json_output, lambda p: scaffold_worker(p, name, no_generate=no_generate, dry_run=dry_run))
+
+
+@app.command("webhook", help=HELP["webhook"], epilog=examples(
+    "framework scaffold webhook github_push --service shop --sender github",
+    "framework scaffold webhook orders --service shop --dry-run",
+    note="Mounted at POST /webhooks/<service>/<name>; the secret is read from env WEBHOOK_<NAME>_SECRET. "
+         "--sender: generic, github, github-legacy, shopify (the platform's presets). "
+         "Exit codes: 0 done; 1 invalid input or a tool failed; 2 bad usage (--service missing)."))
+def webhook(name: str = typer.Argument(..., help="The webhook's name."),
+            service: str | None = typer.Option(None, "--service", help="The service it is an endpoint of "
+                                                                         "(required)."),
+            sender: str = typer.Option("generic", "--sender", help="The sender preset (signature format)."),
+            dry_run: bool = DRY_RUN, json_output: bool = JSON_OPTION) -> None:
+    from engine.authoring.scaffold_workloads import scaffold_webhook
+
+    _run(json_output, lambda p: scaffold_webhook(p, name, service=service, sender=sender, dry_run=dry_run))
+
+
+PACKAGE_EPILOG = examples(
+    "framework scaffold package pricing", "framework scaffold package bus --kind eventbus",
+    note="internal/<name>/contract.go and service.go are yours; generate writes the contract's mock "
+         "internal/<name>/<name>mock. --kind eventbus: in-process and PostgreSQL (outbox) buses. "
+         "Exit codes: 0 done; 1 invalid input or a tool failed; 2 bad usage.")
+TYPE_OPTION = typer.Option(None, "--type", help="service (default) or adapter.")
+KIND_OPTION = typer.Option(None, "--kind", help="eventbus: the project's event bus (an adapter).")
+
+
+def package_command(name: str = typer.Argument(..., help="The package's name."), type_: str | None = TYPE_OPTION,
+                    kind: str | None = KIND_OPTION, dry_run: bool = DRY_RUN, json_output: bool = JSON_OPTION) -> None:
+    from engine.authoring.packages import scaffold_package
+
+    _run(json_output, lambda p: scaffold_package(p, name, type_=type_, kind=kind, dry_run=dry_run))
+
+
+app.command("package", help=HELP["package"], epilog=PACKAGE_EPILOG)(package_command)
+
+
+@app.command("adapter", help=HELP["adapter"], epilog=examples(
+    "framework scaffold adapter payments", "framework scaffold adapter bus --kind eventbus --dry-run",
+    note="The same as scaffold package --type adapter. Exit codes: 0 done; 1 invalid input; 2 bad usage."))
+def adapter(name: str = typer.Argument(..., help="The adapter's name."), kind: str | None = KIND_OPTION,
+            dry_run: bool = DRY_RUN, json_output: bool = JSON_OPTION) -> None:
+    from engine.authoring.packages import scaffold_package
+
+    _run(json_output, lambda p: scaffold_package(p, name, type_="adapter", kind=kind, dry_run=dry_run,
+                                                 by="scaffold adapter"))
+
+
+@app.command("library", help=HELP["library"], epilog=examples(
+    "framework scaffold library textutil", "framework scaffold library textutil --path pkg/textutil --no-exclude",
+    note="<path>/<name>.go and its test, yours; <path> (default internal/<name>) is added to framework.yaml "
+         "contracts.exclude unless --no-exclude. Exit codes: 0 done; 1 exists (without --force); 2 bad usage."))
+def library(name: str = typer.Argument(..., help="The library's name."),
+            path: str | None = typer.Option(None, "--path", help="Its directory (default internal/<name>)."),
+            no_exclude: bool = typer.Option(False, "--no-exclude", help="Leave it out of contracts.exclude."),
+            force: bool = typer.Option(False, "--force", help="Write over its files when they exist."),
+            dry_run: bool = DRY_RUN, json_output: bool = JSON_OPTION) -> None:
+    from engine.authoring.packages import scaffold_library
+
+    _run(json_output, lambda p: scaffold_library(p, name, path=path, no_exclude=no_exclude, force=force,
+                                                 dry_run=dry_run))

@@ -26,6 +26,8 @@ class AuthoringConfig:
     services: list[dict[str, Any]] = field(default_factory=list)
     binaries: list[dict[str, Any]] = field(default_factory=list)
     proto_dir: str = "proto"
+    workers: list[dict[str, Any]] = field(default_factory=list)  # scaffold worker: {name, main}
+    webhooks: list[dict[str, Any]] = field(default_factory=list)  # scaffold webhook: {name, service, sender}
 
     def enabled(self, feature: str) -> bool:
         return self.features.get(feature, True)
@@ -61,7 +63,9 @@ def load(project: Project) -> AuthoringConfig:
         commit_generated=bool(generate.get("commit", True)) if isinstance(generate, dict) else True,
         services=[s for s in data.get("services") or [] if isinstance(s, dict)],
         binaries=[b for b in data.get("binaries") or [] if isinstance(b, dict)],
-        proto_dir=str(data.get("proto_dir") or "proto"))
+        proto_dir=str(data.get("proto_dir") or "proto"),
+        workers=[w for w in data.get("workers") or [] if isinstance(w, dict) and w.get("name")],
+        webhooks=[w for w in data.get("webhooks") or [] if isinstance(w, dict) and w.get("name")])
 
 
 def append_list_item(config_path: Path, key: str, item: dict[str, str]) -> None:
@@ -86,5 +90,5 @@ def append_list_item(config_path: Path, key: str, item: dict[str, str]) -> None:
             end -= 1
         lines[end:end] = entry
     new_text = "\n".join(lines) + "\n"
-    yaml.safe_load(new_text)  # never leave a file that does not parse
+    yaml.load(new_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # never leave a file that does not parse
     atomic_write_bytes(config_path, new_text.encode("utf-8"))

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from engine import __version__
-from engine.authoring import entities, gocode, markers, mocks, naming, tools
+from engine.authoring import entities, gocode, markers, mocks, naming, tools, workloads
 from engine.authoring.annotation_spec import OPTIONS_PROTO, options_proto
 from engine.authoring.config import AuthoringConfig, load
 from engine.authoring.descriptor import CACHE, Descriptor, cache_text, compile_image, load_image, proto_files
@@ -127,11 +127,13 @@ def build_plan(project: Project, cfg: AuthoringConfig, tmp: Path) -> tuple[Plan,
             for method in svc.methods:
                 plan.scaffold(f"{where}/{naming.rpc_file(method.name)}", gocode.rpc_stub(desc, svc, method))
         observe = cfg.enabled("observability")
-        plan.generated("internal/bootstrap/bootstrap.go", gocode.bootstrap_go(desc, cfg.module, cfg.port, observe))
+        plan.generated("internal/bootstrap/bootstrap.go", gocode.bootstrap_go(desc, cfg.module, cfg.port, observe,
+                                                                              workloads.webhook_routes(cfg)))
         plan.generated("internal/bootstrap/bootstrap_test.go", render("go/bootstrap_test.go.tmpl"))
         if observe:
             plan.generated("internal/bootstrap/observability.go", gocode.observability_go())
         plan.generated(f"cmd/{cfg.name}/main.go", gocode.main_go(cfg.name, cfg.module))
+        workloads.add_generated(plan, cfg)
     if cfg.enabled("contracts"):
         for contract in mocks.contracts(root):
             rel_dir = contract.parent.relative_to(root).as_posix()

@@ -108,7 +108,9 @@ def proto_snippet(name: str, stream: str | None) -> str:
             f"message {name}Request {{\n}}\n\nmessage {name}Response {{\n}}\n")
 
 
-def bootstrap_go(desc: Descriptor, module: str, port: object, observability: bool) -> str:
+def bootstrap_go(desc: Descriptor, module: str, port: object, observability: bool,
+                 webhooks: list[tuple[str, str, str]] | None = None) -> str:
+    """`webhooks`: (route, import path, package) of each inbound webhook (scaffold webhook)."""
     imports = Imports()
     routes = ""
     for svc in desc.services:
@@ -116,6 +118,8 @@ def bootstrap_go(desc: Descriptor, module: str, port: object, observability: boo
         alias = imports.add(path, alias)
         handlers = imports.add(f"{module}/{handler_dir(svc)}", handler_package(svc))
         routes += f"\tmux.Handle({alias}.New{svc.name}Handler(&{handlers}.Handler{{}}))\n"
+    for route, path, package in webhooks or []:
+        routes += f'\tmux.Handle("POST {route}", {imports.add(path, package)}.New())\n'
     return render("go/bootstrap.go.tmpl", imports=("\n" + imports.block()) if imports.by_path else "",
                   routes=routes, config_port="" if port in (None, "") else str(port),
                   handler="Observe(Mux())" if observability else "Mux()")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -23,6 +24,7 @@ class Birth(BaseModel):
     path: str
     born: str
     by: str  # the command that wrote it: project new, generate, scaffold entity ...
+    args: dict[str, str] = {}  # the scaffold's arguments (names, flags): rescaffold re-runs it with them
 
 
 class Disowned(BaseModel):
@@ -35,7 +37,7 @@ def now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def _read(root: Path, rel: Path) -> list[dict[str, str]]:
+def _read(root: Path, rel: Path) -> list[dict[str, Any]]:
     path = root / rel
     if not path.is_file():
         return []
@@ -49,25 +51,31 @@ def _read(root: Path, rel: Path) -> list[dict[str, str]]:
     return [i for i in items if isinstance(i, dict) and "path" in i]
 
 
-def _write(root: Path, rel: Path, items: list[dict[str, str]]) -> None:
+def _write(root: Path, rel: Path, items: list[dict[str, Any]]) -> None:
     items = sorted(items, key=lambda i: i["path"])
     atomic_write_bytes(root / rel, (json.dumps({"files": items}, indent=2) + "\n").encode())
 
 
 def scaffolded(root: Path) -> list[Birth]:
-    return [Birth(**{"by": "", "born": "", **i}) for i in _read(root, SCAFFOLDED)]
+    out = []
+    for i in _read(root, SCAFFOLDED):
+        args = i.get("args")
+        args = {str(k): str(v) for k, v in args.items()} if isinstance(args, dict) else {}
+        out.append(Birth(path=str(i["path"]), born=str(i.get("born", "")), by=str(i.get("by", "")), args=args))
+    return out
 
 
 def disowned(root: Path) -> list[Disowned]:
     return [Disowned(**{"reason": "", "at": "", **i}) for i in _read(root, DISOWNED)]
 
 
-def record_births(root: Path, paths: list[str], by: str) -> None:
+def record_births(root: Path, paths: list[str], by: str, args: dict[str, str] | None = None) -> None:
     """Record scaffold-once files at birth (a path already recorded keeps its first birth)."""
     items = _read(root, SCAFFOLDED)
     known = {i["path"] for i in items}
     stamp = now()
-    items += [{"path": p, "born": stamp, "by": by} for p in paths if p not in known]
+    extra = {"args": dict(args)} if args else {}
+    items += [{"path": p, "born": stamp, "by": by, **extra} for p in paths if p not in known]
     if len(items) != len(known) or not (root / SCAFFOLDED).exists():
         _write(root, SCAFFOLDED, items)
 

@@ -71,9 +71,11 @@ class Plan:
     def final(self, item: PlannedFile) -> str:
         return markers.stamp(item.path, item.content) if item.kind == "generated" else item.content
 
-    def apply(self, root: Path, by: str, *, dry_run: bool = False, force: bool = False) -> list[FileResult]:
+    def apply(self, root: Path, by: str, *, dry_run: bool = False, force: bool = False,
+              args: dict[str, str] | None = None) -> list[FileResult]:
         """Write what the ownership rules allow. `force` is an explicit request to write scaffold-once
-        files anyway: `project new --force`, `scaffold service --force`, a named `scaffold rpc`."""
+        files anyway: `project new --force`, `scaffold service --force`, a named `scaffold rpc`.
+        `args` are recorded with the births: what `project rescaffold` re-runs the scaffold with."""
         self.gofmt()
         born = {b.path for b in ownership.scaffolded(root)}
         gone = {d.path for d in ownership.disowned(root)}
@@ -103,7 +105,7 @@ class Plan:
         if not dry_run:
             _write_all(writes)
         if births and not dry_run:
-            ownership.record_births(root, births, by)
+            ownership.record_births(root, births, by, args)
         return results
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from engine.authoring import markers, ownership
+from engine.authoring import markers, ownership, rescaffolders
 from engine.authoring.config import load
 from engine.authoring.generate import build_plan, state_files
 from engine.authoring.new import project_plan
@@ -62,7 +62,8 @@ def list_scaffolded(project: Project, absent: bool = False) -> ScaffoldedList:
 
 def rescaffold(project: Project, paths: list[str]) -> PathsResult:
     rels = [_rel(project, p) for p in paths]
-    born = {b.path for b in ownership.scaffolded(project.root)}
+    births = {b.path: b for b in ownership.scaffolded(project.root)}
+    born = set(births)
     for rel in rels:
         if (project.root / rel).exists():
             raise RescaffoldRefused(f"{rel} exists: rescaffold only re-creates deleted scaffold-once files",
@@ -77,6 +78,11 @@ def rescaffold(project: Project, paths: list[str]) -> PathsResult:
     service = next((str(s.get("name")) for s in cfg.services), None)
     known = {**project_plan(cfg, service).files, **plan.files}
     for rel in rels:
+        if rel not in known:
+            scaffold = rescaffolders.lookup(births[rel].by)
+            extra = scaffold(project, cfg, rel, births[rel].args) if scaffold else None
+            if extra is not None and rel in extra.files:
+                known[rel] = extra.files[rel]
         item = known.get(rel)
         if item is None or item.kind != "scaffold":
             raise InvalidInput(f"{rel}: no scaffold produces this file today (its RPC or feature is gone)")

@@ -15,21 +15,38 @@ def copy(root: Path, dest: Path) -> Path:
     return dest
 
 
-def _digests(root: Path) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for path in root.rglob("*"):
-        rel = path.relative_to(root)
-        if path.is_file() and not SKIP & set(rel.parts):
-            out[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+def _stats(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file's (size, mtime_ns), the skipped directories pruned."""
+    import os
+
+    out: dict[str, tuple[int, int]] = {}
+    base = str(root)
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = [d for d in dirnames if d not in SKIP]
+        rel_dir = os.path.relpath(dirpath, base)
+        for name in filenames:
+            full = os.path.join(dirpath, name)
+            try:
+                st = os.stat(full)
+            except OSError:
+                continue
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+            out[rel.replace(os.sep, "/")] = (st.st_size, st.st_mtime_ns)
     return out
 
 
+def _same(before: Path, after: Path, rel: str) -> bool:
+    return hashlib.sha256((before / rel).read_bytes()).digest() == hashlib.sha256((after / rel).read_bytes()).digest()
+
+
 def diff(before: Path, after: Path) -> list[tuple[str, str]]:
-    """(path, created | modified | removed) between two trees, sorted by path."""
-    a, b = _digests(before), _digests(after)
+    """(path, created | modified | removed) between two trees, sorted by path. The copy keeps every
+    file's mtime, so a file whose size and mtime are unchanged was not written; only the others are
+    compared by content (a scaffold on a large project touches a few files of hundreds)."""
+    a, b = _stats(before), _stats(after)
     out = [(p, "created") for p in b.keys() - a.keys()]
     out += [(p, "removed") for p in a.keys() - b.keys()]
-    out += [(p, "modified") for p in a.keys() & b.keys() if a[p] != b[p]]
+    out += [(p, "modified") for p in a.keys() & b.keys() if a[p] != b[p] and not _same(before, after, p)]
     return sorted(out)
 
 

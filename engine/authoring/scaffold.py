@@ -36,7 +36,9 @@ def _dry_or_real(project: Project, what: str, op: Callable[[Project], ScaffoldRe
     """Run `op` on a throwaway copy of the project, then list what changed (--dry-run) or carry the
     changes over: a scaffold that fails half-way (a proto that does not compile, a tool missing)
     leaves the checkout as it was."""
-    with tempfile.TemporaryDirectory(prefix="framework-scaffold-") as tmp:
+    from engine.authoring.plan import scratch_dir
+
+    with tempfile.TemporaryDirectory(prefix="framework-scaffold-", dir=scratch_dir()) as tmp:
         target = Project(sandbox.copy(project.root, Path(tmp) / "copy"))
         result = op(target)
         changes = sandbox.diff(project.root, target.root)
@@ -261,7 +263,7 @@ def scaffold_handler_file(project: Project, service: str, name: str, *, dry_run:
         plan = Plan()
         plan.scaffold(rel, render("go/handler_file.go.tmpl", gopkg=gocode.handler_package(svc), Service=svc.name,
                                   name=file))
-        plan.apply(target.root, "scaffold handler-file", force=True)
+        plan.apply(target.root, "scaffold handler-file", force=True, args={"service": service, "name": file})
         return ScaffoldResult(what="scaffold handler-file")
 
     return _dry_or_real(project, "scaffold handler-file", op, dry_run)
@@ -279,7 +281,7 @@ def scaffold_binary(project: Project, name: str, *, dry_run: bool = False) -> Sc
             raise InvalidInput(f"{rel} exists")
         plan = Plan()
         plan.scaffold(rel, render("go/binary_main.go.tmpl", name=binary))
-        plan.apply(target.root, "scaffold binary", force=True)
+        plan.apply(target.root, "scaffold binary", force=True, args={"name": binary})
         append_list_item(target.config_path, "binaries", {"name": binary, "main": f"./cmd/{binary}"})
         return ScaffoldResult(what="scaffold binary", born=[binary])
 

@@ -36,6 +36,7 @@ CONNECT_TIMEOUT_S = 5.0
 SEND_SLICE = 1 << 30  # one os.sendfile call at most
 RECEIVE_BYTES = 1 << 20
 WRITEBACK_BYTES = 8 << 20
+RELEASE_LATER_BYTES = 1 << 20  # a replaced file from this size is freed after the write's answer (engine.daemon.files)
 T = TypeVar("T")
 
 log = logging.getLogger("platform.daemon")

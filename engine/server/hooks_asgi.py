@@ -14,11 +14,13 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
 
+from engine.server.ingest import Verdict
 from engine.server.recorder import RecorderClient
 
 MAX_BODY = 1024 * 1024  # a webhook body is 1 MiB at most (413 beyond)
 _TRIGGER_ID = re.compile(r"^trg_[0-9a-f]{16}$")
 _TOKEN = re.compile(r"^[A-Za-z0-9_\-]{1,200}$")
+_PLAIN_ID = re.compile(r"dlv_[0-9a-f]+\Z")
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -68,6 +70,18 @@ async def _read_body(receive: Receive, declared: str | None) -> tuple[bytes, boo
             return b"".join(chunks), False
 
 
+def accepted_body(verdict: Verdict) -> bytes:
+    """The 202's JSON, byte for byte what json.dumps writes; an accepted delivery's from a template (its
+    id is `dlv_` and hex digits: nothing to escape), a few microseconds less per delivery."""
+    delivery = verdict.delivery_id or ""
+    if verdict.outcome != "retry" and _PLAIN_ID.match(delivery):
+        return b'{"delivery": "' + delivery.encode() + b'", "status": "accepted"}'
+    doc: dict[str, Any] = {"delivery": verdict.delivery_id, "status": "accepted"}
+    if verdict.outcome == "retry":
+        doc.update(status="retry", duplicate_of=verdict.duplicate_of)
+    return json.dumps(doc).encode()
+
+
 class HookFrontDoor:
     """ASGI middleware: POST /hooks/... is ingested here, everything else goes to `app`."""
 
@@ -107,10 +121,7 @@ class HookFrontDoor:
             too_large,
         )
         if verdict.status == 202:
-            doc: dict[str, Any] = {"delivery": verdict.delivery_id, "status": "accepted"}
-            if verdict.outcome == "retry":
-                doc.update(status="retry", duplicate_of=verdict.duplicate_of)
-            await _answer(send, 202, json.dumps(doc).encode(), [(b"content-type", b"application/json")])
+            await _answer(send, 202, accepted_body(verdict), [(b"content-type", b"application/json")])
         elif verdict.status == 404:
             await _answer(send, *NOT_FOUND)
         else:

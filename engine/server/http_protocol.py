@@ -36,6 +36,32 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 from engine.server.splice import REQUEST_SPLICE, SPLICE, bulk_min_bytes, feed, in_thread, pump
 
 LARGE_WRITE = 64 * 1024
+# What GatheringHttpProtocol copies from or leans on in uvicorn, as it was when copied: the sha256
+# (first 16 hex digits) of each one's source. pyproject pins uvicorn exactly; a new uvicorn whose
+# code differs here must be ported by hand (tests/test_server_http_protocol.py compares them).
+UVICORN_VERSION = "0.54.0"
+UVICORN_SOURCES = {
+    "HttpToolsProtocol.on_headers_complete": "1ea8589acfad92d8",  # copied into on_headers_complete
+    "HttpToolsProtocol.on_body": "dba9c32aeba35b6a",  # extended: body_seen counts what it passes on
+    "RequestResponseCycle.__init__": "4d2f220910c33c12",  # built with its keywords
+    "RequestResponseCycle.send": "abdd8601b326a8da",  # SplicingCycle.send hands its coroutine back
+}
+
+
+def uvicorn_drift() -> list[str]:
+    """The names in UVICORN_SOURCES whose installed source is not the one copied (empty: none)."""
+    import hashlib
+    import inspect
+
+    from uvicorn.protocols.http import httptools_impl
+
+    drift = []
+    for name, digest in UVICORN_SOURCES.items():
+        owner, attr = name.split(".")
+        source = inspect.getsource(getattr(getattr(httptools_impl, owner), attr))
+        if hashlib.sha256(source.encode()).hexdigest()[:16] != digest:
+            drift.append(name)
+    return drift
 
 
 class _GatheringTransport:
@@ -126,7 +152,7 @@ class GatheringHttpProtocol(HttpToolsProtocol):
         super().connection_made(_GatheringTransport(transport, self.loop))  # type: ignore[arg-type]
 
     def on_headers_complete(self) -> None:
-        """uvicorn's own (httptools_impl, 0.54), except that the request's cycle is built as a
+        """uvicorn's own (httptools_impl, UVICORN_VERSION), except that the request's cycle is built as a
         SplicingCycle: turning uvicorn's cycle into one afterwards (a __class__ assignment per
         request) cost ~4 us of CPU a request, a tenth of the HTTP process's work per webhook."""
         parser, scope = self.parser, self.scope
