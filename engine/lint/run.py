@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -155,17 +156,22 @@ def lint(project: Project, analyzers: list[str] | None = None, scope: list[str] 
     elif not has_go and (whole or go_selected):
         skipped.append(LinterRun(name=golang.GO_LINTER, status="skipped", reason="no go.mod"))
 
-    image_future: Future[dict[str, Any] | None] | None = None
     pool = ThreadPoolExecutor(max_workers=4)
     proto_names = [n for n in ("proto-markers", "proto-options", "static-export", "vendored-protos") if want(n)]
-    needs_image = has_protos and (proto_names or want("db") or want("create-nullability"))
-    if needs_image:
-        from engine.lint import proto
-
-        image_future = pool.submit(lambda: proto.prepare(proto.image(root, proto_dir), proto_dir, root))
+    image_lock = threading.Lock()
+    image_box: list[dict[str, Any]] = []
 
     def image() -> dict[str, Any] | None:
-        return image_future.result() if image_future is not None else None
+        """The `buf build` descriptor, built once on first use (a run whose proto results are cached never
+        compiles the protos)."""
+        if not has_protos:
+            return None
+        with image_lock:
+            if not image_box:
+                from engine.lint import proto
+
+                image_box.append(proto.prepare(proto.image(root, proto_dir), proto_dir, root))
+            return image_box[0]
 
     if has_protos:
         from engine.lint import proto
