@@ -62,7 +62,14 @@ BUF_VERSION := v1.75.0
 PROTOC_GEN_GO_VERSION := v1.36.11
 PROTOC_GEN_CONNECT_GO_VERSION := v1.19.1
 AUTHORING_TOOLS := $(TOOLS_BIN)/buf $(TOOLS_BIN)/protoc-gen-go $(TOOLS_BIN)/protoc-gen-connect-go
-go-tools: $(TOOLS_BIN)/migrate $(TOOLS_BIN)/goose $(TOOLS_BIN)/dlv $(TOOLS_BIN)/govulncheck $(AUTHORING_TOOLS)
+# controller-gen: `scaffold operator|crd` and `generate` (deep-copy, CRD manifests, RBAC from markers), pinned
+# with engine/authoring/operator.py (CONTROLLER_TOOLS_VERSION; k8s.io v0.36 like the test control plane).
+CONTROLLER_TOOLS_VERSION := v0.21.0
+go-tools: $(TOOLS_BIN)/migrate $(TOOLS_BIN)/goose $(TOOLS_BIN)/dlv $(TOOLS_BIN)/govulncheck $(AUTHORING_TOOLS) \
+  $(TOOLS_BIN)/controller-gen
+
+$(TOOLS_BIN)/controller-gen:
+	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
 
 $(TOOLS_BIN)/buf:
 	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)

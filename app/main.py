@@ -66,6 +66,12 @@ def run(program: str, argv: list[str]) -> int:
         code = fast(argv[1:])
         if code is not None:
             return code
+    if program == "framework" and argv[:2] == ["env", "list"]:  # skips Typer when well formed (bench/startup.py)
+        from app.cli.env_list_ops import fast as fast_list
+
+        code = fast_list(argv[2:])
+        if code is not None:
+            return code
     if program == "framework" and argv[:2] == ["env", "deploy"]:  # skips Typer when well formed (bench/k8s.py)
         import gc
 

@@ -247,6 +247,8 @@ FRAMEWORK.groups["scaffold"] = Group(
         "rpc": "A handler stub for one RPC (pb-through when in the proto, else stub + proto snippet).",
         "handler-file": "An extra file in a service's handler directory (yours from birth).",
         "binary": "A binary: cmd/<name>/main.go and an entry under `binaries` in framework.yaml.",
+        "operator": "A Kubernetes operator (controller-runtime): manager, API group-version, optional first CRD.",
+        "crd": "A CRD kind on an existing operator: types, reconciler shim and its envtest test.",
     },
     examples=("framework scaffold --dry-run", "framework scaffold entity order --from-proto shop",
               "framework scaffold service billing audit", "framework scaffold rpc shop Refund --stream server"),

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 _ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,6 +44,53 @@ def cache_dir() -> Path:
     """Per-user cache (`$XDG_CACHE_HOME/framework`, default `~/.cache/framework`)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "framework"
+
+
+def cached_json(kind: str, key: bytes, compute: Callable[[], Any], *, keep: Callable[[Any], bool]) -> Any:
+    """`compute()`, cached as JSON in `cache_dir()/kind/<sha256 of key>.json`: `key` must hold every
+    input the value derives from (a file's bytes, the deriving code's `code_identity`). A cached value
+    `keep` refuses (or an unreadable entry) is computed again; one `keep` refuses is not stored.
+    Exceptions of `compute` propagate and are never cached."""
+    import hashlib
+    import json
+
+    entry = cache_dir() / kind / f"{hashlib.sha256(key).hexdigest()}.json"
+    try:
+        cached = json.loads(entry.read_bytes())
+    except (OSError, ValueError):
+        cached = None
+    if cached is not None and keep(cached):
+        return cached
+    value = compute()
+    if keep(value):
+        try:
+            atomic_write_bytes(entry, json.dumps(value, separators=(",", ":")).encode(), 0o600, durable=False)
+        except OSError:
+            pass  # a read-only cache only costs speed
+    return value
+
+
+def code_identity(sources: tuple[Path, ...], packages: tuple[str, ...]) -> str:
+    """A digest that changes when the code deriving a cached value changes: the bytes of `sources`
+    and the identity (path, inode, size, mtime) of each installed package's `__init__` (a reinstall
+    or upgrade replaces it), found without importing it. "" when a source cannot be read: then
+    nothing derived by it is cached."""
+    import hashlib
+    from importlib.util import find_spec
+
+    digest = hashlib.sha256()
+    try:
+        for source in sources:
+            digest.update(f"{source}\0".encode() + source.read_bytes())
+        for package in packages:
+            spec = find_spec(package)
+            origin = spec.origin if spec is not None else None
+            if origin:
+                st = os.stat(origin)
+                digest.update(f"{origin}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    except (OSError, ImportError, ValueError):
+        return ""
+    return digest.hexdigest()
 
 
 def ledger_home() -> Path:

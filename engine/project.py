@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from functools import cached_property
+import math
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
 from engine.errors import ConfigError, ProjectNotFound
+from engine.paths import cached_json, code_identity
 
 CONFIG_FILE = "framework.yaml"
 KCL_DIR = Path("deploy") / "kcl"
@@ -31,12 +33,22 @@ class Project:
 
     @cached_property
     def config(self) -> dict[str, Any]:
-        import yaml
-
         try:
-            text = self.config_path.read_text(encoding="utf-8")
+            raw = self.config_path.read_bytes()
         except OSError as exc:
             raise ConfigError(f"cannot read {self.config_path}: {exc.strerror}") from exc
+        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text() reads it
+        parser = _parser_identity()
+        if not parser:
+            return self._parse(text)
+        # cached parsed (a warm command imports no YAML parser: bench/startup.py)
+        data: dict[str, Any] = cached_json("config", parser.encode() + b"\0" + raw, lambda: self._parse(text),
+                                           keep=lambda value: isinstance(value, dict) and _plain(value))
+        return data
+
+    def _parse(self, text: str) -> dict[str, Any]:
+        import yaml
+
         try:
             loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
             data = yaml.load(text, Loader=loader)  # noqa: S506 - safe loader
@@ -63,6 +75,22 @@ class Project:
         Worktrees of one project share it, so they share one ledger.
         """
         return self.name
+
+
+@lru_cache(maxsize=1)
+def _parser_identity() -> str:
+    return code_identity((Path(__file__),), ("yaml",))
+
+
+def _plain(value: Any) -> bool:
+    """JSON gives `value` back exactly: no dates, sets, non-string keys or non-finite floats."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, str | int | bool)
 
 
 def find_project(start: Path | None = None) -> Project:

@@ -37,6 +37,7 @@ RATIO_LINES = {
     "lint.py": rf"whole lint, 2 services x 2 RPCs: .*ratio {NUMBER}",
     "metrics.py": rf"ledger metrics over [\d,]+ promotions: .*; ratio {NUMBER}",
     "scaffold.py": rf"scaffold worker, 2 services: .*ratio {NUMBER}",
+    "scaffold_operator.py": rf"scaffold operator, \d+ services: .*; ratio {NUMBER}",
     "startup.py": rf"framework env list --json +[\d.]+ +{NUMBER}",
     "status_history.py": rf"1,000 promotions .*; ratio {NUMBER}",
     "tools.py": rf"edit one line of 1 MB .*ratio +{NUMBER}",
@@ -44,7 +45,8 @@ RATIO_LINES = {
 }
 GO_TOOLS = {"db.py": ["migrate"], "debug.py": ["dlv"], "generate.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
             "lint.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
-            "scaffold.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"]}
+            "scaffold.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
+            "scaffold_operator.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go", "controller-gen"]}
 
 
 def _tools_present(script: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.environments.evaluate import list_environments
+from engine.environments.listing import list_environments
 from engine.project import find_project
 from tests.conftest import run_cli
 

@@ -187,3 +187,43 @@ def library(name: str = typer.Argument(..., help="The library's name."),
 
     _run(json_output, lambda p: scaffold_library(p, name, path=path, no_exclude=no_exclude, force=force,
                                                  dry_run=dry_run))
+
+
+NO_GENERATE = typer.Option(False, "--no-generate", help="Write the scaffold's files only; run `framework generate` "
+                           "later (controller-gen: deep-copy, CRD manifests, RBAC).")
+
+
+@app.command("operator", help=HELP["operator"], epilog=examples(
+    "framework scaffold operator widgets --with-placeholder-crd",
+    "framework scaffold operator widgets --group widgets.example.com --version v1 --crd-type Widget --dry-run",
+    note="Writes cmd/<name>/main.go, the API group-version under --api-package (default api/<name>/<version>), "
+         "internal/<name>/controller/, entries under `operators` and `binaries` in framework.yaml and a dev "
+         "workload; then generates (controller-gen). --crd-type implies --with-placeholder-crd. Exit codes: 0 done; "
+         "1 invalid input or a tool failed; 2 bad usage."))
+def operator(name: str = typer.Argument(..., help="The operator's name (snake_case)."),
+             group: str | None = typer.Option(None, "--group", help="The API group (default <name>.<module host>)."),
+             version: str = typer.Option("v1alpha1", "--version", help="The API version (v1, v1alpha1, ...)."),
+             with_placeholder_crd: bool = typer.Option(False, "--with-placeholder-crd",
+                                                       help="Also scaffold a first CRD kind (see --crd-type)."),
+             api_package: str | None = typer.Option(None, "--api-package",
+                                                    help="Directory of the API types (last segment: the version)."),
+             crd_type: str | None = typer.Option(None, "--crd-type", help="The placeholder CRD's kind (CamelCase)."),
+             no_generate: bool = NO_GENERATE, dry_run: bool = DRY_RUN, json_output: bool = JSON_OPTION) -> None:
+    from engine.authoring.scaffold_operator import scaffold_operator
+
+    _run(json_output, lambda p: scaffold_operator(
+        p, name, group=group, version=version, api_package=api_package, with_placeholder_crd=with_placeholder_crd,
+        crd_type=crd_type, no_generate=no_generate, dry_run=dry_run))
+
+
+@app.command("crd", help=HELP["crd"], epilog=examples(
+    "framework scaffold crd Gadget", "framework scaffold crd Gadget --operator widgets --dry-run",
+    note="Writes <api-package>/<kind>_types.go and internal/<operator>/controller/<kind>_controller.go and "
+         "_controller_test.go (yours), then generates. --operator is required when the project has several."))
+def crd(name: str = typer.Argument(..., help="The kind (CamelCase, e.g. Gadget)."),
+        operator_name: str | None = typer.Option(None, "--operator", help="The operator (when there are several)."),
+        no_generate: bool = NO_GENERATE, dry_run: bool = DRY_RUN, json_output: bool = JSON_OPTION) -> None:
+    from engine.authoring.scaffold_operator import scaffold_crd
+
+    _run(json_output, lambda p: scaffold_crd(p, name, operator=operator_name, no_generate=no_generate,
+                                             dry_run=dry_run))

@@ -25,6 +25,7 @@ class AuthoringConfig:
     commit_generated: bool = True
     services: list[dict[str, Any]] = field(default_factory=list)
     binaries: list[dict[str, Any]] = field(default_factory=list)
+    operators: list[dict[str, Any]] = field(default_factory=list)  # `scaffold operator` (engine/authoring/operator.py)
     proto_dir: str = "proto"
     workers: list[dict[str, Any]] = field(default_factory=list)  # scaffold worker: {name, main}
     webhooks: list[dict[str, Any]] = field(default_factory=list)  # scaffold webhook: {name, service, sender}
@@ -63,6 +64,7 @@ def load(project: Project) -> AuthoringConfig:
         commit_generated=bool(generate.get("commit", True)) if isinstance(generate, dict) else True,
         services=[s for s in data.get("services") or [] if isinstance(s, dict)],
         binaries=[b for b in data.get("binaries") or [] if isinstance(b, dict)],
+        operators=[o for o in data.get("operators") or [] if isinstance(o, dict)],
         proto_dir=str(data.get("proto_dir") or "proto"),
         workers=[w for w in data.get("workers") or [] if isinstance(w, dict) and w.get("name")],
         webhooks=[w for w in data.get("webhooks") or [] if isinstance(w, dict) and w.get("name")])

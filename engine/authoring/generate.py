@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from engine import __version__
-from engine.authoring import entities, gocode, markers, mocks, naming, tools, workloads
+from engine.authoring import entities, gocode, markers, mocks, naming, operator, tools, workloads
 from engine.authoring.annotation_spec import OPTIONS_PROTO, options_proto
 from engine.authoring.config import AuthoringConfig, load
 from engine.authoring.descriptor import CACHE, Descriptor, cache_text, compile_image, load_image, proto_files
@@ -50,6 +50,7 @@ def _fingerprint(root: Path, cfg: AuthoringConfig) -> str:
     if (root / MIGRATIONS).is_dir():
         inputs += sorted((root / MIGRATIONS).glob("*.up.sql"))
     inputs += mocks.contracts(root)
+    inputs += operator.inputs(root, cfg)
     for path in inputs:
         h.update(path.relative_to(root).as_posix().encode() + b"\0")
         h.update(path.read_bytes() if path.is_file() else b"\0absent\0")
@@ -140,6 +141,7 @@ def build_plan(project: Project, cfg: AuthoringConfig, tmp: Path) -> tuple[Plan,
             text = mocks.mock_go(cfg.module, rel_dir, contract.read_text(encoding="utf-8"))
             if text is not None:
                 plan.generated(f"{rel_dir}/{contract.parent.name}mock/mock.go", text, gofmt=True)
+    operator.plan_outputs(root, cfg, plan, tmp)
     if cfg.enabled("orm") and any(m.entity for m in desc.messages):
         known = entities.tables(root / MIGRATIONS)
         for msg in desc.messages:
@@ -159,6 +161,8 @@ def generate(project: Project, *, dry_run: bool = False, full: bool = False, by:
     previous = state_files(root)
     if not full and state.get("fingerprint") == fingerprint and _outputs_intact(root, previous):
         return GenerateResult(up_to_date=True, dry_run=dry_run)
+    if not dry_run:
+        operator.ensure_runtime(root, cfg)
     with tempfile.TemporaryDirectory(prefix="framework-generate-", dir=scratch_dir()) as tmp:
         plan, desc = build_plan(project, cfg, Path(tmp))
     results = plan.apply(root, by, dry_run=dry_run)

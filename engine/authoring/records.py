@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from engine.authoring import markers, ownership, rescaffolders
+from engine.authoring import markers, operator, ownership, rescaffolders
 from engine.authoring.config import load
 from engine.authoring.generate import build_plan, state_files
 from engine.authoring.new import project_plan
@@ -76,7 +76,7 @@ def rescaffold(project: Project, paths: list[str]) -> PathsResult:
         plan, _ = build_plan(project, cfg, Path(tmp))
     plan.gofmt()
     service = next((str(s.get("name")) for s in cfg.services), None)
-    known = {**project_plan(cfg, service).files, **plan.files}
+    known = {**project_plan(cfg, service).files, **operator.scaffold_plan(project.root, cfg).files, **plan.files}
     for rel in rels:
         if rel not in known:
             scaffold = rescaffolders.lookup(births[rel].by)

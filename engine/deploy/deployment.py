@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from engine.progress import Reporter
 
@@ -24,6 +24,8 @@ Emit = Callable[[dict[str, Any]], None]
 
 
 class DeployOptions(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
+
     version: str | None = None
     from_env: str | None = None
     plan: bool = False
@@ -54,6 +56,8 @@ Mode = Literal["apply", "dry_run", "explain"]
 
 class DeployResult(BaseModel):
     """The `--json` document's payload (docs/reference-deploy.md#env-deploy)."""
+
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
 
     mode: Mode
     env: str

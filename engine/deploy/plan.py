@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from engine.releases.git import commits_between
 
@@ -22,6 +22,8 @@ STOP_CLASS = {"workload_removed"}  # findings that need --acknowledge-destructiv
 
 
 class ImageChange(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
+
     name: str
     change: str  # unchanged | changed | added | removed
     from_digest: str | None = None
@@ -29,12 +31,16 @@ class ImageChange(BaseModel):
 
 
 class Finding(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
+
     code: str
     severity: str  # stop | warn
     message: str
 
 
 class DeployPlan(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
+
     digest: str
     env: str
     release: str

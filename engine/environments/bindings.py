@@ -10,13 +10,15 @@ runtime uploads to yet) is refused before anything is written, never deployed so
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from engine.environments.model import Binding, EnvironmentSpec
 
 
 class BindingView(BaseModel):
     """One binding as `env render`, `env shape` and `env config` show it."""
+
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
 
     name: str
     binder: str

@@ -3,45 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict
+from typing import TYPE_CHECKING, Any
 
 from engine.environments.files import MAIN_FILE, declared_names, env_file
-from engine.environments.model import EnvironmentSpec
-from engine.errors import EngineError, KclError
+from engine.errors import KclError
 from engine.project import Project
+
+if TYPE_CHECKING:  # pydantic is imported by the validation only (env list's warm path needs none)
+    from engine.environments.model import EnvironmentSpec
+    from engine.kcl.evaluate import Evaluation
 
 __all__ = [
     "MAIN_FILE", "declared_names", "env_file", "environment_spec", "evaluate_document", "evaluate_environment",
-    "list_environments",
+    "evaluate_environment_result", "evaluate_environment_tracked",
 ]
-
-
-
-class EnvironmentSummary(BaseModel):
-    """One row of `env list`. `error` is set (and the rest empty) when its KCL does not evaluate."""
-
-    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
-
-    name: str
-    kind: str | None = None
-    target: str | None = None
-    workloads: list[str] = []
-    file: str
-    error: dict[str, Any] | None = None
-
-
-class EnvironmentList(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
-
-    project: str
-    root: str
-    environments: list[EnvironmentSummary]
-
-    @property
-    def failed(self) -> list[EnvironmentSummary]:
-        return [e for e in self.environments if e.error]
 
 
 def evaluate_environment(
@@ -61,6 +36,8 @@ def evaluate_document(
 def environment_spec(project: Project, name: str, doc: dict[str, Any]) -> EnvironmentSpec:
     """Validate an evaluated document as an EnvironmentSpec; a mismatch is a KCL error (exit 1)."""
     from pydantic import ValidationError
+
+    from engine.environments.model import EnvironmentSpec
 
     try:
         return EnvironmentSpec.model_validate(doc)
@@ -89,7 +66,20 @@ def evaluate_environment_tracked(
     (docs/reference-env.md#render-options: env, namespace, image_tag, image_digests, worktree, branch), computed
     when None.
     """
-    from engine.environments.options import derived_options
+    env, result = evaluate_environment_result(project, name, options, derived=derived, watch=watch)
+    return env, result.wrote
+
+
+def evaluate_environment_result(
+    project: Project,
+    name: str,
+    options: Mapping[str, str] | None = None,
+    *,
+    derived: Mapping[str, str] | None = None,
+    watch: bool = False,
+) -> tuple[dict[str, Any], Evaluation]:
+    """(`environment` document, the evaluation: files written, cache key); see evaluate_environment_tracked."""
+    from engine.environments.derived import derived_options
     from engine.kcl.evaluate import evaluate_tracked
 
     path = env_file(project, name)
@@ -110,33 +100,4 @@ def evaluate_environment_tracked(
             file=str(path.relative_to(project.root)),
             hint="assign a framework.Environment to `environment`",
         )
-    return env, result.wrote
-
-
-def list_environments(project: Project) -> EnvironmentList:
-    rows: list[EnvironmentSummary] = []
-    for name in declared_names(project):
-        rel = str((project.kcl_dir / name / MAIN_FILE).relative_to(project.root))
-        try:
-            env = evaluate_environment(project, name)
-        except EngineError as exc:
-            rows.append(EnvironmentSummary(name=name, file=rel, error=exc.to_dict()))
-            continue
-        if env.name != name:
-            mismatch = KclError(
-                f"{rel}: declares name {env.name!r} but lives in deploy/kcl/{name}/",
-                file=rel,
-                hint=f'set name = "{name}" or rename the directory',
-            )
-            rows.append(EnvironmentSummary(name=name, file=rel, error=mismatch.to_dict()))
-            continue
-        rows.append(
-            EnvironmentSummary(
-                name=name,
-                kind=env.kind,
-                target=env.target_type,
-                workloads=[w.name for w in env.workloads],
-                file=rel,
-            )
-        )
-    return EnvironmentList(project=project.name, root=str(project.root), environments=rows)
+    return env, result

@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    # validators built on first use, not at import: a deploy validates EnvironmentSpec only (bench/k8s.py)
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 EnvironmentKind = Literal["local", "self_managed", "hosted"]
@@ -65,6 +66,9 @@ class Workload(_Model):
     health: HealthCheck | None = None
     replicas: int = 1
     routes: list[Route] = []
+    # Kubernetes objects applied as they are with this workload (K8sCluster): an operator's CRDs and RBAC;
+    # an object, or a path or glob (relative to the project root) of YAML files.
+    manifests: list[str | dict[str, Any]] = []
 
     def port_named(self, name: str | None) -> Port | None:
         if not self.ports:
@@ -176,3 +180,30 @@ class EnvironmentSpec(_Model):
 
     def workload(self, name: str) -> Workload | None:
         return next((w for w in self.workloads if w.name == name), None)
+
+
+class EnvironmentSummary(BaseModel):
+    """One row of `env list`. `error` is set (and the rest empty) when its KCL does not evaluate."""
+
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
+
+    name: str
+    kind: str | None = None
+    target: str | None = None
+    workloads: list[str] = []
+    file: str
+    error: dict[str, Any] | None = None
+
+
+class EnvironmentList(BaseModel):
+    """`env list`, typed (engine.environments.listing.list_environments)."""
+
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import
+
+    project: str
+    root: str
+    environments: list[EnvironmentSummary]
+
+    @property
+    def failed(self) -> list[EnvironmentSummary]:
+        return [e for e in self.environments if e.error]

@@ -13,11 +13,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from engine.environments.derived import DEFAULT_IMAGE_TAG, DERIVED_OPTIONS, checkout_facts, derived_options, dns_label
 from engine.errors import UsageError
 from engine.project import Project
 
-DERIVED_OPTIONS = ("env", "namespace", "image_tag", "image_digests", "worktree", "branch")
-DEFAULT_IMAGE_TAG = "dev"
+__all__ = [
+    "DEFAULT_IMAGE_TAG", "DERIVED_OPTIONS", "EnvOptions", "RenderOption", "checkout_facts", "declared_options",
+    "derived_options", "dns_label", "env_options", "parse_assignments", "validate_options",
+]
+
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
 
@@ -139,54 +143,3 @@ def validate_options(project: Project, env: str, options: Mapping[str, str]) -> 
     for name, value in options.items():
         _check_type(declared[name], value)
     return dict(options)
-
-
-def _git_dir(root: Path) -> Path | None:
-    dot = root / ".git"
-    if dot.is_dir():
-        return dot
-    if dot.is_file():  # a linked worktree: "gitdir: <path>"
-        text = dot.read_text(encoding="utf-8", errors="replace").strip()
-        if text.startswith("gitdir:"):
-            return (root / text.split(":", 1)[1].strip()).resolve()
-    return None
-
-
-def checkout_facts(root: Path) -> tuple[str, str]:
-    """(worktree key, branch) of the checkout holding `root`; the primary checkout's key is ""."""
-    for candidate in (root, *root.parents):
-        git = _git_dir(candidate)
-        if git is None:
-            continue
-        worktree = candidate.name if (candidate / ".git").is_file() else ""
-        try:
-            head = (git / "HEAD").read_text(encoding="utf-8").strip()
-        except OSError:
-            return worktree, ""
-        branch = head.removeprefix("ref: refs/heads/") if head.startswith("ref: ") else ""
-        return worktree, branch
-    return "", ""
-
-
-def dns_label(text: str) -> str:
-    label = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
-    return label[:63].rstrip("-") or "default"
-
-
-def derived_options(
-    project: Project,
-    env: str,
-    *,
-    image_tag: str | None = None,
-    image_digests: Mapping[str, str] | None = None,
-) -> dict[str, str]:
-    """The options the tool computes for every render (the derived options: env, namespace, image_tag ...)."""
-    worktree, branch = checkout_facts(project.root)
-    return {
-        "env": env,
-        "namespace": dns_label(f"{project.key}-{env}"),
-        "image_tag": image_tag or DEFAULT_IMAGE_TAG,
-        "image_digests": json.dumps(dict(sorted((image_digests or {}).items())), separators=(",", ":")),
-        "worktree": worktree,
-        "branch": branch,
-    }

@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from engine.environments.bindings import BindingView, views
 from engine.git import git_output
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 
 class ShapeObject(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
+
     cluster: str
     kind: str
     name: str
@@ -39,6 +41,8 @@ class ShapeObject(BaseModel):
 
 
 class ShapeWorkload(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
+
     name: str
     image: str | None = None
     replicas: int
@@ -48,6 +52,8 @@ class ShapeWorkload(BaseModel):
 
 
 class ShapeBody(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
+
     kind: str
     runtime: str
     clusters: list[str]
@@ -60,6 +66,8 @@ class ShapeBody(BaseModel):
 
 
 class Provenance(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
+
     tree: str | None = None
     commit: str | None = None
     branch: str | None = None
@@ -73,6 +81,8 @@ class Provenance(BaseModel):
 
 
 class Shape(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
+
     project: str
     env: str
     kind: str

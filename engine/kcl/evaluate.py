@@ -140,10 +140,11 @@ def changed_files(before: Mapping[str, tuple[int, int]], after: Mapping[str, tup
 
 
 class Evaluation:
-    """An evaluated document and the files the evaluation wrote under the watched tree."""
+    """An evaluated document and the files the evaluation wrote under the watched tree; `key` is its
+    cache key ("" when uncached or impure): a cache of what is derived from the document keys on it."""
 
-    def __init__(self, data: dict[str, Any], wrote: list[str], cached: bool) -> None:
-        self.data, self.wrote, self.cached = data, wrote, cached
+    def __init__(self, data: dict[str, Any], wrote: list[str], cached: bool, key: str = "") -> None:
+        self.data, self.wrote, self.cached, self.key = data, wrote, cached, key
 
 
 def evaluate_tracked(
@@ -167,7 +168,7 @@ def evaluate_tracked(
     entry = cache_dir() / "kcl" / f"{key}.json"
     if use_cache:
         try:
-            return Evaluation(json.loads(entry.read_bytes()), [], True)
+            return Evaluation(json.loads(entry.read_bytes()), [], True, key)
         except (OSError, ValueError):
             pass
     before = tree_snapshot(watch) if watch is not None else None
@@ -178,7 +179,7 @@ def evaluate_tracked(
             atomic_write_bytes(entry, json.dumps(data, separators=(",", ":")).encode())
         except OSError:
             pass  # a read-only cache only costs speed
-    return Evaluation(data, wrote, False)
+    return Evaluation(data, wrote, False, "" if wrote else key)
 
 
 def evaluate(

@@ -49,6 +49,8 @@ class RolloutInFlight(EngineError):
 class Gate(BaseModel):
     """One check result recorded against a promotion (a gate)."""
 
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
+
     name: str
     status: str
     summary: str = ""
@@ -61,6 +63,8 @@ class Gate(BaseModel):
 
 class Promotion(BaseModel):
     """A ledger entry: environment, release, per-image digests frozen at that moment."""
+
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
 
     id: str
     seq: int

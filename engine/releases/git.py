@@ -5,12 +5,14 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from engine.git import git_output
 
 
 class Provenance(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
+
     tree: str | None = None
     commit: str | None = None
     branch: str | None = None

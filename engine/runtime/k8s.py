@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import time
+from pathlib import Path
 from typing import Any
 
 from engine.environments.model import Target
@@ -217,29 +218,56 @@ def _read_contexts() -> list[str]:
 
 
 def _contexts_from_files() -> list[str] | None:
-    import yaml
-
     listed = os.environ.get("KUBECONFIG", "")
     paths = [p for p in listed.split(os.pathsep) if p] if listed else [os.path.expanduser("~/.kube/config")]
     names: set[str] = set()
     for path in paths:
         try:
-            with open(path, encoding="utf-8") as fh:
-                doc = yaml.safe_load(fh)
+            with open(path, "rb") as fh:
+                raw = fh.read()
         except FileNotFoundError:
             continue  # kubectl skips a missing file too
-        except (OSError, ValueError, yaml.YAMLError):
+        except OSError:
+            return None
+        found = _file_contexts(raw)
+        if found is None:
+            return None
+        names.update(found)
+    return sorted(names)
+
+
+def _file_contexts(raw: bytes) -> list[str] | None:
+    """The context names one kubeconfig file declares; None when it is unusual (not UTF-8 YAML, an
+    unexpected shape). Cached by the file's bytes, so a warm deploy's context check imports no YAML
+    parser (bench/k8s.py); only names are stored, never a credential."""
+    from engine.paths import cached_json, code_identity
+
+    def parse() -> list[str] | None:
+        import yaml
+
+        try:
+            doc = yaml.safe_load(raw.decode("utf-8"))
+        except (ValueError, yaml.YAMLError):
             return None
         if doc is None:
-            continue
+            return []
         entries = doc.get("contexts") if isinstance(doc, dict) else None
         if not isinstance(entries, list | None):
             return None
+        found: list[str] = []
         for entry in entries or []:
             if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"]:
                 return None
-            names.add(entry["name"])
-    return sorted(names)
+            found.append(entry["name"])
+        return found
+
+    parser = code_identity((Path(__file__),), ("yaml",))
+    if not parser:
+        return parse()
+    found: list[str] | None = cached_json(
+        "kubeconfig-contexts", parser.encode() + b"\0" + raw, parse,
+        keep=lambda value: isinstance(value, list) and all(isinstance(n, str) for n in value))
+    return found
 
 
 def _kubectl_contexts() -> list[str]:

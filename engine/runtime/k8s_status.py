@@ -22,7 +22,7 @@ def namespace_of(project: Project, env: str, spec: EnvironmentSpec, ledger: Any 
     """The namespace the environment runs in: the one its latest apply recorded (`env deploy
     --namespace` overrides the target's) when a ledger is given, else the target's, else the derived
     one."""
-    from engine.environments.options import dns_label
+    from engine.environments.derived import dns_label
 
     recorded = ledger.applied_namespace(env) if ledger is not None else None
     if recorded:

@@ -33,6 +33,8 @@ POLL = 0.1
 
 
 class RolloutOptions(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
+
     wait: bool = True
     timeout: float = 300.0  # the wait budget (exit 8 when it expires while progressing)
     stability_window: float = 2.0  # the new version stays healthy this long before the old one stops
@@ -64,6 +66,8 @@ RolloutEnd = Literal["ready", "not_waited", "DEGRADED", "SUPERSEDED", "timed_out
 
 class Resource(BaseModel):
     """Rollout outcome per resource: ready, failed, timed_out or not_waited (the deploy's `--json`)."""
+
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
 
     name: str
     outcome: Outcome = "not_waited"

@@ -115,7 +115,7 @@ class PlansScreen(DashboardScreen):
     # -- loading ---------------------------------------------------------------------------
     @read_worker("plans-load")
     def load(self) -> ChoicesLoaded:
-        from engine.environments.evaluate import list_environments
+        from engine.environments.listing import list_environments
         from engine.errors import EngineError
         from engine.project import find_project
         from engine.releases.store import release_list

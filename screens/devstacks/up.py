@@ -49,7 +49,7 @@ class DevStackUpScreen(ModalScreen[str | None]):
 
     @work(thread=True, exclusive=True, group="devstack-up")
     def load(self) -> None:
-        from engine.environments.evaluate import list_environments
+        from engine.environments.listing import list_environments
         from engine.errors import EngineError
         from engine.project import find_project
 

@@ -15,7 +15,7 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Sparkline, Static
+from textual.widgets import Static
 
 PANEL_DAYS = 14
 
@@ -60,6 +60,8 @@ class DeliveryRow(Horizontal):
         self.first = e  # drawn by compose, so a new row is never shown empty
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import Sparkline  # only once there is something to draw: not on the first frame
+
         yield Static(self.env, classes="delivery-env")
         yield Static(self.count_text(self.first), classes="delivery-count")
         yield Sparkline(values(self.first.series, "deploys"), classes="delivery-deploys")
@@ -72,6 +74,8 @@ class DeliveryRow(Horizontal):
         return f"{count} deploy{'' if count == 1 else 's'}"
 
     def show(self, e: Any) -> None:
+        from textual.widgets import Sparkline
+
         self.query_one(".delivery-count", Static).update(self.count_text(e))
         self.query_one(".delivery-deploys", Sparkline).data = values(e.series, "deploys")
         self.query_one(".delivery-lead", Sparkline).data = values(e.series, "lead_time_median_seconds")

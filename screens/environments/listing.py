@@ -71,7 +71,7 @@ def _row(env: Any, st: Any, clocks: bool) -> tuple[str, ...]:
 def _read(project_dir: Path) -> EnvironmentsLoaded:
     """The engine calls (on a daemon thread): `env list`, then `env status <env>` for each environment."""
     from engine.deploy.status import env_status
-    from engine.environments.evaluate import list_environments
+    from engine.environments.listing import list_environments
     from engine.errors import EngineError
     from engine.project import find_project
 
@@ -117,9 +117,11 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
         yield DeliveryPanel()
 
     def on_mount(self) -> None:
+        from rich.text import Text
+
         table = self.query_one("#env-table", DataTable)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
+        for key, label in COLUMNS:  # as Text: a str label is parsed as markup, which loads rich's emoji table
+            table.add_column(Text(label), key=key)
         self.query_one("#env-empty").display = False
         table.focus()
         # First paint before the engine call: the worker's imports and ledger reads would otherwise

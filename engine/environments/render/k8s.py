@@ -7,6 +7,7 @@ appear in a render. Every object carries the environment's labels so applies can
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from engine.environments.model import EnvironmentSpec, Workload
@@ -76,8 +77,39 @@ def _container(w: Workload, image: str) -> dict[str, Any]:
     return container
 
 
+def workload_manifests(w: Workload, root: Path | None) -> list[dict[str, Any]]:
+    """A workload's `manifests` (an operator's CRDs and RBAC, docs/reference-authoring.md#operators-and-crds):
+    each entry is one object, or a path or glob relative to the project root whose YAML documents are
+    taken as they are."""
+    import yaml
+
+    out: list[dict[str, Any]] = []
+    for entry in w.manifests:
+        docs: list[Any] = [entry]
+        if isinstance(entry, str):
+            if root is None:
+                raise RenderError(f"workload {w.name!r}: manifest file {entry!r} needs the project's root")
+            base = root.resolve()
+            files = sorted(p for p in base.glob(entry) if p.is_file()) if not Path(entry).is_absolute() else []
+            if not files or any(base not in p.resolve().parents for p in files):
+                raise RenderError(f"workload {w.name!r}: manifests {entry!r} matches no file inside the project",
+                                  hint="a path or glob relative to the project root, e.g. "
+                                       "deploy/operators/<name>/*/*.yaml")
+            try:
+                docs = [d for p in files for d in yaml.safe_load_all(p.read_text(encoding="utf-8")) if d is not None]
+            except yaml.YAMLError as exc:
+                raise RenderError(f"workload {w.name!r}: manifests {entry!r}: not YAML ({exc})") from None
+        for doc in docs:
+            meta = doc.get("metadata") if isinstance(doc, dict) else None
+            if not (isinstance(meta, dict) and meta.get("name") and doc.get("apiVersion") and doc.get("kind")):
+                raise RenderError(f"workload {w.name!r}: each manifest needs apiVersion, kind and metadata.name")
+            out.append(doc)
+    return out
+
+
 def render_manifests(
-    spec: EnvironmentSpec, *, project: str, namespace: str, image_tag: str, digests: dict[str, str]
+    spec: EnvironmentSpec, *, project: str, namespace: str, image_tag: str, digests: dict[str, str],
+    root: Path | None = None,
 ) -> list[tuple[str | None, dict[str, Any]]]:
     """(owning workload or None, manifest) pairs, in apply order."""
     ns = (spec.target.namespace if spec.target and spec.target.namespace else None) or namespace
@@ -99,6 +131,7 @@ def render_manifests(
                 hint=f'set image = "<registry>/<repo>" on workload {w.name!r}',
             )
         labels = _labels(project, spec.name, w.name)
+        out += [(w.name, m) for m in workload_manifests(w, root)]  # CRDs and RBAC before the pods needing them
         if w.env:
             out.append(
                 (

@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError, KclError, UsageError
@@ -35,6 +35,8 @@ class RenderWroteFiles(EngineError):
 
 
 class RenderedObject(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
+
     cluster: str
     kind: str
     name: str
@@ -49,6 +51,8 @@ class RenderedObject(BaseModel):
 
 
 class Rendered(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validator built on first use, not at import (bench/k8s.py)
+
     project: str
     env: str
     kind: str
@@ -151,8 +155,9 @@ def render_environment(
 ) -> Rendered:
     """Evaluate and render `env`. Raises KclError, UsageError, PlaceholderLeft, RenderWroteFiles.
     `namespace` overrides a K8sCluster target's namespace (`env deploy --namespace`)."""
+    from engine.environments.derived import derived_options
     from engine.environments.evaluate import environment_spec, evaluate_environment_tracked
-    from engine.environments.options import derived_options, validate_options
+    from engine.environments.options import validate_options
 
     user = validate_options(project, env, options or {})
     derived = derived_options(project, env, image_tag=image_tag, image_digests=image_digests)
@@ -188,7 +193,7 @@ def render_environment(
         from engine.environments.render.k8s import render_manifests
 
         for owner, manifest in render_manifests(
-            spec, project=project.key, namespace=namespace, image_tag=tag, digests=digests
+            spec, project=project.key, namespace=namespace, image_tag=tag, digests=digests, root=project.root
         ):
             meta = manifest["metadata"]
             objects.append(
