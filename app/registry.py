@@ -253,6 +253,12 @@ FRAMEWORK.groups["build"] = Group(
     commands={},
     examples=("framework build", "framework build dev", "framework build --json"),
 )
+FRAMEWORK.groups["lint"] = Group(
+    help="Lint the project: go vet, buf lint, eslint and tsc, and the framework's twenty analyzers (flags select).",
+    commands={},
+    examples=("framework lint", "framework lint --time-bucketing --scope internal/handlers/order",
+              "framework lint --format sarif > lint.sarif", "framework lint --gate-json lint-gate.json --quiet"),
+)
 FRAMEWORK.groups["scaffold"] = Group(
     help="Scaffold: with no noun, birth every framework:entity message with no table, then generate.",
     commands={

@@ -24,6 +24,7 @@ SCREENS: tuple[ScreenInfo, ...] = (
     ScreenInfo("debug", "Debug", "8", "screens.debug.screen", "DebugScreen"),
     ScreenInfo("domains", "Domains", "9", "screens.environments.domains", "DomainsScreen"),
     ScreenInfo("metrics", "Metrics", "0", "screens.environments.metrics", "MetricsScreen"),
+    ScreenInfo("lint", "Lint", "L", "screens.lint", "LintScreen"),
 )
 
 BY_NAME = {s.name: s for s in SCREENS}

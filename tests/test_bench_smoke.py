@@ -36,6 +36,7 @@ RATIO_LINES = {
     "hosted.py": rf"env status of 2 hosted environments: .*ratio {NUMBER}",
     "k8s.py": rf"^ratio {NUMBER}",
     "kcl_render.py": rf"render, warm cache: .*ratio +{NUMBER}",
+    "lint.py": rf"whole lint, 2 services x 2 RPCs: .*ratio {NUMBER}",
     "metrics.py": rf"ledger metrics over [\d,]+ promotions: .*; ratio {NUMBER}",
     "scaffold.py": rf"scaffold worker, 2 services: .*ratio {NUMBER}",
     "scaffold_operator.py": rf"scaffold operator, \d+ services: .*; ratio {NUMBER}",
@@ -45,6 +46,7 @@ RATIO_LINES = {
     "webhooks.py": rf"ratio \(durable ingestion / bare\): {NUMBER}",
 }
 GO_TOOLS = {"db.py": ["migrate"], "debug.py": ["dlv"], "generate.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
+            "lint.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
             "scaffold.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
             "scaffold_operator.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go", "controller-gen"],
             "frontends.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"]}
@@ -69,6 +71,10 @@ def test_every_bench_runs_in_smoke_mode(script: str) -> None:
     _tools_present(script)
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}  # no sizes from the caller
     env.update(BENCH_SMOKE="1", FRAMEWORK_K8S_BIN=str(K8S_BIN))
+    if script == "lint.py":  # compiles Go: the machine's build and module caches, not the test's empty HOME
+        from authoring_fixtures import _GO_ENV
+
+        env.update(_GO_ENV)
     proc = subprocess.run([sys.executable, str(BENCH / script)], cwd=REPO, env=env, capture_output=True,
                           text=True, stdin=subprocess.DEVNULL, timeout=280, check=False)
     report = f"bench/{script} exited {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"

@@ -44,6 +44,7 @@ FRAMEWORK_GROUP_MODULES: dict[str, str] = {
     # Project authoring (docs/reference-authoring.md).
     "generate": "app.cli.generate:generate_app",
     "build": "app.cli.generate:build_app",
+    "lint": "app.cli.lint:lint_app",
     "scaffold": "app.cli.scaffold",
     "component": "app.cli.component",
     "package": "app.cli.package",

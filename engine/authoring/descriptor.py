@@ -49,6 +49,7 @@ class Method(BaseModel):
     output: str
     client_streaming: bool = False
     server_streaming: bool = False
+    framework: dict[str, Any] = {}  # its (framework.v1.method) options (docs/reference-lint.md#markers)
 
     @property
     def stream(self) -> str | None:
@@ -62,6 +63,7 @@ class Service(BaseModel):
     name: str
     file: str
     methods: list[Method] = []
+    framework: dict[str, Any] = {}  # its (framework.v1.service) options
 
     @property
     def full_name(self) -> str:
@@ -134,6 +136,16 @@ def _messages(file: dict[str, Any], comments: dict[tuple[int, ...], str], out: l
         enums[f"{package}.{e['name']}" if package else e["name"]] = (e.get("value") or [{"name": "0"}])[0]["name"]
 
 
+def framework_options(node: dict[str, Any], kind: str) -> dict[str, Any]:
+    """The `(framework.v1.<kind>)` option of a service or method in buf's JSON image."""
+    value = (node.get("options") or {}).get(f"[framework.v1.{kind}]")
+    return {_snake(k): v for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
+
 def load_image(image: dict[str, Any], local_files: set[str] | None = None) -> Descriptor:
     desc = Descriptor()
     for file in image.get("file", []):
@@ -153,10 +165,11 @@ def load_image(image: dict[str, Any], local_files: set[str] | None = None) -> De
         for svc in file.get("service", []):
             methods = [Method(name=m["name"], input=m["inputType"].lstrip("."), output=m["outputType"].lstrip("."),
                               client_streaming=bool(m.get("clientStreaming")),
-                              server_streaming=bool(m.get("serverStreaming")))
+                              server_streaming=bool(m.get("serverStreaming")),
+                              framework=framework_options(m, "method"))
                        for m in svc.get("method", [])]
             desc.services.append(Service(package=file.get("package", ""), name=svc["name"], file=name,
-                                         methods=methods))
+                                         methods=methods, framework=framework_options(svc, "service")))
     desc.services.sort(key=lambda s: s.full_name)
     return desc
 

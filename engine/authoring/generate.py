@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from engine import __version__
 from engine.authoring import entities, gocode, markers, mocks, naming, operator, tools, workloads
+from engine.authoring.annotation_spec import OPTIONS_PROTO, options_proto
 from engine.authoring.config import AuthoringConfig, load
 from engine.authoring.descriptor import CACHE, Descriptor, cache_text, compile_image, load_image, proto_files
 from engine.authoring.frontends import CLIENTS, GEN_DIR, FrontendEntry, clients_ts, entries, protoc_gen_es
@@ -139,6 +140,8 @@ def build_plan(project: Project, cfg: AuthoringConfig, tmp: Path) -> tuple[Plan,
     fronts = entries(project.config, project.config_path) if cfg.enabled("frontend") else []
     has_protos = cfg.enabled("codegen") and (root / cfg.proto_dir).is_dir() and proto_files(root / cfg.proto_dir)
     if has_protos:
+        if (root / cfg.proto_dir / OPTIONS_PROTO).is_file():
+            plan.generated(f"{cfg.proto_dir}/{OPTIONS_PROTO}", options_proto(cfg.module))  # kept in step on upgrade
         desc = _buf_outputs(root, tmp, plan, cfg.proto_dir, fronts)
         plan.generated(CACHE.as_posix(), cache_text(desc))
         for entry in fronts:

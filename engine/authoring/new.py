@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from engine import __version__
 from engine.authoring import naming, tools
+from engine.authoring.annotation_spec import OPTIONS_PROTO, options_proto
 from engine.authoring.config import FEATURES, KINDS, AuthoringConfig
 from engine.authoring.generate import GenerateResult, generate
 from engine.authoring.plan import FileResult, Plan
@@ -73,6 +74,8 @@ def project_plan(cfg: AuthoringConfig, service: str | None) -> Plan:
     if on("codegen"):
         plan.scaffold("buf.yaml", render("project/buf.yaml.tmpl"))
         plan.scaffold("buf.gen.yaml", render("project/buf.gen.yaml.tmpl"))
+    if on("codegen"):
+        plan.generated(f"{cfg.proto_dir}/{OPTIONS_PROTO}", options_proto(cfg.module))
     if services:
         from engine.authoring.scaffold import service_proto
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from engine.authoring import markers, ownership, sandbox
+from engine.authoring.annotation_spec import OPTIONS_PROTO
 from engine.authoring.config import load
 from engine.authoring.generate import STATE, generate, state_files
 from engine.project import Project
@@ -83,7 +84,10 @@ def verify_generated(project: Project) -> VerifyResult:
                            "modified": "differs from a fresh generation"}[change]
                 if not any(f.path == rel and f.check == "marker" for f in result.findings):
                     result.findings.append(Finding(path=rel, check="freshness", problem=problem))
-    _policy(root, files, cfg.commit_generated, result)
+    # The vendored framework/v1/options.proto is an input the user's protos import: always committed
+    # (docs/reference-lint.md#markers), whatever generate.commit says.
+    vendored = f"{cfg.proto_dir}/{OPTIONS_PROTO}"
+    _policy(root, [f for f in files if f != vendored], cfg.commit_generated, result)
     return result
 
 

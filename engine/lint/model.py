@@ -1,0 +1,98 @@
+"""One model of a lint finding (docs/reference-lint.md#output), the analyzers' table and the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+ERROR, WARNING = "error", "warning"
+
+
+class Finding(BaseModel):
+    analyzer: str  # an analyzer's flag name (`time-bucketing`) or a linter (`go vet`, `buf lint`, `eslint`, `tsc`)
+    rule: str  # the tool's own rule id (`printf`, `FIELD_LOWER_SNAKE_CASE`) or the analyzer's name
+    severity: str  # error | warning
+    file: str  # relative to the project root
+    line: int
+    column: int = 1
+    message: str
+    hint: str | None = None
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return self.file, self.line, self.column, self.analyzer
+
+
+class LinterRun(BaseModel):
+    name: str
+    status: str  # ran | cached | skipped | failed | not-implemented
+    reason: str | None = None
+    seconds: float = 0.0
+
+
+class LintReport(BaseModel):
+    root: str
+    findings: list[Finding] = []
+    linters: list[LinterRun] = []
+    scope: list[str] = []
+    errors: int = 0
+    warnings: int = 0
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> list[LinterRun]:
+        return [r for r in self.linters if r.status == "failed"]
+
+    @property
+    def exit_code(self) -> int:
+        """2: a linter could not run (named); 1: an error-level finding; 0 otherwise (warnings never gate)."""
+        return 2 if self.failed else 1 if self.errors else 0
+
+
+@dataclass(frozen=True)
+class Analyzer:
+    name: str  # its flag: --<name>
+    group: str  # go | sql | proto | config | frontend: the input it reads
+    summary: str
+    done: bool = True
+    go: str = ""  # its go/analysis name when not the flag without hyphens (`tests` is go vet's own pass)
+
+    @property
+    def go_name(self) -> str:
+        """The go/analysis name (an identifier): `time-bucketing` -> `timebucketing`."""
+        return self.go or self.name.replace("-", "")
+
+
+ANALYZERS: tuple[Analyzer, ...] = (
+    Analyzer("contract", "go", "exported methods of internal/<pkg>/service.go are in its contract.go"),
+    Analyzer("db", "sql", "every framework:entity message has its table in the migrations"),
+    Analyzer("migration-safety", "sql", "`ci migration-safety` over the migrations"),
+    Analyzer("conventions", "go", "a file rpc_<name>.go holds that RPC's method and no other"),
+    Analyzer("tests", "go", "every handler RPC is named in a test of its package", go="handlertests"),
+    Analyzer("config-deps", "config", "framework.yaml services and binaries point at files that exist"),
+    Analyzer("column-markers", "sql", "framework: column and table comments are known markers with valid values"),
+    Analyzer("fixture-drift", "sql", "db/seeds/vocab.yaml names tables and columns that exist"),
+    Analyzer("time-bucketing", "go", "time buckets are computed in UTC"),
+    Analyzer("proto-markers", "proto", "framework: comments in protos are known markers on the right element"),
+    Analyzer("create-nullability", "sql", "entity columns are NOT NULL unless the proto field is optional"),
+    Analyzer("computed-fields", "go", "framework:computed fields are never set from a request"),
+    Analyzer("read-only-fields", "go", "framework:read-only fields are never assigned in update handlers"),
+    Analyzer("guarded-fields", "go", "fields a framework:guards function guards are set only after it runs"),
+    Analyzer("static-export", "proto", "a static_export service has only read-only methods"),
+    Analyzer("proto-options", "proto", "(framework.v1.*) options are consistent with the method"),
+    Analyzer("vendored-protos", "proto", "framework/v1/options.proto is the framework's copy"),
+    Analyzer("config-reach", "go", "framework:outbound-io functions are reached with a context", done=False),
+    Analyzer("optional-deps-guard", "go", "framework:optional-dep fields are nil-checked before use"),
+    Analyzer("frontend-stores", "frontend", "frontend stores are reached only through generated clients",
+             done=False),
+)
+BY_NAME = {a.name: a for a in ANALYZERS}
+# The field's own tools; `go vet` stands in for golangci-lint (docs/reference-lint.md#linters).
+LINTERS = ("go vet", "buf lint", "eslint", "tsc")
+
+
+def summarize(report: LintReport) -> LintReport:
+    report.findings.sort(key=Finding.sort_key)
+    report.errors = sum(1 for f in report.findings if f.severity == ERROR)
+    report.warnings = sum(1 for f in report.findings if f.severity == WARNING)
+    return report
