@@ -1,11 +1,9 @@
 """The mobile (Expo) frontend kind: only its web export is built and tested here (native builds need Xcode or
 the Android SDK: docs/reference-frontends.md). Its packages (724, about 400 MB) and the export cost about
-80 CPU-seconds, more than the suite's budget for frontends, so this module runs when FRAMEWORK_TEST_EXPO=1
-is set (its one fixture: `make test PYTEST_ARGS="tests/test_frontends_mobile.py"` with it)."""
+80 CPU-seconds; it runs in every suite all the same (a kind the scaffold offers is a kind the suite builds)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -13,9 +11,7 @@ import pytest
 from tests import frontend_fixtures
 from tests.frontend_fixtures import FrontendProject, free_port
 
-pytestmark = [pytest.mark.timeout(1200), pytest.mark.skipif(
-    os.environ.get("FRAMEWORK_TEST_EXPO") != "1",
-    reason="the Expo web export costs ~80 CPU-s (npm ci of 724 packages, expo export): FRAMEWORK_TEST_EXPO=1 runs it")]
+pytestmark = [pytest.mark.timeout(1200)]
 
 
 @pytest.fixture(scope="module")
