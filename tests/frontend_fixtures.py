@@ -65,6 +65,7 @@ class FrontendProject:
     site_port: int
     spa_port: int
     timings: dict[str, float] = field(default_factory=dict)
+    docs: dict[str, dict] = field(default_factory=dict)  # --json documents of the set-up commands, by command
 
     def fw(self, *args: str, timeout: float = 600) -> tuple[int, dict, str]:
         result = run_cli("framework", *args, "--json", cwd=self.root, env=self.env, timeout=timeout)
@@ -93,11 +94,17 @@ def frontend_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Front
     assert code == 0, err or doc
     fp.root = root
     fp.timings["project new --frontend"] = round(time.monotonic() - began, 1)
+    fp.docs["project new --frontend"] = doc
     began = time.monotonic()
     code, doc, err = fp.fw("scaffold", "frontend", "spa", "--kind", "vite-spa", "--base-path", "/spa",
                            "--port", str(fp.spa_port))
     assert code == 0, err or doc
     fp.timings["scaffold frontend"] = round(time.monotonic() - began, 1)
+    fp.docs["scaffold frontend"] = doc
+    for args in (("generate",), ("generate", "--full")):  # right after the scaffolds: both change nothing
+        code, doc, err = fp.fw(*args)
+        assert code == 0, err or doc
+        fp.docs[" ".join(args)] = doc
     (root / "internal" / "handlers" / "shop" / "rpc_ping.go").write_text(PING_ANSWER)
     dev = root / "deploy" / "kcl" / "dev" / "main.k"
     text = dev.read_text()

@@ -115,6 +115,25 @@ def test_generated_clients_carry_the_marker_and_regenerate_byte_for_byte(fronten
     assert {p: p.read_bytes() for p in gen} == before
 
 
+def test_scaffold_generates_only_the_new_client_and_the_next_generate_changes_nothing(
+        frontend_project: FrontendProject) -> None:
+    """docs/reference-frontends.md#scaffold-frontend: on a project whose last `generate` was current, the scaffold
+    generates only the new frontend's client (and, for the first frontend, the bootstrap's CORS), the bytes a
+    full `generate` writes: the `generate` right after it is a no-change run and `generate --full` changes
+    nothing."""
+    docs = frontend_project.docs
+    cors = {"internal/bootstrap/cors.go", "internal/bootstrap/bootstrap.go"}
+    first = {f["path"] for f in docs["project new --frontend"]["generated"]["files"]}  # planned, not only changed
+    assert {"frontends/site/src/gen/framework/clients.ts", "frontends/site/src/gen/shop/v1/shop_pb.ts"} | cors <= first
+    assert not [p for p in first - cors if not p.startswith("frontends/site/src/gen/")], first
+    second = {f["path"] for f in docs["scaffold frontend"]["generated"]["files"]}
+    assert "frontends/spa/src/gen/framework/clients.ts" in second
+    assert not [p for p in second if not p.startswith("frontends/spa/src/gen/")], second
+    assert not [f for f in docs["scaffold frontend"]["files"] if f["path"].startswith(("gen/", "internal/"))]
+    assert docs["generate"]["up_to_date"] is True
+    assert docs["generate --full"]["up_to_date"] is False and docs["generate --full"]["changed"] == []
+
+
 def test_eslint_and_tsc_pass_on_each_scaffolded_frontend(frontend_project: FrontendProject) -> None:
     """docs/reference-frontends.md#scaffold-frontend: every scaffolded frontend passes its own eslint and tsc
     (the lint command reuses them). The web frontend's tsc ran already: `next build` type-checks the project

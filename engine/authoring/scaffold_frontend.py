@@ -1,9 +1,10 @@
 """`framework scaffold frontend <name>` and `project new --frontend` (docs/reference-frontends.md#scaffold-frontend).
 
-Plan files -> write in a throwaway copy -> `npm ci` from the template's lockfile -> `generate` (the
-typed clients) -> carry over: a failure anywhere (npm, buf, protoc-gen-es) leaves the checkout as it
-was. The installed node_modules is renamed into place last (the copy sits beside the project, on its
-filesystem), so nothing is installed twice.
+Plan files -> write in a throwaway copy -> `npm ci` from the template's lockfile (while framework.yaml
+and the dev KCL are updated and checked) -> the new frontend's typed client alone (`generate_frontend`,
+when the project's last `generate` was current; else a whole `generate`) -> carry over: a failure
+anywhere (npm, buf, protoc-gen-es) leaves the checkout as it was. The installed node_modules is renamed
+into place last (the copy sits beside the project, on its filesystem), so nothing is installed twice.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -20,7 +22,7 @@ from pydantic import BaseModel
 from engine.authoring import naming, sandbox, tools
 from engine.authoring.config import append_list_item, load
 from engine.authoring.frontends import FrontendEntry, add_to_kcl, check_entry, client_name, entries, template_files
-from engine.authoring.generate import GenerateResult, generate
+from engine.authoring.generate import GenerateResult, current, generate, generate_frontend
 from engine.authoring.plan import Plan
 from engine.errors import InvalidInput
 from engine.paths import atomic_write_bytes
@@ -116,21 +118,26 @@ def scaffold_frontend(project: Project, entry: FrontendEntry, *, dry_run: bool =
             if modules.is_dir() and (target.root / other.dir).is_dir():
                 (target.root / other.dir / "node_modules").symlink_to(modules, target_is_directory=True)
         cfg = load(target)
+        fresh = install and not dry_run and current(target)  # before anything here changes
         plan = Plan()
         for path, text in template_files(entry, _first_service(target.root, cfg.services)).items():
             plan.scaffold(path, text, mode=0o644)
         plan.apply(target.root, by)
-        append_list_item(target.config_path, "frontends", entry.as_config())
-        kcl = target.root / DEV_KCL
-        if kcl.is_file() and cfg.enabled("deploy"):
-            atomic_write_bytes(kcl, add_to_kcl(kcl.read_text(encoding="utf-8"), entry).encode("utf-8"))
-            _check_kcl(target, kcl)
-        step("copy")
-        if install and not dry_run:
-            result.install_seconds = npm_ci(target.root / entry.dir)
-            result.installed = True
-            step("install")
-            result.generated = generate(Project(target.root), by=by)
+        with ThreadPoolExecutor(max_workers=1) as pool:  # leaving it waits for npm: the copy outlives it
+            installing = pool.submit(npm_ci, target.root / entry.dir) if install and not dry_run else None
+            append_list_item(target.config_path, "frontends", entry.as_config())
+            kcl = target.root / DEV_KCL
+            if kcl.is_file() and cfg.enabled("deploy"):
+                atomic_write_bytes(kcl, add_to_kcl(kcl.read_text(encoding="utf-8"), entry).encode("utf-8"))
+                _check_kcl(target, kcl)
+            step("copy")
+            if installing is not None:
+                result.install_seconds = installing.result()
+                result.installed = True
+                step("install")
+        if result.installed:
+            made = Project(target.root)
+            result.generated = generate_frontend(made, entry, by=by) if fresh else generate(made, by=by)
             step("generate")
         modules = target.root / entry.dir / "node_modules"
         if modules.is_dir():  # out of the copy before it is compared: nothing to walk there
