@@ -74,7 +74,7 @@ def _scaffold_ratio(base: Path, root: Path) -> None:
         baseline = _timed(lambda: npm_ci(lock))
         where = root if run == runs - 1 else Path(shutil.copytree(root, base / f"run{run}" / root.name, symlinks=True))
         made = []
-        scaffold = _timed(lambda w=where: made.append(scaffold_frontend(Project(w), entry)))
+        scaffold = _timed(lambda w=where, m=made: m.append(scaffold_frontend(Project(w), entry)))
         steps = ", ".join(f"{k} {v:.1f} s" for k, v in made[0].seconds.items())
         load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         print(f"scaffold frontend (web), npm cache warm: {scaffold:.1f} s; npm ci alone: {baseline:.1f} s; "

@@ -1,13 +1,12 @@
-"""`framework scaffold frontend`'s guarantees around its concurrent `npm ci` (docs/reference-frontends.md#scaffold-frontend):
-a failing install leaves the checkout as it was; `--dry-run` writes nothing. Both on a private copy of the
-session's authored project, with a real npm that cannot install (offline, an empty cache)."""
+"""`framework scaffold frontend`'s guarantees around its concurrent `npm ci`
+(docs/reference-frontends.md#scaffold-frontend): a failing install leaves the checkout as it was;
+`--dry-run` writes nothing. Both on a private copy of the session's authored project, with a real npm
+that cannot install (offline, an empty cache)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-
-import pytest
 
 from tests.authoring_fixtures import _GO_ENV, authored, project_copy, tree  # noqa: F401
 from tests.conftest import run_cli
