@@ -59,6 +59,7 @@ _GO_SEEDED = '''package order
 
 import (
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -72,6 +73,7 @@ type Deps struct {
 func (d *Deps) Notify(at time.Time) error {
 	day := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.Local) // seeded: time-bucketing
 	fmt.Printf("%d\\n", "not a number") // seeded: go vet printf
+	os.Remove(day.String())             // seeded: golangci-lint errcheck
 	return d.Mailer.Send(day.String()) // seeded: optional-deps-guard
 }
 '''
