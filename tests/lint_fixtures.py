@@ -74,12 +74,16 @@ func (d *Deps) Notify(at time.Time) error {
 	day := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.Local) // seeded: time-bucketing
 	fmt.Printf("%d\\n", "not a number") // seeded: go vet printf
 	os.Remove(day.String())             // seeded: golangci-lint errcheck
+	_ = os.Getenv("MAILER_URL")         // seeded: config-reach
 	return d.Mailer.Send(day.String()) // seeded: optional-deps-guard
 }
 '''
 _GO_CLEAN = '''package order
 
-import "time"
+import (
+	"os"
+	"time"
+)
 
 // Deps holds the handlers' collaborators.
 type Deps struct {
@@ -89,7 +93,7 @@ type Deps struct {
 
 // Notify mails the day's bucket.
 func (d *Deps) Notify(at time.Time) error {
-	if d.Mailer == nil {
+	if d.Mailer == nil || os.Getenv("MAILER_URL") == "" {
 		return nil
 	}
 	at = at.UTC()
@@ -222,6 +226,8 @@ def seed_violations(root: Path) -> None:
 def seed_clean(root: Path) -> None:
     """Every implemented rule's marker used as the rule wants."""
     write(root, f"{HANDLERS}/deps.go", _GO_CLEAN)
+    edit(root, "deploy/kcl/dev/main.k", "            run = [", '            env = {MAILER_URL = "smtp://127.0.0.1:2525"}\n'
+         "            run = [")
     write(root, f"{HANDLERS}/model.go", _MODEL.replace("SEEDED_TOTAL", "int64(len(r.CreatedBy))")
           .replace("\tSEEDED_UPDATE\n", "")
           .replace("SEEDED_GUARD", "if err := Validate(r); err != nil {\n\t\treturn err\n\t}"))

@@ -81,7 +81,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("static-export", "proto", "a static_export service has only read-only methods"),
     Analyzer("proto-options", "proto", "(framework.v1.*) options are consistent with the method"),
     Analyzer("vendored-protos", "proto", "framework/v1/options.proto is the framework's copy"),
-    Analyzer("config-reach", "go", "framework:outbound-io functions are reached with a context", done=False),
+    Analyzer("config-reach", "go", "environment variables the Go code reads are set by an environment"),
     Analyzer("optional-deps-guard", "go", "framework:optional-dep fields are nil-checked before use"),
     Analyzer("frontend-stores", "frontend", "frontends reach the API only through the generated clients"),
 )

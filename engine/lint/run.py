@@ -265,6 +265,15 @@ def lint(project: Project, analyzers: list[str] | None = None, scope: list[str] 
         except EngineError as exc:
             runs.append(LinterRun(name=name, status="failed", reason=exc.message))
     pool.shutdown(wait=True)
+    if want("config-reach") and any(f.analyzer == "config-reach" for f in report.findings):
+        from engine.lint import config_reach
+
+        try:  # after the cache: the findings depend on the KCL environments, read on every run
+            report.findings = config_reach.unreached(report.findings, config_reach.delivered_keys(project))
+        except EngineError as exc:
+            report.findings = [f for f in report.findings if f.analyzer != "config-reach"]
+            runs.append(LinterRun(name="config-reach", status="failed",
+                                  reason=f"the environments do not evaluate: {exc.message}"))
     report.linters = runs + skipped
     lines: dict[str, list[str]] = {}
     excluded = _contract_excludes(project)
