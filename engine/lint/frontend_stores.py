@@ -15,7 +15,8 @@ _SUFFIXES = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
 _PRUNE = {"node_modules", "gen", ".next", "dist", "out", "build", ".expo", "web-build"}
 _FACTORIES = {"createClient", "createPromiseClient", "createCallbackClient", "createConnectTransport",
               "createGrpcWebTransport", "createGrpcTransport"}
-_IMPORT = re.compile(r"""import\s*(?:type\s*)?\{(?P<names>[^}]*)\}\s*from\s*["']@connectrpc/connect(?:-web|-node)?["']""")
+_IMPORT = re.compile(r"""import\s*(?:type\s*)?\{(?P<names>[^}]*)\}\s*from\s*"""
+                     r"""["']@connectrpc/connect(?:-web|-node)?["']""")
 _CALL = re.compile(r"\b(?:fetch|axios(?:\.(?:get|post|put|patch|delete|request))?)\s*\(|\.open\s*\(")  # .open: XHR
 # The API's address as the generated clients and each kind's bundler name it, and a Connect procedure path
 # (`/shop.v1.ShopService/Ping`).
