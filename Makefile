@@ -102,6 +102,7 @@ $(TOOLS_BIN)/goose:
 # absent: verdaccio (a local npm registry for `release verify` npm artifacts). The override pins a
 # dist-tag (`node-fetch@cjs`) that some registry mirrors do not carry.
 NPM_TOOLS := $(CURDIR)/.tools/npm
+NPM_LINT_TOOLS := $(CURDIR)/.tools/npm-lint
 npm-tools: $(NPM_TOOLS)/node_modules/.bin/verdaccio $(NPM_LINT_TOOLS)/node_modules/.bin/eslint
 
 $(NPM_TOOLS)/node_modules/.bin/verdaccio: tests/npm-tools/package.json
@@ -110,10 +111,10 @@ $(NPM_TOOLS)/node_modules/.bin/verdaccio: tests/npm-tools/package.json
 
 # eslint and tsc for `framework lint`'s frontend tests (docs/reference-lint.md#linters), pinned in
 # tests/npm-lint-tools/package.json; a project's frontends install their own with `npm ci`.
-NPM_LINT_TOOLS := $(CURDIR)/.tools/npm-lint
 $(NPM_LINT_TOOLS)/node_modules/.bin/eslint: tests/npm-lint-tools/package.json
 	mkdir -p $(NPM_LINT_TOOLS) && cp tests/npm-lint-tools/package.json $(NPM_LINT_TOOLS)/package.json
 	cd $(NPM_LINT_TOOLS) && npm install --no-audit --no-fund --loglevel=error
+
 # The Kubernetes control plane the k8s runtime's tests and bench/k8s.py run against (tests/k8s_cluster.py):
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kubectl built from the pinned module in
 # tools/k8s (k8s.io/kubernetes with its staging modules pinned to the matching release), and KWOK to simulate

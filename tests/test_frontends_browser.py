@@ -6,18 +6,16 @@ its answer (docs/reference-frontends.md)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests import frontend_fixtures
+from tests.browser_fixtures import WebDriver, chromium_session
 from tests.domain_fixtures import gateway_plane, zone  # noqa: F401
-from tests.frontend_fixtures import FrontendProject, free_port
+from tests.frontend_fixtures import FrontendProject
 from tests.hosted_fixtures import demo  # noqa: F401
-from tests.test_auth_browser import CHROMIUM_ARGS, WebDriver
 from tests.waiting import until
 from tests.webhooks_fixtures import server_factory  # noqa: F401
 
@@ -29,33 +27,8 @@ pytestmark = pytest.mark.timeout(900)
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not chromium or not driver:
-        pytest.fail("chromium and chromedriver are missing: `make test` installs them (chromium, chromium-driver)")
-    port = free_port()
-    proc = subprocess.Popen([driver, f"--port={port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    session = None
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    try:
-        def ready() -> bool:
-            try:
-                return bool(httpx.get(f"{base}/status", timeout=2).json()["value"]["ready"])
-            except (httpx.HTTPError, ValueError, KeyError):
-                return False
-
-        until(ready, 30, "chromedriver")
-        options = {"binary": chromium, "args": [*CHROMIUM_ARGS, f"--user-data-dir={profile}"]}
-        r = httpx.post(f"{base}/session", timeout=120, json={"capabilities": {"alwaysMatch": {
-            "browserName": "chrome", "goog:chromeOptions": options}}})
-        assert r.status_code == 200, r.text
-        session = r.json()["value"]["sessionId"]
-        yield WebDriver(base, session)
-    finally:
-        if session:
-            httpx.delete(f"{base}/session/{session}", timeout=60)
-        proc.terminate()
-        proc.wait(30)
+    with chromium_session(tmp_path_factory.mktemp("chromium-profile")) as driver:
+        yield driver
 
 
 def _answer(browser: WebDriver, url: str, timeout: float = 180) -> str:
@@ -146,7 +119,6 @@ def test_static_output_deployed_to_a_hosted_environment_is_served_under_its_base
     carried by a release of a hosted environment and promoted, is served by the gateway under its base path
     over TLS: the page and every asset it references, and `/` redirects to `/spa/`."""
     import re
-    import shutil
 
     from tests.domain_fixtures import DOMAIN_SCOPES
     from tests.hosted_fixtures import admin, commit, hosted_env, mint, run_json, seed_org, with_token
