@@ -27,10 +27,17 @@ def lint_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+# golangci-lint's analysis cache is the machine's, like Go's build cache (safe for parallel runs): a session
+# does not analyze the standard library and the module cache again.
+GOLANGCI_CACHE = {"GOLANGCI_LINT_CACHE": os.environ.get("GOLANGCI_LINT_CACHE")
+                  or str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "golangci-lint")}
+
+
 @pytest.fixture(autouse=True)
 def lint_env(lint_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One vet tool build per worker: the cache outlives each test's own HOME."""
     monkeypatch.setenv("FRAMEWORK_LINT_CACHE", str(lint_cache))
+    monkeypatch.setenv("GOLANGCI_LINT_CACHE", GOLANGCI_CACHE["GOLANGCI_LINT_CACHE"])
     for key, value in {**_GO_ENV, "GOFLAGS": "-buildvcs=false"}.items():
         monkeypatch.setenv(key, value)
 
@@ -263,8 +270,8 @@ def lint_in_process(root: Path, cache: Path, **kwargs: object) -> object:
     from engine.lint.run import lint
     from engine.project import Project
 
-    saved = {k: os.environ.get(k) for k in ("FRAMEWORK_LINT_CACHE", *_GO_ENV, "GOFLAGS")}
-    os.environ.update({"FRAMEWORK_LINT_CACHE": str(cache), **_GO_ENV, "GOFLAGS": "-buildvcs=false"})
+    saved = {k: os.environ.get(k) for k in ("FRAMEWORK_LINT_CACHE", *_GO_ENV, *GOLANGCI_CACHE, "GOFLAGS")}
+    os.environ.update({"FRAMEWORK_LINT_CACHE": str(cache), **_GO_ENV, **GOLANGCI_CACHE, "GOFLAGS": "-buildvcs=false"})
     try:
         return lint(Project(root), **kwargs)  # type: ignore[arg-type]
     finally:

@@ -19,8 +19,9 @@ VERSION = "v2.15.0"  # pinned with the Makefile's GOLANGCI_LINT_VERSION
 OVERRIDE_ENV = "FRAMEWORK_GOLANGCI_LINT"
 # go vet's passes already run in the framework's vet tool (one load with the Go analyzers); golangci-lint's
 # `standard` set without its govet is errcheck, ineffassign, staticcheck and unused.
-_ARGS = ("run", "--default", "standard", "--disable", "govet", "--output.json.path", "stdout",
-         "--output.text.path", "", "--show-stats=false", "--max-issues-per-linter", "0", "--max-same-issues", "0")
+_ARGS = ("run", "--allow-parallel-runners", "--default", "standard", "--disable", "govet",
+         "--output.json.path", "stdout", "--output.text.path", "", "--show-stats=false",
+         "--max-issues-per-linter", "0", "--max-same-issues", "0")
 
 
 def binary() -> str:
@@ -38,9 +39,12 @@ def run(root: Path) -> list[Finding]:
     """golangci-lint's findings over the whole module (a project's own .golangci.yml, when present, is read)."""
     argv = [binary(), *_ARGS]
     if any((root / f".golangci.{ext}").is_file() for ext in ("yml", "yaml", "toml", "json")):
-        argv = [binary(), "run", "--output.json.path", "stdout", "--output.text.path", "", "--show-stats=false"]
-    env = {**os.environ, "GOWORK": "off", "GOLANGCI_LINT_CACHE": str(lint_cache() / "golangci")}
+        argv = [binary(), "run", "--allow-parallel-runners", "--output.json.path", "stdout", "--output.text.path", "",
+                "--show-stats=false"]
+    env = {"GOLANGCI_LINT_CACHE": str(lint_cache() / "golangci"), **os.environ, "GOWORK": "off"}
     proc = subprocess.run([*argv, "./..."], cwd=root, capture_output=True, text=True, timeout=900, env=env)
+    if proc.returncode == 5:  # golangci-lint's "no go files to analyze"
+        return []
     try:
         doc = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else None
     except ValueError:
