@@ -45,14 +45,28 @@ def as_json(done: Any) -> dict[str, Any]:
 
 
 def seed_accounts(srv: Server, org: str = "acme",
-                  permissions: tuple[str, ...] = ("deploy:read", "deploy:write")) -> None:
-    """An organization with grants, an admin and a member, written with the admin commands."""
-    env = {**srv.env, "PW": PASSWORD}
-    for args in (("org", "add", org), ("org", "grant", org, *permissions),
-                 ("user", "add", ADMIN, "--org", org, "--admin", "--password-env", "PW"),
-                 ("user", "add", MEMBER, "--org", org, "--password-env", "PW")):
-        done = platform(env, "server", *args, "--data-dir", str(srv.data_dir))
-        assert done.returncode == 0, done.stderr
+                  permissions: tuple[str, ...] = ("deploy:read", "deploy:write"), *, cli: bool = False) -> None:
+    """An organization with grants, an admin and a member, written to the server's store: through the
+    admin commands with `cli=True` (tests/test_auth_accounts.py covers those commands), else with the
+    same engine calls in this process (a SQLite-backed server only), which is what the commands run."""
+    if cli or "DATABASE_URL" in srv.env:
+        env = {**srv.env, "PW": PASSWORD}
+        for args in (("org", "add", org), ("org", "grant", org, *permissions),
+                     ("user", "add", ADMIN, "--org", org, "--admin", "--password-env", "PW"),
+                     ("user", "add", MEMBER, "--org", org, "--password-env", "PW")):
+            done = platform(env, "server", *args, "--data-dir", str(srv.data_dir))
+            assert done.returncode == 0, done.stderr
+        return
+    from engine.auth.accounts import add_org, add_user, grant, server_store
+
+    store = server_store(srv.data_dir)
+    try:
+        add_org(store, org)
+        grant(store, org, list(permissions))
+        add_user(store, ADMIN, PASSWORD, org, "admin")
+        add_user(store, MEMBER, PASSWORD, org, "member")
+    finally:
+        store.dispose()
 
 
 @dataclass

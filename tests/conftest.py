@@ -92,19 +92,36 @@ from k8s_fixtures import k8s_fixture, stop_shared  # noqa: E402,F401
 from pg_fixtures import pg_server  # noqa: E402,F401
 
 
-# The Kubernetes modules run one after another: in file order here (a serial run), and as one
-# scheduling unit under pytest-xdist's --dist loadfile (pytest_xdist_make_scheduler below), so the
-# worker that runs them starts one control plane and stops it as soon as its last user is done.
+# The Kubernetes modules run one after another: as one unit in the collection, and as one scheduling
+# unit under pytest-xdist's --dist loadfile (pytest_xdist_make_scheduler below), so the worker that runs
+# them starts one control plane and stops it as soon as its last user is done.
 def _k8s_module(nodeid: str) -> bool:
     return "k8s" in Path(nodeid.split("::", 1)[0]).name
 
 
+def _unit(nodeid: str) -> str:
+    return "k8s modules" if _k8s_module(nodeid) else nodeid.split("::", 1)[0]
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    first = next((i for i, item in enumerate(items) if _k8s_module(item.nodeid)), None)
-    if first is not None:
-        k8s = [item for item in items if _k8s_module(item.nodeid)]
-        rest = [item for item in items if not _k8s_module(item.nodeid)]
-        items[:] = rest[:first] + k8s + rest[first:]
+    """Units (a file, or all the k8s modules) longest first, by tests/durations.json (seconds per
+    file, from a whole run: `python tests/suite_durations.py <junit.xml>`): the workers take units in
+    this order, so the long ones start at once and the short ones fill the end (the whole run ends
+    when its last unit does). A file not in the table weighs one second a test."""
+    from suite_durations import weights
+
+    known = weights()
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(_unit(item.nodeid), []).append(item)
+    cost: dict[str, float] = {}
+    for name, members in units.items():
+        per_file: dict[str, int] = {}
+        for item in members:
+            per_file[item.nodeid.split("::", 1)[0]] = per_file.get(item.nodeid.split("::", 1)[0], 0) + 1
+        cost[name] = sum(known.get(path, float(count)) for path, count in per_file.items())
+    order = sorted(units, key=lambda name: -cost[name])
+    items[:] = [item for name in order for item in units[name]]
 
 
 @pytest.hookimpl(trylast=True)
@@ -128,6 +145,41 @@ class _XdistScheduling:
 
         class Scheduling(LoadFileScheduling):  # type: ignore[misc]
             def _split_scope(self, nodeid: str) -> str:
-                return "k8s modules" if _k8s_module(nodeid) else str(super()._split_scope(nodeid))
+                return _unit(nodeid)
+
+            def schedule(self) -> None:
+                self.config.option.loadscopereorder = False  # keep the collection's longest-first order
+                super().schedule()
 
         return Scheduling(config, log)
+
+
+# SUITE_CPU_OUT=<dir>: each pytest process writes the CPU seconds (its own and its reaped children's,
+# user + system) each test file costs, setup and teardown included, to <dir>/<worker>.json — where a
+# whole run's CPU goes, whatever else the machine is doing (wall times under load say little).
+_cpu: dict[str, float] = {}
+
+
+def _cpu_now() -> float:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    if not os.environ.get("SUITE_CPU_OUT"):
+        yield
+        return
+    start = _cpu_now()
+    yield
+    path = item.nodeid.split("::", 1)[0]
+    _cpu[path] = _cpu.get(path, 0.0) + _cpu_now() - start
+    if nextitem is None or nextitem.nodeid.split("::", 1)[0] != path:  # a file done: the table so far
+        import json
+
+        out = Path(os.environ["SUITE_CPU_OUT"])
+        out.mkdir(parents=True, exist_ok=True)
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        (out / f"{worker}.json").write_text(json.dumps(_cpu, indent=0, sort_keys=True))

@@ -30,6 +30,7 @@ from tests.auth_fixtures import (  # noqa: F401
     stored,
 )
 from tests.waiting import until
+from tests.webhooks_fixtures import module_server_factory  # noqa: F401
 
 
 def pkce() -> tuple[str, str]:
@@ -70,9 +71,10 @@ def api_status(srv, token: str) -> int:
     return httpx.get(f"{srv.url}/api/automations", headers={"Authorization": f"Bearer {token}"}).status_code
 
 
-@pytest.fixture
-def srv(server_factory):
-    s = server_factory()
+@pytest.fixture(scope="module")
+def srv(module_server_factory):
+    """One server for the module: every test makes its own codes, logins and tokens."""
+    s = module_server_factory()
     seed_accounts(s)
     return s
 

@@ -140,8 +140,7 @@ def start_server(data_dir: Path, env: dict[str, str], token: str | None = None, 
     return Server(proc=proc, url=url, token=token, data_dir=data_dir, env=env, lines=seen)
 
 
-@pytest.fixture
-def server_factory(tmp_path: Path) -> Iterator[Callable[..., Server]]:
+def _factory(tmp: Path) -> tuple[Callable[..., Server], list[Server]]:
     started: list[Server] = []
 
     def make(
@@ -150,11 +149,26 @@ def server_factory(tmp_path: Path) -> Iterator[Callable[..., Server]]:
         extra_env: dict[str, str] | None = None,
         args: tuple[str, ...] = (),
     ) -> Server:
-        env = isolated_env(tmp_path, **(extra_env or {}))
-        srv = start_server(data_dir or tmp_path / "data", env, token, *args)
+        env = isolated_env(tmp, **(extra_env or {}))
+        srv = start_server(data_dir or tmp / "data", env, token, *args)
         started.append(srv)
         return srv
 
+    return make, started
+
+
+@pytest.fixture
+def server_factory(tmp_path: Path) -> Iterator[Callable[..., Server]]:
+    make, started = _factory(tmp_path)
+    yield make
+    for srv in started:
+        srv.stop()
+
+
+@pytest.fixture(scope="module")
+def module_server_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Server]]:
+    """server_factory for a module whose tests can share one server (each test's state its own)."""
+    make, started = _factory(tmp_path_factory.mktemp("server"))
     yield make
     for srv in started:
         srv.stop()
