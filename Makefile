@@ -55,6 +55,8 @@ MIGRATE_VERSION := v4.19.1
 GOOSE_VERSION := v3.26.0
 DELVE_VERSION := v1.27.2
 GOVULNCHECK_VERSION := v1.1.4
+# golangci-lint, driven by `framework lint` (pinned with engine/lint/golangci.py VERSION; a long build).
+GOLANGCI_LINT_VERSION := v2.15.0
 
 # govulncheck: `framework ci vuln-scan`'s Go scanner (its tests point -db at a local database).
 $(TOOLS_BIN)/govulncheck:
@@ -70,7 +72,11 @@ AUTHORING_TOOLS := $(TOOLS_BIN)/buf $(TOOLS_BIN)/protoc-gen-go $(TOOLS_BIN)/prot
 # with engine/authoring/operator.py (CONTROLLER_TOOLS_VERSION; k8s.io v0.36 like the test control plane).
 CONTROLLER_TOOLS_VERSION := v0.21.0
 go-tools: $(TOOLS_BIN)/migrate $(TOOLS_BIN)/goose $(TOOLS_BIN)/dlv $(TOOLS_BIN)/govulncheck $(AUTHORING_TOOLS) \
-  $(TOOLS_BIN)/controller-gen
+  $(TOOLS_BIN)/controller-gen $(TOOLS_BIN)/golangci-lint
+
+$(TOOLS_BIN)/golangci-lint:
+	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install \
+	  github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
 $(TOOLS_BIN)/controller-gen:
 	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)

@@ -254,7 +254,7 @@ FRAMEWORK.groups["build"] = Group(
     examples=("framework build", "framework build dev", "framework build --json"),
 )
 FRAMEWORK.groups["lint"] = Group(
-    help="Lint the project: go vet, buf lint, eslint and tsc, and the framework's twenty analyzers (flags select).",
+    help="Lint the project: go vet, golangci-lint, buf lint, eslint, tsc and the twenty analyzers (flags select).",
     commands={},
     examples=("framework lint", "framework lint --time-bucketing --scope internal/handlers/order",
               "framework lint --format sarif > lint.sarif", "framework lint --gate-json lint-gate.json --quiet"),

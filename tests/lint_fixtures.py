@@ -27,10 +27,17 @@ def lint_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+# golangci-lint's analysis cache is the machine's, like Go's build cache (safe for parallel runs): a session
+# does not analyze the standard library and the module cache again.
+GOLANGCI_CACHE = {"GOLANGCI_LINT_CACHE": os.environ.get("GOLANGCI_LINT_CACHE")
+                  or str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "golangci-lint")}
+
+
 @pytest.fixture(autouse=True)
 def lint_env(lint_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One vet tool build per worker: the cache outlives each test's own HOME."""
     monkeypatch.setenv("FRAMEWORK_LINT_CACHE", str(lint_cache))
+    monkeypatch.setenv("GOLANGCI_LINT_CACHE", GOLANGCI_CACHE["GOLANGCI_LINT_CACHE"])
     for key, value in {**_GO_ENV, "GOFLAGS": "-buildvcs=false"}.items():
         monkeypatch.setenv(key, value)
 
@@ -59,6 +66,7 @@ _GO_SEEDED = '''package order
 
 import (
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -72,12 +80,17 @@ type Deps struct {
 func (d *Deps) Notify(at time.Time) error {
 	day := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.Local) // seeded: time-bucketing
 	fmt.Printf("%d\\n", "not a number") // seeded: go vet printf
+	os.Remove(day.String())             // seeded: golangci-lint errcheck
+	_ = os.Getenv("MAILER_URL")         // seeded: config-reach
 	return d.Mailer.Send(day.String()) // seeded: optional-deps-guard
 }
 '''
 _GO_CLEAN = '''package order
 
-import "time"
+import (
+	"os"
+	"time"
+)
 
 // Deps holds the handlers' collaborators.
 type Deps struct {
@@ -87,7 +100,7 @@ type Deps struct {
 
 // Notify mails the day's bucket.
 func (d *Deps) Notify(at time.Time) error {
-	if d.Mailer == nil {
+	if d.Mailer == nil || os.Getenv("MAILER_URL") == "" {
 		return nil
 	}
 	at = at.UTC()
@@ -220,6 +233,8 @@ def seed_violations(root: Path) -> None:
 def seed_clean(root: Path) -> None:
     """Every implemented rule's marker used as the rule wants."""
     write(root, f"{HANDLERS}/deps.go", _GO_CLEAN)
+    edit(root, "deploy/kcl/dev/main.k", "            run = [", '            env = {MAILER_URL = "smtp://127.0.0.1:2525"}\n'
+         "            run = [")
     write(root, f"{HANDLERS}/model.go", _MODEL.replace("SEEDED_TOTAL", "int64(len(r.CreatedBy))")
           .replace("\tSEEDED_UPDATE\n", "")
           .replace("SEEDED_GUARD", "if err := Validate(r); err != nil {\n\t\treturn err\n\t}"))
@@ -255,8 +270,8 @@ def lint_in_process(root: Path, cache: Path, **kwargs: object) -> object:
     from engine.lint.run import lint
     from engine.project import Project
 
-    saved = {k: os.environ.get(k) for k in ("FRAMEWORK_LINT_CACHE", *_GO_ENV, "GOFLAGS")}
-    os.environ.update({"FRAMEWORK_LINT_CACHE": str(cache), **_GO_ENV, "GOFLAGS": "-buildvcs=false"})
+    saved = {k: os.environ.get(k) for k in ("FRAMEWORK_LINT_CACHE", *_GO_ENV, *GOLANGCI_CACHE, "GOFLAGS")}
+    os.environ.update({"FRAMEWORK_LINT_CACHE": str(cache), **_GO_ENV, **GOLANGCI_CACHE, "GOFLAGS": "-buildvcs=false"})
     try:
         return lint(Project(root), **kwargs)  # type: ignore[arg-type]
     finally:

@@ -46,7 +46,7 @@ RATIO_LINES = {
     "webhooks.py": rf"ratio \(durable ingestion / bare\): {NUMBER}",
 }
 GO_TOOLS = {"db.py": ["migrate"], "debug.py": ["dlv"], "generate.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
-            "lint.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
+            "lint.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go", "golangci-lint"],
             "scaffold.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
             "scaffold_operator.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go", "controller-gen"],
             "frontends.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"]}

@@ -15,6 +15,7 @@ import pytest
 from tests.authoring_fixtures import _GO_ENV, go_caches  # noqa: F401
 from tests.conftest import REPO, run_cli
 from tests.lint_fixtures import (  # noqa: F401
+    GOLANGCI_CACHE,
     HANDLERS,
     edit,
     line_of,
@@ -30,9 +31,10 @@ SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 NPM_LINT = REPO / ".tools" / "npm-lint" / "node_modules"
 
 
-def framework(*args: str, cwd: Path, cache: Path) -> tuple[int, str, str]:
+def framework(*args: str, cwd: Path, cache: Path, **env: str) -> tuple[int, str, str]:
     result = run_cli("framework", *args, cwd=cwd, timeout=300,
-                     env={**_GO_ENV, "GOFLAGS": "-buildvcs=false", "FRAMEWORK_LINT_CACHE": str(cache)})
+                     env={**_GO_ENV, **GOLANGCI_CACHE, "GOFLAGS": "-buildvcs=false", "FRAMEWORK_LINT_CACHE": str(cache),
+                          **env})
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -80,7 +82,7 @@ def test_text_output_grouped_by_file_with_summary_and_gate_json(lint_projects: t
     header = lines.index(deps)
     assert lines[header + 1].startswith(f"  {deps}:") and ": time-bucketing: " in out
     assert lines[-1].startswith(tuple("0123456789")) and " errors, " in lines[-1]
-    assert "not implemented in this build: config-reach" in out
+    assert "not implemented" not in out
     code, quiet, _ = framework("lint", "--quiet", cwd=seeded, cache=lint_cache)
     assert code == 1 and all(":" in line and not line.startswith(" ") for line in quiet.splitlines())
     gate = json.loads(gate_file.read_text(encoding="utf-8"))
@@ -92,15 +94,19 @@ def test_text_output_grouped_by_file_with_summary_and_gate_json(lint_projects: t
 def test_linter_that_cannot_run_exits_two_named(lint_projects: tuple[Path, Path], lint_cache: Path,
                                                 tmp_path: Path) -> None:
     """docs/reference-lint.md#exit-codes: a linter that cannot run exits 2 and is named, never a silent pass:
-    a frontend without its node_modules (eslint), an analyzer not in this build; bad usage exits 2 too."""
+    a frontend without its node_modules (eslint), a missing golangci-lint binary
+    (docs/reference-lint.md#golangci-lint); bad usage exits 2 too."""
     _, clean = lint_projects
     project = Path(shutil.copytree(clean, tmp_path / "shop", symlinks=True))
     write(project, "frontends/web/package.json", '{"name": "web", "private": true}\n')
     code, out, err = framework("lint", "--json", cwd=project, cache=lint_cache)
     doc = json.loads(out)
     assert code == 2 and doc["error"]["code"] == "linter_cannot_run" and "eslint" in doc["error"]["message"]
-    code, out, err = framework("lint", "--config-reach", cwd=project, cache=lint_cache)
-    assert code == 2 and "config-reach" in err
+    absent = str(tmp_path / "absent" / "golangci-lint")
+    code, out, err = framework("lint", "--json", cwd=clean, cache=lint_cache, FRAMEWORK_GOLANGCI_LINT=absent)
+    doc = json.loads(out)
+    assert code == 2 and doc["error"]["code"] == "linter_cannot_run", doc["error"]
+    assert "golangci-lint" in doc["error"]["message"] and "Traceback" not in err
     code, _, err = framework("lint", "--format", "xml", cwd=project, cache=lint_cache)
     assert code == 2 and "--format" in err
     code, _, err = framework("lint", "--scope", "/etc", cwd=project, cache=lint_cache)
@@ -123,7 +129,7 @@ def test_second_run_is_cached_and_scope_filters(lint_projects: tuple[Path, Path]
     finally:
         os.chdir(old)
     assert {f.file for f in scoped.findings} == {deps}
-    assert {f.analyzer for f in scoped.findings} == {"time-bucketing", "optional-deps-guard"}  # no go vet
+    assert {f.analyzer for f in scoped.findings} == {"time-bucketing", "optional-deps-guard", "config-reach"}  # no vet
     assert not any(r.name in ("buf lint", "eslint", "tsc") for r in scoped.linters)
 
 

@@ -48,12 +48,14 @@ VIOLATIONS = [
     ("contract", "contract", "internal/ordercore/service.go", "func (Service) Extra"),
     ("create-nullability", "create-nullability", PROTO, "string note = 10"),
     ("go vet", "printf", f"{HANDLERS}/deps.go", "fmt.Printf"),
+    ("golangci-lint", "errcheck", f"{HANDLERS}/deps.go", "os.Remove"),
+    ("config-reach", "config-reach", f"{HANDLERS}/deps.go", 'os.Getenv("MAILER_URL")'),
     ("buf lint", "FIELD_LOWER_SNAKE_CASE", PROTO, "badName"),
 ]
 
 
 GO = ("time-bucketing", "optional-deps-guard", "conventions", "read-only-fields", "computed-fields", "contract",
-      "guarded-fields", "tests")
+      "guarded-fields", "tests", "config-reach")
 
 
 @pytest.fixture(scope="module")
@@ -87,10 +89,67 @@ def test_project_keeping_the_rule_has_no_finding(reports: dict[str, Any], analyz
         analyzer in GO and "go vet + go analyzers" in ran)
 
 
+def test_missing_golangci_lint_is_exit_two_named(lint_projects: tuple[Path, Path], lint_cache: Path,
+                                                 monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """docs/reference-lint.md#golangci-lint: without the golangci-lint binary a whole run exits 2 and names it,
+    even when its results for the same content are cached (never a silent pass)."""
+    _, clean = lint_projects
+    monkeypatch.setenv("FRAMEWORK_GOLANGCI_LINT", str(tmp_path / "absent" / "golangci-lint"))
+    report = lint_in_process(clean, lint_cache)
+    assert report.exit_code == 2
+    assert [(r.name, "make go-tools" in (r.reason or "") or "not installed" in (r.reason or ""))
+            for r in report.failed] == [("golangci-lint", True)]
+
+
 def test_clean_project_exits_zero_and_seeded_exits_one(reports: dict[str, Any]) -> None:
-    """docs/reference-lint.md#exit-codes: 1 on any error-level finding, 0 otherwise; analyzers not in this build
-    are listed, never passed silently."""
+    """docs/reference-lint.md#exit-codes: 1 on any error-level finding, 0 otherwise; every analyzer of
+    docs/reference-lint.md#analyzers is in this build (none listed as not implemented)."""
     assert reports["clean"].exit_code == 0, reports["clean"].findings
     assert reports["seeded"].exit_code == 1
-    not_done = {r.name for r in reports["clean"].linters if r.status == "not-implemented"}
-    assert "config-reach" in not_done and "time-bucketing" not in not_done
+    assert not [r.name for r in reports["clean"].linters if r.status == "not-implemented"]
+
+
+_STORE_BAD = '''import { createConnectTransport } from "@connectrpc/connect-web";
+import { apiBaseUrl } from "./gen/framework/clients";
+
+export const transport = createConnectTransport({ baseUrl: apiBaseUrl });
+
+export async function loadOrders(): Promise<unknown> {
+  // fetch(apiBaseUrl) in a comment is not a call
+  const res = await fetch(`${apiBaseUrl}/order.v1.OrderService/ListOrders`, { method: "POST", body: "{}" });
+  return res.json();
+}
+'''
+_STORE_GOOD = '''import { orderClient } from "./gen/framework/clients";
+
+export async function loadOrders(): Promise<unknown> {
+  const docs = await fetch("https://cdn.example.com/help.json");  // not the API
+  return [await orderClient().listOrders({}), await docs.json()];
+}
+'''
+
+
+def test_frontend_stores_reports_raw_api_access_at_its_line(lint_projects: tuple[Path, Path], lint_cache: Path,
+                                                            tmp_path: Path) -> None:
+    """docs/reference-lint.md#frontend-stores: outside src/gen/, a Connect transport built by hand and a raw
+    `fetch` to the API's address are findings at their file and line; a store calling the generated client (and a
+    fetch elsewhere) is not; the generated clients.ts itself is never read."""
+    import shutil
+
+    _, clean = lint_projects
+    project = Path(shutil.copytree(clean, tmp_path / "shop", symlinks=True))
+    web = "frontends/web"
+    for rel, text in {"package.json": '{"name": "web", "private": true}\n', "src/orders.ts": _STORE_BAD,
+                      "src/good.ts": _STORE_GOOD,
+                      "src/gen/framework/clients.ts": 'import { createClient } from "@connectrpc/connect";\n'}.items():
+        (project / web / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / web / rel).write_text(text, encoding="utf-8")
+    report = lint_in_process(project, lint_cache, analyzers=["frontend-stores"])
+    hits = sorted((f.analyzer, f.rule, f.file, f.line) for f in report.findings)
+    bad = f"{web}/src/orders.ts"
+    assert hits == [("frontend-stores", "frontend-stores", bad, line_of(project, bad, "import { createConnect")),
+                    ("frontend-stores", "frontend-stores", bad, line_of(project, bad, "await fetch("))], hits
+    assert report.exit_code == 1
+    (project / bad).write_text(_STORE_GOOD, encoding="utf-8")
+    report = lint_in_process(project, lint_cache, analyzers=["frontend-stores"])
+    assert report.findings == [] and report.exit_code == 0

@@ -17,9 +17,9 @@ lint_app = typer.Typer(help=_group.help, add_completion=False, invoke_without_co
                        pretty_exceptions_enable=False, subcommand_metavar="",
                        context_settings={"help_option_names": ["--help", "-h"], "allow_interspersed_args": True},
                        epilog=examples(*_group.examples, note=(
-                           "No analyzer flag: every linter (go vet, buf lint, eslint, tsc) and every analyzer; "
-                           "analyzer flags select. `lint:ignore <analyzer>` in a comment on the line (or the line "
-                           "above) silences a finding. Exit codes: 0 no error-level finding; 1 an error-level "
+                           "No analyzer flag: every linter (go vet, golangci-lint, buf lint, eslint, tsc) and every "
+                           "analyzer; analyzer flags select. `lint:ignore <analyzer>` in a comment on the line (or "
+                           "the line above) silences a finding. Exit codes: 0 no error-level finding; 1 an error-level "
                            "finding; 2 a linter that cannot run (named) or bad usage.")))
 
 

@@ -81,14 +81,13 @@ ANALYZERS: tuple[Analyzer, ...] = (
     Analyzer("static-export", "proto", "a static_export service has only read-only methods"),
     Analyzer("proto-options", "proto", "(framework.v1.*) options are consistent with the method"),
     Analyzer("vendored-protos", "proto", "framework/v1/options.proto is the framework's copy"),
-    Analyzer("config-reach", "go", "framework:outbound-io functions are reached with a context", done=False),
+    Analyzer("config-reach", "go", "environment variables the Go code reads are set by an environment"),
     Analyzer("optional-deps-guard", "go", "framework:optional-dep fields are nil-checked before use"),
-    Analyzer("frontend-stores", "frontend", "frontend stores are reached only through generated clients",
-             done=False),
+    Analyzer("frontend-stores", "frontend", "frontends reach the API only through the generated clients"),
 )
 BY_NAME = {a.name: a for a in ANALYZERS}
-# The field's own tools; `go vet` stands in for golangci-lint (docs/reference-lint.md#linters).
-LINTERS = ("go vet", "buf lint", "eslint", "tsc")
+# The field's own tools (docs/reference-lint.md#linters).
+LINTERS = ("go vet", "golangci-lint", "buf lint", "eslint", "tsc")
 
 
 def summarize(report: LintReport) -> LintReport:

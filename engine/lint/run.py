@@ -155,6 +155,16 @@ def lint(project: Project, analyzers: list[str] | None = None, scope: list[str] 
                                              [go_selected, True, [], golang.source_hash()]])
     elif not has_go and (whole or go_selected):
         skipped.append(LinterRun(name=golang.GO_LINTER, status="skipped", reason="no go.mod"))
+    if has_go and whole:  # golangci-lint: found before the cache is read, so a missing binary is never a pass
+        from engine.lint import golangci
+
+        try:
+            golangci.binary()
+            tasks.append((golangci.NAME, "go", [golangci.VERSION], lambda: golangci.run(root)))
+        except EngineError as exc:
+            skipped.append(LinterRun(name=golangci.NAME, status="failed", reason=exc.message))
+    elif whole:
+        skipped.append(LinterRun(name="golangci-lint", status="skipped", reason="no go.mod"))
 
     pool = ThreadPoolExecutor(max_workers=4)
     proto_names = [n for n in ("proto-markers", "proto-options", "static-export", "vendored-protos") if want(n)]
@@ -206,6 +216,10 @@ def lint(project: Project, analyzers: list[str] | None = None, scope: list[str] 
 
         tasks.append(("config-deps", "config", [], lambda: config_deps(project)))
 
+    if want("frontend-stores"):
+        from engine.lint.frontend_stores import check as frontend_stores
+
+        tasks.append(("frontend-stores", "frontend", [], lambda: frontend_stores(root, frontends)))
     if frontends:
         from engine.lint import frontend
 
@@ -251,6 +265,15 @@ def lint(project: Project, analyzers: list[str] | None = None, scope: list[str] 
         except EngineError as exc:
             runs.append(LinterRun(name=name, status="failed", reason=exc.message))
     pool.shutdown(wait=True)
+    if want("config-reach") and any(f.analyzer == "config-reach" for f in report.findings):
+        from engine.lint import config_reach
+
+        try:  # after the cache: the findings depend on the KCL environments, read on every run
+            report.findings = config_reach.unreached(report.findings, config_reach.delivered_keys(project))
+        except EngineError as exc:
+            report.findings = [f for f in report.findings if f.analyzer != "config-reach"]
+            runs.append(LinterRun(name="config-reach", status="failed",
+                                  reason=f"the environments do not evaluate: {exc.message}"))
     report.linters = runs + skipped
     lines: dict[str, list[str]] = {}
     excluded = _contract_excludes(project)

@@ -37,5 +37,6 @@ func main() {
 		unusedresult.Analyzer,
 		// The framework's analyzers.
 		OptionalDepsGuard, TimeBucketing, Conventions, ReadOnlyFields, ComputedFields, Contract, GuardedFields, HandlerTests,
+		ConfigReach,
 	)
 }
