@@ -99,8 +99,16 @@ def _k8s_module(nodeid: str) -> bool:
     return "k8s" in Path(nodeid.split("::", 1)[0]).name
 
 
+# Files whose tests share no module fixture and are long one by one: each test is its own unit, so the
+# workers share them out (the bench smoke runs are a fifth of the suite's wall time in one file).
+_SPLIT = ("test_bench_smoke.py",)
+
+
 def _unit(nodeid: str) -> str:
-    return "k8s modules" if _k8s_module(nodeid) else nodeid.split("::", 1)[0]
+    if _k8s_module(nodeid):
+        return "k8s modules"
+    path = nodeid.split("::", 1)[0]
+    return nodeid if Path(path).name in _SPLIT else path
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -114,12 +122,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     units: dict[str, list[pytest.Item]] = {}
     for item in items:
         units.setdefault(_unit(item.nodeid), []).append(item)
+    in_file: dict[str, int] = {}
+    for item in items:
+        in_file[item.nodeid.split("::", 1)[0]] = in_file.get(item.nodeid.split("::", 1)[0], 0) + 1
     cost: dict[str, float] = {}
-    for name, members in units.items():
-        per_file: dict[str, int] = {}
-        for item in members:
-            per_file[item.nodeid.split("::", 1)[0]] = per_file.get(item.nodeid.split("::", 1)[0], 0) + 1
-        cost[name] = sum(known.get(path, float(count)) for path, count in per_file.items())
+    for name, members in units.items():  # a file's seconds shared by its tests
+        paths = [item.nodeid.split("::", 1)[0] for item in members]
+        cost[name] = sum(known.get(path, float(in_file[path])) / in_file[path] for path in paths)
     order = sorted(units, key=lambda name: -cost[name])
     items[:] = [item for name in order for item in units[name]]
 
