@@ -192,3 +192,27 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         out.mkdir(parents=True, exist_ok=True)
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         (out / f"{worker}.json").write_text(json.dumps(_cpu, indent=0, sort_keys=True))
+
+
+@pytest.fixture(autouse=True)
+def _sigint_as_python_starts() -> Iterator[None]:
+    """Each test starts with Ctrl-C as a Python process has it (the default handler, not blocked): the
+    children a test interrupts inherit an ignored or blocked SIGINT from their parent, and a test that
+    sends SIGINT to its child must not hang because an earlier test in the same worker changed it."""
+    import signal
+
+    def reset() -> list[str]:
+        changed = []
+        if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            changed.append(f"handler {signal.getsignal(signal.SIGINT)!r}")
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        if signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []):
+            changed.append("blocked")
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        return changed
+
+    reset()
+    yield
+    left = reset()
+    if left:
+        sys.stderr.write(f"\nSIGINT left changed ({', '.join(left)}) by a test; restored\n")
