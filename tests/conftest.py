@@ -216,3 +216,16 @@ def _sigint_as_python_starts() -> Iterator[None]:
     left = reset()
     if left:
         sys.stderr.write(f"\nSIGINT left changed ({', '.join(left)}) by a test; restored\n")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed snapshot test shows its changed screen lines in the report (tests/snapshot_diff.py)."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.when == "call" and report.failed and "snap_compare" in getattr(item, "fixturenames", ()):
+        from snapshot_diff import report_section
+
+        section = report_section(item)
+        if section:
+            report.sections.append(("snapshot text diff", section))
