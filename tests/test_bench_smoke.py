@@ -18,7 +18,7 @@ from k8s_cluster import missing_tools
 from tests.conftest import REPO
 
 BENCH = REPO / "bench"
-SCRIPTS = sorted(p.name for p in BENCH.glob("*.py"))
+SCRIPTS = sorted(p.name for p in BENCH.glob("*.py") if not p.name.startswith("_"))  # _seed.py: a shared module
 NUMBER = r"\d+\.\d+x"
 # The line each script prints its (first) ratio on. A new script needs its line here: the test of a
 # script with none fails, so no bench is left out.
