@@ -162,6 +162,7 @@ def build_plan(project: Project, cfg: AuthoringConfig, tmp: Path) -> tuple[Plan,
             where = gocode.handler_dir(svc)
             plan.generated(f"{where}/handler.go", gocode.handler_go(desc, svc))
             plan.generated(f"{where}/handler_test.go", gocode.handler_test_go(desc, svc))
+            plan.generated(f"{where}/harness_test.go", gocode.harness_test_go(desc, svc))
             for method in svc.methods:
                 plan.scaffold(f"{where}/{naming.rpc_file(method.name)}", gocode.rpc_stub(desc, svc, method))
         _bootstrap(plan, desc, cfg, bool(fronts))
