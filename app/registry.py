@@ -220,7 +220,7 @@ FRAMEWORK.groups["db"] = Group(
 FRAMEWORK.groups["project"] = Group(
     help="The project itself: import migrations from other tools.",
     commands={
-        "migrate": "Import migrations from another tool: import --from goose.",
+        "migrate": "Move code onto the framework: import --from goose (migrations), tdd (handler tests).",
     },
     examples=("framework project migrate import --from goose --src-dir old/migrations --dest-dir db/migrations",),
 )
@@ -314,11 +314,13 @@ FRAMEWORK.groups["completion"] = Group(
 FRAMEWORK.groups["ci"].commands["verify-generated"] = (
     "Check generated files: hash markers, freshness after regeneration, commit policy; names each offender.")
 PROJECT_MIGRATE = Group(
-    help="Bring migrations from other tools into db/migrations.",
+    help="Move code onto the framework: migrations from other tools, hand-rolled handler tests onto the harness.",
     commands={
         "import": "Import goose migrations: Up kept, Down dropped, renumbered after the highest version.",
+        "tdd": "Move hand-rolled handler tests onto the generated test harness (--dry-run: the diff; --path).",
     },
-    examples=("framework project migrate import --from goose --src-dir old/migrations --dest-dir db/migrations",),
+    examples=("framework project migrate import --from goose --src-dir old/migrations --dest-dir db/migrations",
+              "framework project migrate tdd --dry-run"),
 )
 DB_MIGRATE = Group(
     help="Apply db/migrations/*.up.sql (--dsn or DATABASE_URL); golang-migrate's table, lock and dirty rule.",

@@ -1,5 +1,5 @@
 """`framework project ...` (docs/reference-authoring.md#commands): new, introspect handlers, scaffolded,
-rescaffold, disown, migrate import."""
+rescaffold, disown, migrate import (migrate tdd: app/cli/project_tdd.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ import typer
 
 from app.cli import group_app
 from app.cli.database_views import JSON_OPTION, examples, out, run, sub_app
+from app.cli.project_tdd import commands as tdd_commands
 from app.registry import FRAMEWORK, PROJECT_INTROSPECT, PROJECT_MIGRATE
 
 app = group_app("framework", "project")
 migrate = sub_app(PROJECT_MIGRATE)
 app.add_typer(migrate, name="migrate")
+migrate.add_typer(tdd_commands)  # project migrate tdd (app/cli/project_tdd.py)
 introspect = sub_app(PROJECT_INTROSPECT)
 app.add_typer(introspect, name="introspect")
 HELP = FRAMEWORK.groups["project"].commands
