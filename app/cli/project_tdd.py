@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from app.cli.database_views import JSON_OPTION, examples, out, run
+from app.cli.database_views import JSON_OPTION, examples, out
 from app.registry import PROJECT_MIGRATE
 
 commands = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
@@ -53,4 +53,13 @@ def tdd(ctx: typer.Context,
         result = migrate_tdd(find_project(), path=path, dry_run=dry_run)
         return result, exit_code(result)
 
-    run(ctx, json_output, action, render)
+    from app.cli.database_views import wants_json
+    from app.output import run_command
+
+    raise typer.Exit(run_command(wants_json(ctx, json_output), action, render, partial_error=_left_alone))
+
+
+def _left_alone(result: Any) -> dict[str, Any]:
+    n = len(result.skipped)
+    return {"code": "files_left_alone", "message": f"{n} file{'s' if n != 1 else ''} left alone (reasons above)",
+            "hint": "rewrite them by hand onto NewHarness / NewHarnessFor, or fix what the reason names"}

@@ -136,7 +136,8 @@ def migrate_tdd(project: Project, *, path: str | None = None, dry_run: bool = Fa
             continue
         rel = found
         status = str(item.get("status"))
-        entry = TddFile(path=rel, status=status, reason=item.get("reason") or None, line=item.get("line") or None,
+        reason = str(item.get("reason") or "").replace(f"{root}/", "") or None
+        entry = TddFile(path=rel, status=status, reason=reason, line=item.get("line") or None,
                         changes=list(item.get("changes") or []))
         if status == "rewritten":
             content = str(item.get("content", ""))
