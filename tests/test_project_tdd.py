@@ -34,6 +34,7 @@ class Runs:
     texts: dict[str, str] = field(default_factory=dict)  # the samples after the full run
     go_test: dict[str, str] = field(default_factory=dict)  # test name -> pass/fail (go test -json)
     go_vet: tuple[int, str] = (0, "")
+    lint_cache: Path | None = None  # where the rewriter was built (shared by the in-process test)
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +64,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
         rel = f"internal/handlers/{name.split('_')[0]}/{name}"
         originals[rel] = sample.read_text()
         (root / rel).write_text(originals[rel])
-    out = Runs(root=root, originals=originals)
+    out = Runs(root=root, originals=originals, lint_cache=base / "lint-cache")
     out.trees["before"] = tree(root)
     for name, args in (("dry", ["--dry-run"]), ("path", ["--path", BILLING]), ("full", []), ("second", [])):
         out.docs[name] = fw("project", "migrate", "tdd", *args, cwd=root)
@@ -185,3 +186,38 @@ def test_bad_path_is_a_usage_error(runs: Runs, tmp_path: Path) -> None:
         assert result.exit_code == 2 and doc["error"]["code"] == "usage", doc
         assert path in doc["error"]["message"] and "Traceback" not in result.stderr
     assert tree(runs.root) == before
+
+
+EDGE = {  # tests/data/tdd/edge/<name>: the start of the reason it is left alone with (None: nothing to migrate)
+    "both_test.go": "TestBoth: the handler is both served by the test's server and called directly",
+    "ext_test.go": "package order_test is an external test package",
+    "helper_test.go": "newServer: serves the handler in a way the codemod does not follow",
+    "stream_test.go": "TestWatchDirect: calls a server-streaming RPC on the handler directly",
+    "twomux_test.go": "TestTwo: the test's mux serves more than OrderService",
+    "value_test.go": "TestValue: uses the Handler value h other than to call its RPCs",
+    "plain_test.go": None,
+}
+
+
+def test_each_unsafe_construct_leaves_its_file_alone(runs: Runs, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/reference-project.md#files-left-alone: an external test package, a direct call of a streaming RPC, a
+    helper serving the handler without a testing parameter, a mux serving more than the service, a Handler value
+    used otherwise, a handler both served and called: each file is skipped with its reason and line; a test with no
+    handler in it is unchanged (the rewriter in-process, the service's RPCs given with their stream kinds)."""
+    from engine.codemods.tdd import _run_rewriter
+
+    monkeypatch.setenv("FRAMEWORK_LINT_CACHE", str(runs.lint_cache))
+    where = tmp_path / ORDER
+    where.mkdir(parents=True)
+    for name in EDGE:
+        (where / name).write_text((DATA / "edge" / f"{name}.txt").read_text())
+    services = {ORDER: ("OrderService", {"Ping": "unary", "Watch": "server"})}
+    results = {Path(r["path"]).name: r for r in _run_rewriter(tmp_path, [f"{ORDER}/{n}" for n in EDGE], services)}
+    for name, reason in EDGE.items():
+        if reason is None:
+            assert results[name]["status"] == "unchanged", results[name]
+        else:
+            assert results[name]["status"] == "skipped" and results[name]["reason"].startswith(reason), results[name]
+            assert results[name]["line"] > 0
+            assert "content" not in results[name]

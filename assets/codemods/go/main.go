@@ -312,7 +312,7 @@ func (m *migrator) function(name string, ft *ast.FuncType, body *ast.BlockStmt, 
 		}
 		return true
 	})
-	m.residue(body, uses, consumed, servedNodes)
+	m.residue(name, body, servedNodes)
 }
 
 // identUses: every identifier of the body by the object it refers to.
@@ -708,8 +708,7 @@ func (m *migrator) inlineCall(fn, t string, c *ast.CallExpr) {
 
 // residue: a handler built or served in a way none of the rewrites above followed stops the file (never a
 // half-migrated test).
-func (m *migrator) residue(body *ast.BlockStmt, uses map[*ast.Object][]*ast.Ident, consumed map[*ast.Object]bool,
-	served map[ast.Node]bool) {
+func (m *migrator) residue(fn string, body *ast.BlockStmt, served map[ast.Node]bool) {
 	if m.bad != nil {
 		return
 	}
@@ -733,7 +732,7 @@ func (m *migrator) residue(body *ast.BlockStmt, uses map[*ast.Object][]*ast.Iden
 		case *ast.CallExpr:
 			if sel, ok := x.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "New"+m.job.Service+"Handler" && !served[x] &&
 				!rewritten(x.Pos()) {
-				m.fail(x.Pos(), "serves the handler in a way the codemod does not follow ("+m.text(x)+")")
+				m.fail(x.Pos(), fn+": serves the handler in a way the codemod does not follow ("+m.text(x)+")")
 			}
 			if id, ok := x.Fun.(*ast.Ident); ok && strings.HasPrefix(id.Name, "NewHarness") {
 				return false // already on the harness
