@@ -195,6 +195,8 @@ EDGE = {  # tests/data/tdd/edge/<name>: the start of the reason it is left alone
     "stream_test.go": "TestWatchDirect: calls a server-streaming RPC on the handler directly",
     "twomux_test.go": "TestTwo: the test's mux serves more than OrderService",
     "value_test.go": "TestValue: uses the Handler value h other than to call its RPCs",
+    "ctxvalue_test.go": "TestPingAsAlice: passes context values (context.WithValue)",
+    "sentinel_test.go": "TestGetMissing: compares the handler's errors with errors.Is",
     "plain_test.go": None,
 }
 
@@ -203,7 +205,8 @@ def test_each_unsafe_construct_leaves_its_file_alone(runs: Runs, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/reference-project.md#files-left-alone: an external test package, a direct call of a streaming RPC, a
     helper serving the handler without a testing parameter, a mux serving more than the service, a Handler value
-    used otherwise, a handler both served and called: each file is skipped with its reason and line; a test with no
+    used otherwise, a handler both served and called, a direct call given context values or whose error is compared
+    with errors.Is (neither crosses the wire): each file is skipped with its reason and line; a test with no
     handler in it is unchanged (the rewriter in-process, the service's RPCs given with their stream kinds)."""
     from engine.codemods.tdd import _run_rewriter
 

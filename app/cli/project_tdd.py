@@ -30,8 +30,10 @@ def render(result: Any) -> None:
                 out(f"    {change}")
     if not result.files:
         out("no hand-written handler tests in scope")
-    elif not result.rewritten and not result.skipped:
-        out("nothing to migrate: every handler test in scope is on the harness")
+        return
+    unchanged = sum(1 for f in result.files if f.status == "unchanged")
+    out(f"{len(result.rewritten)} {'to rewrite' if result.dry_run else 'rewritten'}, {unchanged} unchanged "
+        f"(nothing to move), {len(result.skipped)} left alone")
 
 
 @commands.command("tdd", help=PROJECT_MIGRATE.commands["tdd"], epilog=examples(

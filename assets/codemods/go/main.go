@@ -183,6 +183,29 @@ type migrator struct {
 	edits   []edit
 	changes []string
 	bad     *unsafe
+	// wireRisk: the function being planned does what a call over the wire cannot keep (see wireRisk).
+	wireRisk string
+}
+
+// wireRisk: a direct call that becomes a call through the client loses two things a test can depend on: context
+// values (they do not cross the wire) and the identity of the error the handler returned (errors.Is against a Go
+// sentinel no longer matches a *connect.Error). A function using either is left alone.
+func wireRisk(body ast.Node) string {
+	risk := ""
+	ast.Inspect(body, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok && risk == "" {
+			if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Obj == nil {
+				switch {
+				case pkg.Name == "context" && sel.Sel.Name == "WithValue":
+					risk = "passes context values (context.WithValue), which do not cross the wire to the harness's server"
+				case pkg.Name == "errors" && sel.Sel.Name == "Is":
+					risk = "compares the handler's errors with errors.Is: through the harness's client they arrive as *connect.Error"
+				}
+			}
+		}
+		return risk == ""
+	})
+	return risk
 }
 
 func (m *migrator) off(p token.Pos) int { return m.fset.Position(p).Offset }
@@ -277,6 +300,11 @@ func (m *migrator) function(name string, ft *ast.FuncType, body *ast.BlockStmt, 
 	t := testingParam(ft)
 	if t == "" {
 		t = outerT
+	}
+	outerRisk := m.wireRisk
+	defer func() { m.wireRisk = outerRisk }()
+	if risk := wireRisk(body); risk != "" {
+		m.wireRisk = risk
 	}
 	uses := identUses(body)
 	consumed := map[*ast.Object]bool{} // handler variables served by a rewritten server
@@ -643,6 +671,10 @@ func (m *migrator) onHarness(fn, t string, id *ast.Ident, uses map[*ast.Object][
 			"in scope)", fn))
 		return
 	}
+	if m.wireRisk != "" {
+		m.fail(at, fmt.Sprintf("%s: %s", fn, m.wireRisk))
+		return
+	}
 	if len(others) > 0 && !pointer {
 		m.fail(others[0].Pos(), fmt.Sprintf("%s: uses the Handler value %s other than to call its RPCs", fn, id.Name))
 		return
@@ -700,6 +732,10 @@ func (m *migrator) inlineCall(fn, t string, c *ast.CallExpr) {
 	}
 	if t == "" {
 		m.fail(c.Pos(), fmt.Sprintf("%s: calls %s on a handler outside a test (no *testing.T in scope)", fn, sel.Sel.Name))
+		return
+	}
+	if m.wireRisk != "" {
+		m.fail(c.Pos(), fmt.Sprintf("%s: %s", fn, m.wireRisk))
 		return
 	}
 	m.replace(sel.X, harnessCall(t, forArg)+".Client")
