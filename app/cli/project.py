@@ -9,6 +9,7 @@ import typer
 
 from app.cli import group_app
 from app.cli.database_views import JSON_OPTION, examples, out, run, sub_app
+from app.cli.project_info import project_app as info_app
 from app.registry import FRAMEWORK, PROJECT_INTROSPECT, PROJECT_MIGRATE
 
 app = group_app("framework", "project")
@@ -16,6 +17,7 @@ migrate = sub_app(PROJECT_MIGRATE)
 app.add_typer(migrate, name="migrate")
 introspect = sub_app(PROJECT_INTROSPECT)
 app.add_typer(introspect, name="introspect")
+app.add_typer(info_app)  # annotations, capabilities, features, libraries, checkouts (no name: merged)
 HELP = FRAMEWORK.groups["project"].commands
 
 
