@@ -56,6 +56,8 @@ def selected(words: list[str]) -> list[Annotation]:
     wanted: set[str] = set()
     known = kinds()
     for value in words:
+        if not value.strip(", "):
+            raise UsageError("--kind needs a value", hint=f"kinds: {', '.join(known)}")
         for word in (w.strip() for w in value.split(",")):
             if not word:
                 continue
