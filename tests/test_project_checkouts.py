@@ -29,7 +29,7 @@ def commit(cwd: Path, name: str, text: str) -> None:
 @pytest.fixture(scope="module")
 def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """origin.git (bare, HEAD main) <- clone `main` (2 commits) + worktree `feature` (1 ahead, dirty) + worktree
-    `old` (at the first commit: 1 behind)."""
+    `old` (at the first commit: 1 behind) + worktree `lonely` (an orphan branch: no common history)."""
     base = tmp_path_factory.mktemp("checkouts")
     seed = base / "seed"
     seed.mkdir()
@@ -44,25 +44,31 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     commit(base / "feature", "c.txt", "three\n")
     (base / "feature" / "a.txt").write_text("edited\n")
     git(main, "worktree", "add", "-q", "-b", "old", str(base / "old"), first)
+    git(main, "worktree", "add", "-q", "--detach", str(base / "lonely"))
+    git(base / "lonely", "checkout", "-q", "--orphan", "lonely")
+    commit(base / "lonely", "z.txt", "unrelated\n")
     return {"base": base, "main": main, "feature": base / "feature", "old": base / "old"}
 
 
 def test_default_remote_and_every_worktree_with_ahead_behind(repos: dict[str, Path]) -> None:
     """docs/reference-project.md#project-checkouts: origin's recorded HEAD is the default branch; every worktree
-    of `git worktree list` with its branch, head, dirty and ahead/behind against origin/main (CLI --json)."""
+    of `git worktree list` with its branch, head, dirty and ahead/behind against origin/main, left out for a
+    worktree with no history in common with it (CLI --json)."""
     code, doc, err = fw("project", "checkouts", cwd=repos["feature"])
     assert code == 0 and doc["ok"], err
     assert doc["default"]["remote"] == "origin" and doc["default"]["branch"] == "main"
     assert doc["default"]["ref"] == "refs/remotes/origin/main"
     assert doc["default"]["url"] == str(repos["base"] / "origin.git")
     trees = {Path(w["path"]).name: w for w in doc["worktrees"]}
-    assert set(trees) == {"main", "feature", "old"}
+    assert set(trees) == {"main", "feature", "old", "lonely"}
     assert [n for n, w in trees.items() if w["current"]] == ["feature"]
     assert (trees["main"]["branch"], trees["main"]["ahead"], trees["main"]["behind"], trees["main"]["dirty"]) == (
         "main", 0, 0, False)
     assert (trees["feature"]["ahead"], trees["feature"]["behind"], trees["feature"]["dirty"]) == (1, 0, True)
     assert (trees["old"]["ahead"], trees["old"]["behind"], trees["old"]["dirty"]) == (0, 1, False)
     assert trees["feature"]["head"] == git(repos["feature"], "rev-parse", "HEAD")
+    assert "ahead" not in trees["lonely"] and "behind" not in trees["lonely"]  # no common history: not computable
+    assert trees["lonely"]["branch"] == "lonely" and trees["lonely"]["dirty"] is False
 
 
 def test_ahead_behind_are_omitted_when_no_default_branch_is_recorded(tmp_path: Path) -> None:

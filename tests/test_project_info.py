@@ -149,21 +149,24 @@ def test_features_resolve_the_generated_project(shop: Path) -> None:
 
 def test_a_disabled_feature_an_enabled_one_requires_is_a_warning(tmp_path: Path) -> None:
     """docs/reference-project.md#project-features: codegen disabled while orm stays enabled is a warning naming
-    both (warnings never gate); an unknown feature in framework.yaml is an error naming the known ones."""
+    both, at `project new --disable` and in `project features` (warnings never gate); an unknown feature in
+    framework.yaml is an error naming the known ones."""
+    from engine.authoring.new import new_project
     from engine.errors import ConfigError
     from engine.inspection.features import features
     from engine.project import Project
 
-    (tmp_path / "framework.yaml").write_text("name: tool\nkind: cli\nfeatures:\n  codegen: false\n  ci: false\n")
-    result = features(Project(tmp_path))
+    made = new_project("tool", parent=tmp_path, kind="cli", disable=["codegen,ci"])
+    result = features(Project(Path(made.root)))
+    assert made.warnings == result.warnings
     off = {f.name for f in result.features if not f.enabled}
     assert off == {"codegen", "ci"}
     assert len(result.warnings) == 2  # orm and frontend both need codegen; nothing needs ci
     assert all("requires codegen" in w for w in result.warnings)
     assert {w.split()[0] for w in result.warnings} == {"orm", "frontend"}
-    (tmp_path / "framework.yaml").write_text("name: tool\nfeatures:\n  gRPC: false\n")
+    (tmp_path / "tool" / "framework.yaml").write_text("name: tool\nfeatures:\n  gRPC: false\n")
     with pytest.raises(ConfigError) as err:
-        features(Project(tmp_path))
+        features(Project(tmp_path / "tool"))
     assert "gRPC" in err.value.message and "hot_reload" in (err.value.hint or "")
 
 

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -41,3 +42,13 @@ FEATURE_TABLE: tuple[Feature, ...] = (
     Feature("hot_reload", "air's configuration (rebuild and restart on change)", (".air.toml",)),
 )
 BY_NAME = {f.name: f for f in FEATURE_TABLE}
+
+
+def unmet(enabled: Callable[[str], bool]) -> list[tuple[str, str]]:
+    """(feature, requirement) for each enabled feature whose requirement is disabled (a warning, never an error)."""
+    return [(f.name, need) for f in FEATURE_TABLE if enabled(f.name) for need in f.requires if not enabled(need)]
+
+
+def unmet_message(feature: str, need: str) -> str:
+    return f"{feature} is enabled but requires {need}, which is disabled (features.{need}: false): {feature} " \
+           f"has nothing to work from"

@@ -107,6 +107,8 @@ def _parse_porcelain(text: str) -> list[Worktree]:
 
 
 def _ahead_behind(root: Path, base: str, head: str) -> tuple[int, int] | None:
+    if git_output(root, "merge-base", base, head) is None:
+        return None  # no common history: the counts would mean nothing
     counts = git_output(root, "rev-list", "--left-right", "--count", f"{base}...{head}")
     parts = (counts or "").split()
     if len(parts) != 2 or not all(p.isdigit() for p in parts):

@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from engine.authoring.config import load
-from engine.authoring.features import FEATURE_TABLE
+from engine.authoring.features import FEATURE_TABLE, unmet, unmet_message
 from engine.project import Project
 
 _PRUNE = {".git", "node_modules", ".framework", "bin", ".next", "dist"}
@@ -70,7 +70,7 @@ def features(project: Project) -> FeaturesResult:
         for need in feature.requires:
             required_by[need].append(feature.name)
             edges.append(FeatureEdge(source=feature.name, target=need))
-    nodes, warnings = [], []
+    nodes = []
     for feature in FEATURE_TABLE:
         makes = _patterns(feature.files, cfg.proto_dir, frontends)
         on = cfg.enabled(feature.name)
@@ -78,8 +78,5 @@ def features(project: Project) -> FeaturesResult:
                                  requires=list(feature.requires), required_by=required_by[feature.name],
                                  makes=makes, commands=list(feature.commands),
                                  present=_matches(project.root, makes)))
-        if on:
-            warnings += [f"{feature.name} is enabled but requires {need}, which is disabled "
-                         f"(features.{need}: false): {feature.name} has nothing to work from"
-                         for need in feature.requires if not cfg.enabled(need)]
+    warnings = [unmet_message(feature, need) for feature, need in unmet(cfg.enabled)]
     return FeaturesResult(root=str(project.root), features=nodes, edges=edges, warnings=warnings)
