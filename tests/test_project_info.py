@@ -195,7 +195,8 @@ def test_libraries_index_the_modules_generated_code_imports(shop: Path) -> None:
 def test_library_signatures_come_from_go_doc_and_are_cached_by_version(shop: Path) -> None:
     """docs/reference-project.md#project-libraries: a name's full exported signatures are `go doc -all` of each
     package the project imports, cached by module version under .framework/cache/libraries/ (a second call reads
-    the cache); the CLI prints them, and an unknown name exits 1 listing the known libraries."""
+    the cache; the cache directory ignores itself); the CLI prints them, and an unknown name exits 1 listing the
+    known libraries."""
     from engine.inspection.libraries import libraries
     from engine.project import Project
 
@@ -204,6 +205,7 @@ def test_library_signatures_come_from_go_doc_and_are_cached_by_version(shop: Pat
     assert "func NewClient[Req, Res any](" in first[0].text and "type Request[T any] struct" in first[0].text
     cache = shop / ".framework" / "cache" / "libraries" / "go" / f"connectrpc.com%connect@{first[0].version}"
     assert (cache / "connectrpc.com%connect.txt").read_text(encoding="utf-8") == first[0].text
+    assert (shop / ".framework" / "cache" / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
     code, text, err = fw_text("project", "libraries", "connectrpc.com/connect", cwd=shop)
     assert code == 0, err
     assert "func NewClient[Req, Res any](" in text

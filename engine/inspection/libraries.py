@@ -237,6 +237,18 @@ def _npm_types(root: Path, project: Project, lib: Library, package: str) -> str:
                       code="not_installed")
 
 
+def _write_cache(root: Path, path: Path, text: str) -> None:
+    """The cache directory ignores itself (a `.gitignore` of `*`, as pytest's and ruff's caches do); a checkout
+    that cannot be written is answered all the same, uncached."""
+    try:
+        ignore = root / CACHE.parent / ".gitignore"
+        if not ignore.exists():
+            atomic_write_bytes(ignore, b"# the framework's caches: never committed\n*\n", durable=False)
+        atomic_write_bytes(path, text.encode("utf-8"), durable=False)
+    except OSError:
+        pass
+
+
 def signatures(project: Project, lib: Library) -> list[Signatures]:
     out = []
     root = project.root
@@ -250,7 +262,7 @@ def signatures(project: Project, lib: Library) -> list[Signatures]:
         else:
             text = _go_doc(root, package) if lib.ecosystem == "go" else _npm_types(root, project, lib, package)
             if cacheable:
-                atomic_write_bytes(path, text.encode("utf-8"), durable=False)
+                _write_cache(root, path, text)
         out.append(Signatures(name=lib.name, ecosystem=lib.ecosystem, version=lib.version, package=package,
                               cached=cached, text=text))
     return out
