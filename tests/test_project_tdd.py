@@ -76,7 +76,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     go_env = {**os.environ, **env}
     vet = subprocess.run(["go", "vet", "./..."], cwd=root, capture_output=True, text=True, env=go_env, timeout=600)
     out.go_vet = (vet.returncode, vet.stderr)
-    test = subprocess.run(["go", "test", "-count=1", "-json", "./internal/handlers/..."], cwd=root,
+    test = subprocess.run(["go", "test", "-count=1", "-json", "./..."], cwd=root,
                           capture_output=True, text=True, env=go_env, timeout=600)
     for line in test.stdout.splitlines():
         event = json.loads(line) if line.startswith("{") else {}
