@@ -26,8 +26,18 @@ func (m *migrator) server(fn, t string, block *ast.BlockStmt, s ast.Stmt, uses m
 	}
 	handlerName := "New" + m.job.Service + "Handler"
 	clientName := "New" + m.job.Service + "Client"
-	var muxDecl, handle ast.Stmt
+	var muxDecl, handle, pair ast.Stmt
 	var handlerCall *ast.CallExpr
+	var pairIDs []*ast.Ident // path, handler := x.New<Svc>Handler(h); mux.Handle(path, handler): connect's own idiom
+	for _, other := range block.List {
+		if as, ok := other.(*ast.AssignStmt); ok && as.Tok == token.DEFINE && len(as.Lhs) == 2 && len(as.Rhs) == 1 {
+			p, okP := as.Lhs[0].(*ast.Ident)
+			h, okH := as.Lhs[1].(*ast.Ident)
+			if hc, ok := selectorCall(as.Rhs[0], handlerName); ok && okP && okH && p.Obj != nil && h.Obj != nil {
+				pair, pairIDs, handlerCall = other, []*ast.Ident{p, h}, hc
+			}
+		}
+	}
 	for _, other := range block.List {
 		if id, r, ok := singleDefine(other); ok && id.Obj == muxID.Obj {
 			if c, ok := selectorCall(r, "NewServeMux"); ok && isPkg(c.Fun, "http") {
@@ -40,7 +50,21 @@ func (m *migrator) server(fn, t string, block *ast.BlockStmt, s ast.Stmt, uses m
 					handle, handlerCall = other, hc
 				}
 			}
+			if c, ok := selectorCall(es.X, "Handle"); ok && pair != nil && isIdentOf(c.Fun.(*ast.SelectorExpr).X, muxID.Obj) &&
+				len(c.Args) == 2 && isIdentOf(c.Args[0], pairIDs[0].Obj) && isIdentOf(c.Args[1], pairIDs[1].Obj) {
+				handle = other
+			}
 		}
+	}
+	if handle != nil && pair != nil && len(handle.(*ast.ExprStmt).X.(*ast.CallExpr).Args) == 2 {
+		for _, id := range pairIDs {
+			if len(uses[id.Obj]) != 2 {
+				m.fail(id.Pos(), fmt.Sprintf("%s: the handler's %s is used beyond the test's mux", fn, id.Name))
+				return
+			}
+		}
+	} else {
+		pair = nil
 	}
 	if muxDecl == nil || handle == nil {
 		return // not a server of this service's handler
@@ -70,6 +94,9 @@ func (m *migrator) server(fn, t string, block *ast.BlockStmt, s ast.Stmt, uses m
 	served[handlerCall] = true
 	m.deleteStmt(muxDecl)
 	m.deleteStmt(handle)
+	if pair != nil {
+		m.deleteStmt(pair)
+	}
 	m.replace(rhs, harnessCall(t, forArg))
 	handled := map[ast.Stmt]bool{}
 	for _, use := range uses[srvID.Obj] {
