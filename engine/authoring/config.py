@@ -29,6 +29,7 @@ class AuthoringConfig:
     proto_dir: str = "proto"
     workers: list[dict[str, Any]] = field(default_factory=list)  # scaffold worker: {name, main}
     webhooks: list[dict[str, Any]] = field(default_factory=list)  # scaffold webhook: {name, service, sender}
+    template_version: str = ""  # the templates generation renders: the pin when shipped (template_versions.pinned)
 
     def enabled(self, feature: str) -> bool:
         return self.features.get(feature, True)
@@ -59,6 +60,7 @@ def load(project: Project) -> AuthoringConfig:
         raise ConfigError(f"{project.config_path}: kind {kind!r} is not one of {', '.join(KINDS)}")
     generate = data.get("generate") or {}
     module = data.get("module") or _module(project.root) or project.name
+    from engine.authoring.template_versions import pinned
     return AuthoringConfig(
         name=project.name, module=str(module), kind=kind, port=data.get("port", DEFAULT_PORT), features=features,
         commit_generated=bool(generate.get("commit", True)) if isinstance(generate, dict) else True,
@@ -67,7 +69,8 @@ def load(project: Project) -> AuthoringConfig:
         operators=[o for o in data.get("operators") or [] if isinstance(o, dict)],
         proto_dir=str(data.get("proto_dir") or "proto"),
         workers=[w for w in data.get("workers") or [] if isinstance(w, dict) and w.get("name")],
-        webhooks=[w for w in data.get("webhooks") or [] if isinstance(w, dict) and w.get("name")])
+        webhooks=[w for w in data.get("webhooks") or [] if isinstance(w, dict) and w.get("name")],
+        template_version=pinned(data))
 
 
 def append_list_item(config_path: Path, key: str, item: dict[str, str]) -> None:
