@@ -16,6 +16,9 @@ migrate = sub_app(PROJECT_MIGRATE)
 app.add_typer(migrate, name="migrate")
 introspect = sub_app(PROJECT_INTROSPECT)
 app.add_typer(introspect, name="introspect")
+from app.cli.project_upgrade import upgrade_app  # noqa: E402  (docs/reference-project.md#project-upgrade)
+
+app.add_typer(upgrade_app, name="upgrade")
 HELP = FRAMEWORK.groups["project"].commands
 
 

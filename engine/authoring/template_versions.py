@@ -115,7 +115,7 @@ def digest(version: str | None = None) -> str:
 def adjust(plan: Plan, version: str | None = None) -> None:
     """The current plan made `version`'s: from the newest older release down to `version`, drop the files
     that release did not write (`absent`) and add those it wrote (`extra`, when its `with` file is planned)."""
-    from engine.authoring.templates import render
+    from string import Template
 
     version = version or active()
     if version == current():
@@ -129,8 +129,29 @@ def adjust(plan: Plan, version: str | None = None) -> None:
                 path, with_ = str(extra["path"]), extra.get("with")
                 if with_ is not None and str(with_) not in plan.files:
                     continue
-                text = render(str(extra["template"]), framework_version=version)
+                text = Template(template_path(str(extra["template"]), version).read_text(encoding="utf-8")
+                                ).substitute(framework_version=version)
                 if extra.get("kind", "generated") == "scaffold":
                     plan.scaffold(path, text)
                 else:
                     plan.generated(path, text)
+
+
+def target(to: str | None) -> str:
+    """`project upgrade --to`: a shipped release no newer than this framework (default: this framework's);
+    anything else is a usage error (exit 2) naming the shipped ones."""
+    from engine.errors import UsageError
+
+    if to is None:
+        return current()
+    to = to.strip()
+    if is_shipped(to):
+        return to
+    hint = f"shipped: {', '.join(shipped())}"
+    try:
+        newer = key(to) > key(current())
+    except ValueError:
+        raise UsageError(f"--to {to!r}: not a release version", hint=hint) from None
+    raise UsageError(f"--to {to}: " + (f"newer than this framework ({current()}); install that release to "
+                                       "upgrade to it" if newer else
+                                       "this framework does not ship that release's templates"), hint=hint)

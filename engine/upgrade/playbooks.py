@@ -94,9 +94,7 @@ def pending(project: Project, target: str | None = None) -> list[Playbook]:
 
 
 def list_pending(project: Project, to: str | None = None) -> PlaybookList:
-    from engine.upgrade.upgrade import target_version
-
-    target = target_version(to)
+    target = template_versions.target(to)
     applied = [str(a["id"]) for a in _record(project.root)["applied"]]
     return PlaybookList(from_version=_start(project), to_version=target, pending=pending(project, target),
                         applied=applied)

@@ -57,24 +57,6 @@ class _Outcome:
     write: bool
 
 
-def target_version(to: str | None) -> str:
-    """`--to`: a shipped release no newer than this framework (default: this framework's)."""
-    if to is None:
-        return template_versions.current()
-    to = to.strip()
-    if not template_versions.is_shipped(to):
-        try:
-            newer = template_versions.key(to) > template_versions.key(template_versions.current())
-        except ValueError:
-            raise UsageError(f"--to {to!r}: not a release version",
-                             hint=f"shipped: {', '.join(template_versions.shipped())}") from None
-        raise UsageError(f"--to {to}: " + (f"newer than this framework ({template_versions.current()}); "
-                                           "install that release to upgrade to it" if newer else
-                                           "this framework does not ship that release's templates"),
-                         hint=f"shipped: {', '.join(template_versions.shipped())}")
-    return to
-
-
 def from_version(project: Project) -> str:
     value = project.config.get("framework_version")
     pin = str(value) if value is not None else ""
@@ -178,7 +160,7 @@ def upgrade(project: Project, *, to: str | None = None, check: bool = False, pat
     from engine.upgrade import playbooks
 
     root = project.root
-    target = target_version(to)
+    target = template_versions.target(to)
     start = from_version(project)
     if template_versions.key(target) < template_versions.key(start):
         raise UsageError(f"--to {target}: older than the pinned framework_version {start} (no downgrades)")
