@@ -133,7 +133,7 @@ def test_overlapping_edit_conflicts_with_markers(shop: Path) -> None:
     boot.write_text(edited)
     code, doc, err = fw("project", "upgrade", cwd=shop)
     assert code == 3, (doc, err)
-    assert doc["conflicts"] == [BOOT] and doc["error"]["message"] == "exit 3"
+    assert doc["conflicts"] == [BOOT] and doc["error"]["code"] == "upgrade_conflict" and BOOT in doc["error"]["message"]
     text = boot.read_text()
     assert f"<<<<<<< {BOOT}\n" in text and "\n=======\n" in text and "\n>>>>>>> framework 0.1.0\n" in text
     assert "7*time.Second" in text and "10*time.Second" in text
@@ -185,3 +185,17 @@ def test_upgrade_list_and_apply_round_trip(shop: Path) -> None:
     code, doc, err = fw("project", "upgrade", "list", cwd=shop)
     assert [p["id"] for p in doc["pending"]] == ["0.1.0-bootstrap-test", "0.1.0-bootstrap-version"]
     assert doc["applied"] == ["0.1.0-ci-vet"] and doc["from_version"] == OLD
+
+
+def test_a_failed_upgrade_leaves_the_checkout_as_it_was(shop: Path) -> None:
+    """docs/reference-project.md#project-upgrade: writes happen in a throwaway copy and are carried over only
+    at the end: an upgrade that fails after writing files there (a framework.yaml whose pin is not on a line
+    of its own: exit 1, `invalid_config`) leaves every file of the checkout as it was."""
+    import yaml
+
+    config = shop / "framework.yaml"
+    config.write_text(json.dumps(yaml.safe_load(config.read_text())) + "\n")  # JSON is YAML: one line
+    before = tree(shop)
+    code, doc, err = fw("project", "upgrade", cwd=shop)
+    assert code == 1 and doc["error"]["code"] == "invalid_config" and "own line" in err, (doc, err)
+    assert tree(shop) == before

@@ -87,7 +87,15 @@ def upgrade(ctx: typer.Context,
                              paths=[path] if path else None, force=force, all_files=all_files)
         return result, (CONFLICT_EXIT if result.conflicts and not result.check else 0)
 
-    run(ctx, json_output, action, lambda r: _render(r, path))
+    def conflicted(result: Any) -> dict[str, Any]:
+        return {"code": "upgrade_conflict",
+                "message": f"upgraded to {result.to_version} with conflicts in {', '.join(result.conflicts)}",
+                "hint": "resolve the conflict markers (<<<<<<< ... >>>>>>>) before the next framework generate"}
+
+    from app.output import run_command
+
+    raise typer.Exit(run_command(wants_json(ctx, json_output), action, lambda r: _render(r, path),
+                                 partial_error=conflicted))
 
 
 @upgrade_app.command("list", help=PROJECT_UPGRADE.commands["list"], epilog=examples(

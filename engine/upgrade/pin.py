@@ -26,7 +26,11 @@ def set_version(config_path: Path, version: str) -> str:
         after = next((i + 1 for i, line in enumerate(lines) if line.startswith("name:")), 0)
         lines.insert(after, f"framework_version: {version}")
     new_text = "\n".join(lines) + "\n"
-    data = yaml.safe_load(new_text)
+    try:
+        data = yaml.safe_load(new_text)
+    except yaml.YAMLError:
+        data = None
     if not isinstance(data, dict) or str(data.get("framework_version")) != version:
-        raise ConfigError(f"{config_path.name}: could not set framework_version (edit it by hand to {version})")
+        raise ConfigError(f"{config_path.name}: could not set framework_version on a line of its own",
+                          hint=f"write `framework_version: {version}` on its own line, then upgrade again")
     return new_text

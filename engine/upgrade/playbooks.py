@@ -107,7 +107,7 @@ def apply(project: Project, playbook_id: str) -> ApplyResult:
     known = {p.id: p for p in shipped()}
     book = known.get(playbook_id.strip())
     if book is None:
-        raise InvalidInput(f"{playbook_id!r} is not a migration playbook of this framework",
+        raise InvalidInput(f"{playbook_id[:80]!r} is not a migration playbook of this framework",
                            hint="framework project upgrade list shows the pending ones")
     data = _record(project.root)
     previous = next((a for a in data["applied"] if a["id"] == book.id), None)

@@ -190,7 +190,7 @@ def upgrade(project: Project, *, to: str | None = None, check: bool = False, pat
     for o in outcomes:
         result.summary[o.change.status] = result.summary.get(o.change.status, 0) + 1
     result.conflicts = [o.change.path for o in outcomes if o.change.status == "conflict"]
-    if not check:
+    if not check and (start != target or any(o.write for o in outcomes)):
         _apply(project, new, outcomes, result)
     result.playbooks = [p.id for p in playbooks.pending(Project(root), target)]
     return result
@@ -228,3 +228,9 @@ def _apply(project: Project, new: dict[str, tuple[str, str]], outcomes: list[_Ou
         playbooks.record_upgrade(work, result.from_version, result.to_version, result.conflicts)
         record_state(Project(work), sorted(p for p, (kind, _) in new.items() if kind == "generated"))
         sandbox.carry_over(work, root, sandbox.diff(root, work))
+
+
+def check_upgrade(project: Project, to: str | None = None, path: str | None = None) -> UpgradeResult:
+    """What `project upgrade --check [path]` reports (the Project screen's upgrade panel): per file its status
+    and unified diff, nothing written."""
+    return upgrade(project, to=to, check=True, paths=[path] if path else None)
