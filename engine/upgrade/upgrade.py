@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from engine.authoring import markers, ownership, sandbox, template_versions
 from engine.authoring.config import AuthoringConfig, load
-from engine.authoring.plan import scratch_dir
+from engine.authoring.plan import Plan, PlannedFile, scratch_dir
 from engine.errors import InvalidInput, UsageError
 from engine.project import CONFIG_FILE, Project
 from engine.upgrade.merge import merge
@@ -92,9 +92,35 @@ def _renders(project: Project, cfg: AuthoringConfig, old: str, new: str
     for (plan, _), version in zip(plans, (old, new), strict=True):
         scaffolds = project_plan(cfg, service, version)
         plan.files = {**scaffolds.files, **plan.files}
+        plan.files = {**_born(project, cfg, version, set(plan.files)), **plan.files}
         plan.gofmt()
         out.append({p: (str(f.kind), plan.final(f)) for p, f in plan.files.items() if p != CONFIG_FILE})
     return out[0], out[1]
+
+
+def _born(project: Project, cfg: AuthoringConfig, version: str, known: set[str]) -> dict[str, PlannedFile]:
+    """The other scaffold-once files in `version`'s templates: each birth's scaffold re-run with the arguments
+    the birth ledger recorded (the table `project rescaffold` uses); one that cannot be re-run is left alone."""
+    from engine.authoring import rescaffolders
+    from engine.errors import EngineError
+
+    out: dict[str, PlannedFile] = {}
+    runs: dict[tuple[object, ...], Plan | None] = {}
+    with template_versions.rendering(version):
+        for birth in ownership.scaffolded(project.root):
+            scaffold = rescaffolders.lookup(birth.by)
+            if birth.path in known or scaffold is None:
+                continue
+            key = (birth.by, tuple(sorted(birth.args.items())), "" if birth.args else birth.path)
+            if key not in runs:
+                try:
+                    runs[key] = scaffold(project, cfg, birth.path, birth.args)
+                except (EngineError, KeyError, ValueError):
+                    runs[key] = None
+            made = runs[key]
+            if made is not None and birth.path in made.files:
+                out[birth.path] = made.files[birth.path]
+    return out
 
 
 def _diff(path: str, before: str | None, after: str | None) -> str:
@@ -128,8 +154,10 @@ def _classify(path: str, old: tuple[str, str] | None, new: tuple[str, str] | Non
         return out("skipped-disowned", n_text, False, "disowned: never written (the target's change shown)",
                    before=o_text)
     if kind == "scaffold":
-        if n_text is None or o_text == n_text:
-            return None  # a scaffold-once file the target no longer writes, or the same in both: the user's
+        if n_text is None:
+            return None  # a scaffold-once file the target no longer writes: the user's
+        if o_text == n_text:
+            return out("unchanged", disk, False) if disk is not None else None
         if disk is None:
             return out("new", n_text, True, "scaffold-once: born now") if old is None else None
         result = merged(o_text or "")
