@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.authoring.template_versions import pinned
 from engine.errors import ConfigError
 from engine.project import Project
 
@@ -60,7 +61,6 @@ def load(project: Project) -> AuthoringConfig:
         raise ConfigError(f"{project.config_path}: kind {kind!r} is not one of {', '.join(KINDS)}")
     generate = data.get("generate") or {}
     module = data.get("module") or _module(project.root) or project.name
-    from engine.authoring.template_versions import pinned
     return AuthoringConfig(
         name=project.name, module=str(module), kind=kind, port=data.get("port", DEFAULT_PORT), features=features,
         commit_generated=bool(generate.get("commit", True)) if isinstance(generate, dict) else True,

@@ -153,7 +153,7 @@ def build_plans(project: Project, cfg: AuthoringConfig, tmp: Path, versions: lis
     fronts = entries(project.config, project.config_path) if cfg.enabled("frontend") else []
     has_protos = cfg.enabled("codegen") and (root / cfg.proto_dir).is_dir() and proto_files(root / cfg.proto_dir)
     if has_protos:
-        # kept in step on upgrade
+        # the options proto is regenerated: kept in step with the framework on upgrade
         if (root / cfg.proto_dir / OPTIONS_PROTO).is_file():
             tool_plan.generated(f"{cfg.proto_dir}/{OPTIONS_PROTO}", options_proto(cfg.module))
         desc = _buf_outputs(root, tmp, tool_plan, cfg.proto_dir, fronts)
