@@ -30,9 +30,9 @@ def _source_dir() -> Path:
     return assets_dir() / "lint" / "go"
 
 
-def source_hash() -> str:
+def source_hash(src: Path | None = None) -> str:
     h = hashlib.sha256()
-    src = _source_dir()
+    src = src or _source_dir()
     for path in sorted(p for p in src.iterdir() if p.is_file()):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
@@ -55,17 +55,23 @@ def lint_cache() -> Path:
 
 def vettool() -> Path:
     """The cached vet tool, built on first use (offline from the module cache when the proxy is unreachable)."""
-    binary = lint_cache() / f"frameworkvet-{source_hash()}"
+    return go_tool(_source_dir(), "frameworkvet", "go vet: building the framework's analyzers",
+                   hint="needs golang.org/x/tools in the Go module cache or the module proxy")
+
+
+def go_tool(src: Path, name: str, what: str, hint: str | None = None) -> Path:
+    """The Go program whose sources are `src`, built once into the lint cache as `<name>-<hash of its
+    sources>` (the framework's analyzers; `project shapes`' go/ast reader): a changed source is a new build."""
+    binary = lint_cache() / f"{name}-{source_hash(src)}"
     if binary.is_file():
         return binary
     binary.parent.mkdir(parents=True, exist_ok=True)
     tmp = binary.with_name(f"{binary.name}.{os.getpid()}.tmp")
     env = {**os.environ, "GOFLAGS": "-mod=mod", "GOWORK": "off"}
-    proc = subprocess.run([_go(), "build", "-o", str(tmp), "."], cwd=_source_dir(), capture_output=True, text=True,
+    proc = subprocess.run([_go(), "build", "-o", str(tmp), "."], cwd=src, capture_output=True, text=True,
                           env=env, timeout=600)
     if proc.returncode != 0:
-        raise LinterCannotRun(f"go vet: building the framework's analyzers failed:\n{proc.stderr.strip()[-2000:]}",
-                              hint="needs golang.org/x/tools in the Go module cache or the module proxy")
+        raise LinterCannotRun(f"{what} failed:\n{proc.stderr.strip()[-2000:]}", hint=hint)
     os.replace(tmp, binary)
     return binary
 
