@@ -36,6 +36,7 @@ RATIO_LINES = {
     "hosted.py": rf"env status of 2 hosted environments: .*ratio {NUMBER}",
     "k8s.py": rf"^ratio {NUMBER}",
     "kcl_render.py": rf"render, warm cache: .*ratio +{NUMBER}",
+    "project.py": rf"project shapes warm: .*; ratio {NUMBER}",
     "lint.py": rf"whole lint, 2 services x 2 RPCs: .*ratio {NUMBER}",
     "metrics.py": rf"ledger metrics over [\d,]+ promotions: .*; ratio {NUMBER}",
     "scaffold.py": rf"scaffold worker, 2 services: .*ratio {NUMBER}",
@@ -49,7 +50,8 @@ GO_TOOLS = {"db.py": ["migrate"], "debug.py": ["dlv"], "generate.py": ["buf", "p
             "lint.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go", "golangci-lint"],
             "scaffold.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
             "scaffold_operator.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go", "controller-gen"],
-            "frontends.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"]}
+            "frontends.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
+            "project.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"]}
 
 
 def _tools_present(script: str) -> None:
@@ -71,7 +73,7 @@ def test_every_bench_runs_in_smoke_mode(script: str) -> None:
     _tools_present(script)
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}  # no sizes from the caller
     env.update(BENCH_SMOKE="1", FRAMEWORK_K8S_BIN=str(K8S_BIN))
-    if script == "lint.py":  # compiles Go: the machine's build and module caches, not the test's empty HOME
+    if script in ("lint.py", "project.py"):  # compiles Go: the machine's build and module caches, not the test's HOME
         from authoring_fixtures import _GO_ENV
 
         env.update(_GO_ENV)

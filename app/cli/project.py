@@ -165,4 +165,6 @@ def disown(ctx: typer.Context, paths: list[str] = typer.Argument(..., help="Gene
     run(ctx, json_output, action, lambda r: [out(f"disowned {p}") for p in r.paths])
 
 
-from app.cli import project_shapes  # noqa: E402,F401 - shapes, graph, delete service register on `app`
+from app.cli.project_shapes import register as _register_shapes  # noqa: E402 - shapes, graph, delete service
+
+_register_shapes(app)

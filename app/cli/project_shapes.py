@@ -7,11 +7,17 @@ from typing import Any
 import typer
 
 from app.cli.database_views import JSON_OPTION, examples, out, run, sub_app
-from app.cli.project import HELP, app
-from app.registry import PROJECT_DELETE
+from app.registry import FRAMEWORK, PROJECT_DELETE
 
+HELP = FRAMEWORK.groups["project"].commands
+app = typer.Typer()  # its commands are added to the `project` group by register()
 delete = sub_app(PROJECT_DELETE)
-app.add_typer(delete, name="delete")
+
+
+def register(project: typer.Typer) -> None:
+    """Add shapes, graph and the `delete` group to the `project` group (app/cli/project.py)."""
+    project.registered_commands += app.registered_commands
+    project.add_typer(delete, name="delete")
 
 
 @app.command("shapes", help=HELP["shapes"], epilog=examples(
