@@ -8,7 +8,7 @@ hash (docs/reference-project.md#project-shapes): a changed file is read again, t
 - migrations: the tables each `.up.sql` creates, with their lines (engine/database's statement splitter
   and pglast's parser);
 - Go: each file's package, imports and top-level funcs and methods with their lines, read by go/ast in
-  a small Go program of `assets/inspect/go` built once (engine/lint/golang.go_tool).
+  a small Go program of `assets/inspect/go` built once (engine/lint/gotool.go_tool, as the lint analyzers).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _digest(data: bytes) -> str:
 
 def _code_identity() -> str:
     """Changes when the reading code changes (this module and the Go reader): old entries are dropped."""
-    from engine.lint.golang import source_hash
+    from engine.lint.gotool import source_hash
     from engine.paths import assets_dir
 
     return _digest(Path(__file__).read_bytes())[:16] + source_hash(assets_dir() / "inspect" / "go")
@@ -57,6 +57,8 @@ class SourceCache:
         if not isinstance(data, dict) or data.get("identity") != self.identity:
             data = {"identity": self.identity, "files": {}, "protos": {}}
         self.data: dict[str, Any] = data
+        self.descriptor: dict[str, Any] | None = None  # read once per command
+        self.descriptor_read = False
 
     def get(self, rel: str, digest: str) -> Any:
         entry = self.data["files"].get(rel)
@@ -81,27 +83,39 @@ class SourceCache:
             pass  # a read-only cache only costs speed
 
 
-def _walk(base: Path, suffix: str) -> list[Path]:
-    out: list[Path] = []
-    if not base.is_dir():
-        return out
+def _walk(root: Path, top: str, suffix: str) -> list[str]:
+    """Paths (relative to `root`, `/`-separated, sorted) of the files under `top` ending in `suffix`."""
+    out: list[str] = []
+    base = os.path.join(root, top)
     for dirpath, dirnames, filenames in os.walk(base):
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-        out += [Path(dirpath) / n for n in sorted(filenames) if n.endswith(suffix)]
+        rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        out += [f"{rel}/{n}" for n in sorted(filenames) if n.endswith(suffix)]
     return out
+
+
+def _read(root: Path, rel: str) -> bytes:
+    with open(os.path.join(root, rel), "rb") as f:
+        return f.read()
 
 
 # ---- protos ----------------------------------------------------------------------------------------
 
 def descriptor(project: Project, cache: SourceCache, proto_dir: str) -> dict[str, Any] | None:
     """The descriptor of the project's protos as a dict (Descriptor.model_dump), None without protos."""
-    base = project.root / proto_dir
-    files = _walk(base, ".proto")
+    if not cache.descriptor_read:
+        cache.descriptor = _descriptor(project, cache, proto_dir)
+        cache.descriptor_read = True
+    return cache.descriptor
+
+
+def _descriptor(project: Project, cache: SourceCache, proto_dir: str) -> dict[str, Any] | None:
+    files = _walk(project.root, proto_dir, ".proto")
     if not files:
         return None
     h = hashlib.sha256(proto_dir.encode())
-    for path in files:
-        h.update(path.relative_to(base).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    for rel in files:
+        h.update(rel.encode() + b"\0" + _read(project.root, rel) + b"\0")
     digest = h.hexdigest()
     protos = cache.data["protos"]
     if protos.get("hash") == digest:
@@ -182,11 +196,10 @@ def go_files(project: Project, cache: SourceCache) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     missing: dict[str, str] = {}
     for top in GO_DIRS:
-        for path in _walk(project.root / top, ".go"):
-            if path.name.endswith("_test.go"):
+        for rel in _walk(project.root, top, ".go"):
+            if rel.endswith("_test.go"):
                 continue
-            rel = path.relative_to(project.root).as_posix()
-            digest = _digest(path.read_bytes())
+            digest = _digest(_read(project.root, rel))
             found = cache.get(rel, digest)
             if found is None:
                 missing[rel] = digest
@@ -201,7 +214,7 @@ def go_files(project: Project, cache: SourceCache) -> dict[str, dict[str, Any]]:
 
 
 def _read_go(root: Path, rels: list[str]) -> dict[str, dict[str, Any]]:
-    from engine.lint.golang import LinterCannotRun, go_tool
+    from engine.lint.gotool import LinterCannotRun, go_tool
     from engine.paths import assets_dir
 
     tool = go_tool(assets_dir() / "inspect" / "go", "frameworkshapes", "building the Go source reader")
