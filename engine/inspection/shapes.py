@@ -78,7 +78,8 @@ def project_shapes(project: Project, *, grep: str | None = None, kinds: list[str
     if {"handler", "hook"} & set(wanted):
         from engine.inspection.sources import go_files
 
-        shapes += _go_shapes(go_files(project, cache), _procedures(project, cache, cfg.proto_dir), wanted)
+        tops = tuple(d.rstrip("/") for d in (HANDLERS_DIR, *(prefix for prefix, _ in HOOKS)))
+        shapes += _go_shapes(go_files(project, cache, tops), _procedures(project, cache, cfg.proto_dir), wanted)
     cache.save()
     if pattern is not None:
         shapes = [s for s in shapes if pattern.search(s.name) or pattern.search(s.detail)]

@@ -24,7 +24,7 @@ from engine.authoring.annotation_spec import OPTIONS_PROTO
 from engine.project import Project
 
 MIGRATIONS = "db/migrations"
-GO_DIRS = ("internal", "cmd")
+GO_DIRS = ("internal",)  # handlers, hooks, packages and workers all live there
 _SKIP_DIRS = {".git", "node_modules", "bin", "tmp", "testdata", "vendor"}
 
 
@@ -190,12 +190,12 @@ def _tables_of(text: str) -> list[dict[str, Any]]:
 
 # ---- Go ------------------------------------------------------------------------------------------
 
-def go_files(project: Project, cache: SourceCache) -> dict[str, dict[str, Any]]:
+def go_files(project: Project, cache: SourceCache, tops: tuple[str, ...] = GO_DIRS) -> dict[str, dict[str, Any]]:
     """{path: {package, imports, funcs: [{name, receiver, line, params}]}} of the project's Go files under
-    internal/ and cmd/ (tests left out); the misses are read in one run of the Go reader."""
+    `tops` (tests left out); the misses are read in one run of the Go reader."""
     out: dict[str, dict[str, Any]] = {}
     missing: dict[str, str] = {}
-    for top in GO_DIRS:
+    for top in tops:
         for rel in _walk(project.root, top, ".go"):
             if rel.endswith("_test.go"):
                 continue
