@@ -123,10 +123,12 @@ def test_shapes_bad_regex_and_kind_are_usage_errors(shaped: tuple[Path, dict]) -
 
 @pytest.fixture(scope="module")
 def wired(authored: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy with a worker (scaffold worker), a web frontend whose page calls the order client, and a dev
-    workload that names nothing of the project."""
+    """A copy with a worker and a webhook of the order service (the scaffolds), a web frontend whose page calls
+    the order client, and a dev workload that names nothing of the project."""
     root = Path(shutil.copytree(authored, tmp_path_factory.mktemp("wired") / "shop", symlinks=True))
     code, _doc, err = fw("scaffold", "worker", "mailer", cwd=root)
+    assert code == 0, err
+    code, _doc, err = fw("scaffold", "webhook", "stripe", "--service", "order", cwd=root)
     assert code == 0, err
     with (root / "framework.yaml").open("a") as f:
         f.write("frontends:\n  - name: web\n    kind: web\n    dir: web\n    port: 3000\n")
@@ -152,6 +154,7 @@ def test_graph_shows_frontend_worker_and_environment_edges_and_warns_of_dangling
     assert ("workload:dev/mailer", "worker:mailer") in edges
     assert ("workload:dev/shop", "service:order") in edges
     assert ("service:order", "entity:order.v1.Order") in edges
+    assert ("webhook:stripe", "service:order") in edges
     kinds = {n["kind"] for n in doc["nodes"]}
     assert {"service", "package", "entity", "frontend", "worker", "workload", "environment"} <= kinds
     assert any("ghost" in w for w in doc["warnings"]), doc["warnings"]
@@ -160,13 +163,15 @@ def test_graph_shows_frontend_worker_and_environment_edges_and_warns_of_dangling
 
 
 def test_delete_service_refused_while_a_frontend_calls_it(wired: Path) -> None:
-    """docs/reference-project.md#project-delete-service: refused (exit 1) naming the frontend; nothing written."""
+    """docs/reference-project.md#project-delete-service: refused (exit 1) naming the frontend calling its client
+    and the webhook of it; nothing written."""
     from tests.authoring_fixtures import tree
 
     before = tree(wired)
     code, doc, err = fw("project", "delete", "service", "order", cwd=wired)
     assert code == 1, err
-    assert "still depended on" in doc["error"]["message"] and "frontend:web" in doc["error"]["message"]
+    message = doc["error"]["message"]
+    assert "still depended on" in message and "frontend:web" in message and "webhook:stripe" in message
     assert tree(wired) == before
 
 
