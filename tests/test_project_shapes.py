@@ -136,6 +136,8 @@ def wired(authored: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "web/src/app/page.tsx").write_text(
         'import { orderClient } from "../gen/framework/clients";\n\n'
         "export default async function Page() {\n  return (await orderClient().ping({})).message;\n}\n")
+    (root / "internal/handlers/order/core.go").write_text(
+        'package order\n\nimport "example.com/shop/internal/ordercore"\n\nvar _ ordercore.Contract\n')
     kcl = root / "deploy/kcl/dev/main.k"
     kcl.write_text(kcl.read_text().replace("    workloads = [\n", '    workloads = [\n        framework.Workload {\n'
                                            '            name = "ghost"\n            run = ["bin/ghost"]\n'
@@ -155,6 +157,7 @@ def test_graph_shows_frontend_worker_and_environment_edges_and_warns_of_dangling
     assert ("workload:dev/shop", "service:order") in edges
     assert ("service:order", "entity:order.v1.Order") in edges
     assert ("webhook:stripe", "service:order") in edges
+    assert ("service:order", "package:ordercore") in edges
     kinds = {n["kind"] for n in doc["nodes"]}
     assert {"service", "package", "entity", "frontend", "worker", "workload", "environment"} <= kinds
     assert any("ghost" in w for w in doc["warnings"]), doc["warnings"]
@@ -177,8 +180,8 @@ def test_delete_service_refused_while_a_frontend_calls_it(wired: Path) -> None:
 
 def test_delete_service_refused_then_done_and_the_project_still_builds(authored: Path, tmp_path: Path) -> None:
     """docs/reference-project.md#project-delete-service: refused while another service imports its client;
-    then the handler scaffold, framework.yaml entry and birth records go, the proto keeps its messages (the
-    tombstone), and `go build ./...` passes."""
+    then the handler scaffold, framework.yaml entry, dev KCL workload and birth records go, the proto keeps its
+    messages (the tombstone), and `go build ./...` passes."""
     from engine.errors import InvalidInput
     from engine.inspection.delete import delete_service
     from engine.inspection.shapes import project_shapes
@@ -193,6 +196,9 @@ def test_delete_service_refused_then_done_and_the_project_still_builds(authored:
     with pytest.raises(InvalidInput, match="service:order"):
         delete_service(Project(root), "billing")
     caller.unlink()
+    from engine.authoring.workloads import DEV_KCL, add_dev_workload
+
+    assert add_dev_workload(root, "billing") is None
     dry = delete_service(Project(root), "billing", dry_run=True)
     assert {"path": "internal/handlers/billing/rpc_ping.go", "change": "removed"} in dry.files
     assert (root / "internal/handlers/billing/rpc_ping.go").is_file()
@@ -203,6 +209,7 @@ def test_delete_service_refused_then_done_and_the_project_still_builds(authored:
     proto = (root / "proto/billing/v1/billing.proto").read_text()
     assert "service BillingService {" not in proto and "message PingRequest" in proto and "tombstone" in proto
     assert "billing" not in (root / "framework.yaml").read_text()
+    assert "billing" not in (root / DEV_KCL).read_text() and "shop" in (root / DEV_KCL).read_text()
     births = json.loads((root / ".framework/scaffolded.json").read_text())["files"]
     assert not [b for b in births if b["path"].startswith("internal/handlers/billing/")]
     code, doc, err = fw("project", "scaffolded", "--absent", cwd=root)

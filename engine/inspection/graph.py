@@ -91,13 +91,15 @@ def project_graph(project: Project, env: str | None = None) -> Graph:
         services[key] = b.node("service", key, f"{cfg.proto_dir}/{svc['file']}")
         if go_import.get(svc["file"]):
             clients[f"{go_import[svc['file']]}/{go_name[svc['file']]}connect"] = key
-        for msg in desc["messages"]:
-            if msg["entity"] and msg["file"] == svc["file"]:
-                entity = b.node("entity", msg["full_name"], f"{cfg.proto_dir}/{msg['file']}")
-                b.edge(services[key], entity, f"{cfg.proto_dir}/{msg['file']}")
-                if naming.table_of(msg["go_name"].split("_")[-1]) not in known_tables:
-                    b.warn(f"entity {msg['full_name']} has no table in the migrations "
-                           f"(`framework scaffold` creates one)")
+    by_file = {svc["file"]: naming.service_key(svc["name"]) for svc in desc["services"]}
+    for msg in desc["messages"]:
+        if not msg["entity"]:
+            continue
+        entity = b.node("entity", msg["full_name"], f"{cfg.proto_dir}/{msg['file']}")
+        if msg["file"] in by_file:  # a tombstone's entities stay, with no service
+            b.edge(services[by_file[msg["file"]]], entity, f"{cfg.proto_dir}/{msg['file']}")
+        if naming.table_of(msg["go_name"].split("_")[-1]) not in known_tables:
+            b.warn(f"entity {msg['full_name']} has no table in the migrations (`framework scaffold` creates one)")
     for entry in cfg.services:
         if str(entry.get("name")) not in services:
             b.warn(f"framework.yaml services: {entry.get('name')} declares no service in the protos "
