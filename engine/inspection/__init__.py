@@ -1,1 +1,1 @@
-"""Project inspection (docs/reference-project.md): shapes, graph, delete service and the other `project` views."""
+"""Project inspection (docs/reference-project.md): one module per command or responsibility."""
