@@ -91,36 +91,45 @@ def _drop_service_block(target: Project, key: str) -> None:
 
 
 def _drop_config_entry(target: Project, key: str) -> None:
-    """Remove `- name: <key>` (and its indented keys) from framework.yaml's `services`, keeping the rest."""
+    """Remove `- name: <key>` (and the lines indented under it) from framework.yaml's `services`, keeping the
+    rest of the file as written; a file this cannot edit safely is refused before anything is written."""
     import textwrap
 
     import yaml
 
     from engine.paths import atomic_write_bytes
 
+    def indent(line: str) -> int:
+        return len(line) - len(line.lstrip())
+
     lines = target.config_path.read_text(encoding="utf-8").splitlines(keepends=True)
     start = next((i for i, line in enumerate(lines) if line.rstrip() == "services:"), None)
     if start is None:
         return
-    i = start + 1
-    out = lines[:i]
-    while i < len(lines) and (lines[i].startswith((" ", "-")) or not lines[i].strip()):
-        item = [lines[i]]
-        i += 1
-        while i < len(lines) and lines[i].startswith("    ") and not lines[i].lstrip().startswith("- "):
-            item.append(lines[i])
-            i += 1
-        parsed = yaml.safe_load(textwrap.dedent("".join(item))) if item[0].lstrip().startswith("- ") else None
+    out, i = lines[:start + 1], start + 1
+    while i < len(lines) and (not lines[i].strip() or lines[i][:1] in " -"):
+        item, i = [lines[i]], i + 1
+        if item[0].lstrip().startswith("- "):  # an entry: its continuation lines are indented deeper than its dash
+            while i < len(lines) and lines[i].strip() and indent(lines[i]) > indent(item[0]):
+                item.append(lines[i])
+                i += 1
+        try:
+            parsed = yaml.safe_load(textwrap.dedent("".join(item))) if item[0].lstrip().startswith("- ") else None
+        except yaml.YAMLError:
+            parsed = None
         if not (isinstance(parsed, list) and parsed and isinstance(parsed[0], dict) and parsed[0].get("name") == key):
             out += item
-    out += lines[i:]
-    text = "".join(out)
-    data = yaml.safe_load(text)  # never leave a file that does not parse
-    if not any(isinstance(s, dict) and s.get("name") == key for s in (data or {}).get("services") or []):
+    text = "".join(out + lines[i:])
+    try:
+        data = yaml.safe_load(text)  # never leave a file that does not parse, or still names the service
+    except yaml.YAMLError:
+        data = None
+    services = data.get("services") if isinstance(data, dict) else None
+    if isinstance(data, dict) and not any(isinstance(s, dict) and s.get("name") == key for s in services or []):
         atomic_write_bytes(target.config_path, text.encode("utf-8"))
         return
-    raise InvalidInput(f"{target.config_path.name}: the services entry of {key} is not in the shape "
-                       f"`project new` writes", hint="remove it by hand, then run this again")
+    raise InvalidInput(f"{target.config_path.name}: the services entry of {key} is not in a shape this command "
+                       f"can remove", hint="remove it by hand, then run this again")
 
 
 def _drop_dev_workload(target: Project, key: str) -> None:
