@@ -1,11 +1,16 @@
-"""Bench: `framework project shapes` on a project of 30 services x 10 RPCs (docs/reference-project.md#project-shapes).
+"""Bench: the `framework project` inspection and upgrade commands on a project of 30 services x 10 RPCs
+(docs/reference-project.md#speed).
 
-Measured as the user runs it (a process), and as the engine call alone, caches warm (the Go reader
-built, the per-file source cache filled by a first run): aim < 300 ms. Baseline, in the same run on the
-same project: `framework project scaffolded --json` (the command floor: startup, finding the project,
-one small JSON read). Also shown: the first (cold) run and a run after one Go file changed (only that
-file is read again).
-BENCH_SMOKE=1: 2 services x 2 RPCs, one round (tests/test_bench_smoke.py).
+- `project shapes` as the user runs it (a process), and as the engine call alone, caches warm (the Go reader
+  built, the per-file source cache filled by a first run): aim < 300 ms; baseline, in the same run on the
+  same project: `framework project scaffolded --json` (the command floor: startup, finding the project, one
+  small JSON read). Also shown: the first (cold) run and a run after one Go file changed (only that file is
+  read again; docs/reference-project.md#project-shapes).
+- `project upgrade --check` from the previous shipped release (0.0.9) to this one, against a full `generate`
+  (`--full`: compiles even when nothing changed) of the same project at its pin, measured in the same run:
+  aim <= 1.2x.
+Each figure is the best of a few rounds. BENCH_SMOKE=1: 2 services x 2 RPCs, one round
+(tests/test_bench_smoke.py).
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._seed import SMOKE, seed_project, timed  # noqa: E402
 
-SERVICES, RPCS, ROUNDS = (2, 2, 1) if SMOKE else (30, 10, 5)
+SERVICES, RPCS, ROUNDS = (2, 2, 1) if SMOKE else (30, 10, 3)
+OLD = "0.0.9"
 FRAMEWORK = str(Path(sys.executable).with_name("framework"))
 
 
@@ -30,14 +36,14 @@ def _run(root: Path, *args: str) -> None:
         raise SystemExit(f"framework project {' '.join(args)} exited {proc.returncode}: {proc.stderr[-2000:]}")
 
 
-def shapes(base: Path) -> None:
-    root = seed_project(base, SERVICES, RPCS)
-    cold = timed(lambda: _run(root, "shapes"))
-    warm = min(timed(lambda: _run(root, "shapes")) for _ in range(ROUNDS))
-    floor = min(timed(lambda: _run(root, "scaffolded")) for _ in range(ROUNDS))
+def shapes_figure(base: Path) -> None:
     from engine.inspection.shapes import project_shapes
     from engine.project import Project
 
+    root = seed_project(base, SERVICES, RPCS, name="shapes")  # a new root: its source cache starts empty
+    cold = timed(lambda: _run(root, "shapes"))
+    warm = min(timed(lambda: _run(root, "shapes")) for _ in range(ROUNDS))
+    floor = min(timed(lambda: _run(root, "scaffolded")) for _ in range(ROUNDS))
     engine = min(timed(lambda: project_shapes(Project(root))) for _ in range(ROUNDS))
     stub = next((root / "internal" / "handlers").rglob("rpc_*.go"))
     stub.write_text(stub.read_text() + "\n// edited\n")
@@ -48,9 +54,32 @@ def shapes(base: Path) -> None:
           f"ratio {warm / floor:.2f}x")
 
 
+def upgrade_figure(base: Path) -> None:
+    from engine.authoring.generate import generate
+    from engine.paths import atomic_write_bytes
+    from engine.project import Project
+    from engine.upgrade.pin import set_version
+    from engine.upgrade.upgrade import upgrade
+
+    root = seed_project(base, SERVICES, RPCS, run_generate=False, name="upgrade")
+    config = root / "framework.yaml"
+    atomic_write_bytes(config, set_version(config, OLD).encode())
+    generate(Project(root))  # the project as release 0.0.9 generated it
+    full, check = [], []
+    for _ in range(ROUNDS):
+        full.append(timed(lambda: generate(Project(root), full=True)))
+        check.append(timed(lambda: upgrade(Project(root), check=True)))
+    result = upgrade(Project(root), check=True)
+    assert result.summary.get("changed") == 1 and result.summary.get("new") == 1, result.summary
+    f, c = min(full), min(check)
+    print(f"project upgrade --check, {SERVICES} services x {RPCS} RPCs: {c * 1000:.0f} ms; generate --full: "
+          f"{f * 1000:.0f} ms; ratio {c / f:.2f}x (aim <= 1.2x)")
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-project-") as tmp:
-        shapes(Path(tmp))  # a new root: its source cache starts empty
+        shapes_figure(Path(tmp))
+        upgrade_figure(Path(tmp))
 
 
 if __name__ == "__main__":

@@ -36,8 +36,10 @@ RATIO_LINES = {
     "hosted.py": rf"env status of 2 hosted environments: .*ratio {NUMBER}",
     "k8s.py": rf"^ratio {NUMBER}",
     "kcl_render.py": rf"render, warm cache: .*ratio +{NUMBER}",
-    "project.py": rf"project shapes warm: .*; ratio {NUMBER}",
     "lint.py": rf"whole lint, 2 services x 2 RPCs: .*ratio {NUMBER}",
+    # both figures: shapes (warm, against project scaffolded), then upgrade --check (against generate --full)
+    "project.py": rf"project shapes warm: .*; ratio {NUMBER}[\s\S]*project upgrade --check, 2 services x 2 RPCs: "
+                  rf".*ratio {NUMBER}",
     "metrics.py": rf"ledger metrics over [\d,]+ promotions: .*; ratio {NUMBER}",
     "scaffold.py": rf"scaffold worker, 2 services: .*ratio {NUMBER}",
     "scaffold_operator.py": rf"scaffold operator, \d+ services: .*; ratio {NUMBER}",

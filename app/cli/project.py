@@ -19,6 +19,9 @@ app.add_typer(migrate, name="migrate")
 introspect = sub_app(PROJECT_INTROSPECT)
 app.add_typer(introspect, name="introspect")
 app.add_typer(info_app)  # annotations, capabilities, features, libraries, checkouts (no name: merged)
+from app.cli.project_upgrade import upgrade_app  # noqa: E402  (docs/reference-project.md#project-upgrade)
+
+app.add_typer(upgrade_app, name="upgrade")
 HELP = FRAMEWORK.groups["project"].commands
 
 
