@@ -124,7 +124,7 @@ def test_shapes_bad_regex_and_kind_are_usage_errors(shaped: tuple[Path, dict]) -
 @pytest.fixture(scope="module")
 def wired(authored: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy with a worker and a webhook of the order service (the scaffolds), a web frontend whose page calls
-    the order client, and a dev workload that names nothing of the project."""
+    the order client, and a dev workload that names nothing of the project; an entity with no table."""
     root = Path(shutil.copytree(authored, tmp_path_factory.mktemp("wired") / "shop", symlinks=True))
     code, _doc, err = fw("scaffold", "worker", "mailer", cwd=root)
     assert code == 0, err
@@ -138,6 +138,8 @@ def wired(authored: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
         "export default async function Page() {\n  return (await orderClient().ping({})).message;\n}\n")
     (root / "internal/handlers/order/core.go").write_text(
         'package order\n\nimport "example.com/shop/internal/ordercore"\n\nvar _ ordercore.Contract\n')
+    with (root / PROTO).open("a") as f:
+        f.write("\n// framework:entity\nmessage Refund {\n  int64 id = 1;\n}\n")
     kcl = root / "deploy/kcl/dev/main.k"
     kcl.write_text(kcl.read_text().replace("    workloads = [\n", '    workloads = [\n        framework.Workload {\n'
                                            '            name = "ghost"\n            run = ["bin/ghost"]\n'
@@ -147,7 +149,8 @@ def wired(authored: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_graph_shows_frontend_worker_and_environment_edges_and_warns_of_dangling(wired: Path) -> None:
     """docs/reference-project.md#project-graph: a frontend calling a service's client and a worker workload are
-    edges; a workload naming nothing of the project is a warning (exit 0); an unknown --env is exit 1."""
+    edges; a workload naming nothing of the project and an entity without a table are warnings (exit 0); an
+    unknown --env is exit 1."""
     code, doc, err = fw("project", "graph", "--env", "dev", cwd=wired)
     assert code == 0, err
     edges = {(e["source"], e["target"]) for e in doc["edges"]}
@@ -161,6 +164,7 @@ def test_graph_shows_frontend_worker_and_environment_edges_and_warns_of_dangling
     kinds = {n["kind"] for n in doc["nodes"]}
     assert {"service", "package", "entity", "frontend", "worker", "workload", "environment"} <= kinds
     assert any("ghost" in w for w in doc["warnings"]), doc["warnings"]
+    assert any("entity order.v1.Refund has no table" in w for w in doc["warnings"]), doc["warnings"]
     code, doc, err = fw("project", "graph", "--env", "nope", cwd=wired)
     assert code == 1 and doc["error"]["code"] == "environment_not_found" and "dev" in doc["error"]["hint"]
 

@@ -4,8 +4,8 @@ service's handler scaffold and leave a types-only tombstone.
 Refused (exit 1, naming who) while the graph shows something depends on the service: a frontend calling
 its client, another service or a package importing its Connect client, a webhook of it. Otherwise, in a
 throwaway copy of the project (a failure leaves the checkout as it was; `--dry-run` lists the changes):
-internal/handlers/<svc>/ and its birth records go, framework.yaml's `services` entry goes, a dev KCL
-workload named after the service goes, the proto keeps its messages and enums but loses its `service`
+internal/handlers/<svc>/ and its birth records go, framework.yaml's `services` entry goes, a workload
+named after the service goes from each environment's KCL, the proto keeps its messages and enums but loses its `service`
 block (the tombstone: other protos importing its messages still build), and `generate` runs (the
 service's handler wiring and Connect code are removed as stale generated files).
 """
@@ -51,7 +51,7 @@ def delete_service(project: Project, name: str, *, dry_run: bool = False) -> Sca
         shutil.rmtree(target.root / handlers, ignore_errors=True)
         forget_births(target.root, handlers)
         _drop_config_entry(target, key)
-        _drop_dev_workload(target, key)
+        _drop_workloads(target, key)
         return ScaffoldResult(what="project delete service", born=[key],
                               generated=generate(Project(target.root), by="project delete service"))
 
@@ -132,20 +132,17 @@ def _drop_config_entry(target: Project, key: str) -> None:
                        f"can remove", hint="remove it by hand, then run this again")
 
 
-def _drop_dev_workload(target: Project, key: str) -> None:
-    """A `framework.Workload` named `<key>` in the dev KCL, in the shape `scaffold worker` writes."""
-    from engine.authoring.workloads import DEV_KCL
+def _drop_workloads(target: Project, key: str) -> None:
+    """A `framework.Workload` named `<key>` in each environment's KCL, in the shape `scaffold worker` writes."""
     from engine.paths import atomic_write_bytes
 
-    path = target.root / DEV_KCL
-    if not path.is_file():
-        return
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    for i, line in enumerate(lines):
-        if line.strip() == f'name = "{key}"' and i > 0 and lines[i - 1].strip() == "framework.Workload {":
-            indent = len(lines[i - 1]) - len(lines[i - 1].lstrip())
-            end = next((j for j in range(i + 1, len(lines))
-                        if lines[j].strip() == "}" and len(lines[j]) - len(lines[j].lstrip()) == indent), None)
-            if end is not None:
-                atomic_write_bytes(path, "".join(lines[:i - 1] + lines[end + 1:]).encode("utf-8"))
-            return
+    for path in sorted(target.kcl_dir.glob("*/main.k")) if target.kcl_dir.is_dir() else []:
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        for i, line in enumerate(lines):
+            if line.strip() == f'name = "{key}"' and i > 0 and lines[i - 1].strip() == "framework.Workload {":
+                indent = len(lines[i - 1]) - len(lines[i - 1].lstrip())
+                end = next((j for j in range(i + 1, len(lines))
+                            if lines[j].strip() == "}" and len(lines[j]) - len(lines[j].lstrip()) == indent), None)
+                if end is not None:
+                    atomic_write_bytes(path, "".join(lines[:i - 1] + lines[end + 1:]).encode("utf-8"))
+                break
