@@ -35,7 +35,8 @@ def shapes(ctx: typer.Context,
         from engine.inspection.shapes import compile_grep, parse_kinds, project_shapes
         from engine.project import find_project
 
-        parse_kinds(kind), compile_grep(grep)  # bad usage before looking for a project (exit 2)
+        parse_kinds(kind)  # bad usage is exit 2 before looking for a project
+        compile_grep(grep)
         return project_shapes(find_project(), grep=grep, kinds=kind), 0
 
     def human(result: Any) -> None:
