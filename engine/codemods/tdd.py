@@ -2,7 +2,7 @@
 onto the generated test harness (`NewHarness`, `NewHarnessFor` in each service's generated `harness_test.go`).
 
 Python only chooses the files and writes: the rewrite is `assets/codemods/go`, a Go program (go/ast edits,
-go/format) built once and cached the way `framework lint` builds its vet tool (`engine.lint.golang.go_tool`).
+go/format) built once and cached the way `framework lint` builds its vet tool (`engine.lint.gotool.go_tool`).
 A real run writes through a sandboxed copy of the checkout (`engine.authoring.sandbox`); `--dry-run` prints the
 unified diff per file and writes nothing. A file that cannot be rewritten safely is listed with its reason and
 left alone (exit 1); a second run changes nothing.
@@ -51,7 +51,7 @@ class TddResult(BaseModel):
 
 
 def _rewriter() -> Path:
-    from engine.lint.golang import LinterCannotRun, go_tool
+    from engine.lint.gotool import LinterCannotRun, go_tool
     from engine.paths import assets_dir
 
     try:
