@@ -232,6 +232,11 @@ FRAMEWORK.groups["project"].commands.update({
     "rescaffold": "Re-create deleted scaffold-once files; refuses a path that still exists.",
     "disown": "Move generated files out of generation for good (--reason required; .framework/disowned.json).",
 })
+# Project inspection (docs/reference-project.md).
+FRAMEWORK.groups["project"].commands.update({
+    "map": "The ownership tree: user, generated, scaffold, drifted, disowned per file (--depth, --filter).",
+    "audit": "Drift, orphaned handlers, migrations vs entities, disowned files, version pin, lint (exit 1: errors).",
+})
 FRAMEWORK.groups["project"] = FRAMEWORK.groups["project"]._replace(
     help="The project itself: create it, inspect its protos and ownership records, import migrations.",
     examples=("framework project new shop --mod example.com/shop", "framework project introspect handlers",

@@ -163,3 +163,6 @@ def disown(ctx: typer.Context, paths: list[str] = typer.Argument(..., help="Gene
         return run_disown(find_project(), paths, reason), 0
 
     run(ctx, json_output, action, lambda r: [out(f"disowned {p}") for p in r.paths])
+
+
+from app.cli import project_map  # noqa: E402,F401  (project map, project audit: registered on `app`)

@@ -1,0 +1,101 @@
+"""`framework project map` and `framework project audit` (docs/reference-project.md#project-map,
+docs/reference-project.md#project-audit), registered on the `project` group of app/cli/project.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from app.cli.database_views import JSON_OPTION, examples, out, run, wants_json
+from app.cli.project import HELP, app
+
+TAGS = {"user": "user", "generated": "generated", "scaffold": "scaffold", "drifted": "DRIFTED",
+        "disowned": "disowned"}
+
+
+def _counts(counts: dict[str, int]) -> str:
+    total = sum(counts.values())
+    parts = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n)
+    return f"{total} file{'s' if total != 1 else ''}" + (f": {parts}" if parts else "")
+
+
+def render_map(result: Any) -> None:
+    """A tree: one line per directory (its files per ownership) and per file (its ownership tag)."""
+    from pathlib import Path
+
+    out(f"{Path(result.root).name}/  ({_counts(result.counts)})")
+    nodes = result.nodes
+    for i, node in enumerate(nodes):
+        rails = "".join("    " if _closed(nodes, i, d) else "│   " for d in range(1, node.depth))
+        branch = "└── " if _closed(nodes, i, node.depth) else "├── "
+        if node.kind == "dir":
+            out(f"{rails}{branch}{node.name}/  ({_counts(node.counts)})")
+        else:
+            tag = TAGS[node.ownership] + ("" if node.present else ", deleted")
+            out(f"{rails}{branch}{node.name}  [{tag}]")
+
+
+def _closed(nodes: list[Any], i: int, depth: int) -> bool:
+    """True when the ancestor of node i at `depth` has no later sibling (its rail is blank)."""
+    for node in nodes[i + 1:]:
+        if node.depth < depth:
+            return True
+        if node.depth == depth:
+            return False
+    return True
+
+
+@app.command("map", help=HELP["map"], epilog=examples(
+    "framework project map", "framework project map --depth 2", "framework project map --filter drifted,disowned",
+    "framework project map --filter 'internal/*' --json",
+    note="Ownerships: user, generated (forge space: rewritten by framework generate), scaffold (scaffold-once, "
+         "yours from birth), drifted (a generated file edited by hand or deleted), disowned. Exit codes: 0 mapped; "
+         "1 not a project or its records do not read; 2 bad --depth or --filter."))
+def project_map(ctx: typer.Context,
+                depth: int | None = typer.Option(None, "--depth", help="Show entries this deep at most (1: top level)."),
+                filter_: str | None = typer.Option(None, "--filter",
+                                                   help="Ownerships (user,generated,scaffold,drifted,disowned) or "
+                                                        "path globs, comma-separated."),
+                json_output: bool = JSON_OPTION) -> None:
+    def action() -> tuple[Any, int]:
+        from engine.inspection.map import project_map as build_map
+        from engine.project import find_project
+
+        return build_map(find_project(), depth, filter_), 0
+
+    run(ctx, json_output, action, render_map)
+
+
+def render_audit(report: Any) -> None:
+    for category in report.categories:
+        out(f"{category.status.upper():8} {category.name}: {category.summary}")
+        for f in category.findings:
+            where = f"{f.file}:{f.line}" if f.file and f.line else (f.file or "")
+            out(f"    {f.severity:7} {where + ': ' if where else ''}{f.message}")
+    out(f"{report.errors} errors, {report.warnings} warnings")
+
+
+@app.command("audit", help=HELP["audit"], epilog=examples(
+    "framework project audit", "framework project audit --json", "framework project audit --no-lint",
+    note="Categories: drift, orphaned-handlers, migrations-entities, disowned (info), version-pin, lint; each ok, "
+         "warning, error or skipped. Exit codes: 0 no category reports an error (warnings never gate); 1 a "
+         "category reports an error, or not a project."))
+def project_audit(ctx: typer.Context,
+                  no_lint: bool = typer.Option(False, "--no-lint", help="Leave the lint summary out (skipped)."),
+                  json_output: bool = JSON_OPTION) -> None:
+    def action() -> tuple[Any, int]:
+        from engine.inspection.audit import audit
+        from engine.project import find_project
+
+        report = audit(find_project(), lint=not no_lint)
+        return report, report.exit_code
+
+    def failed(report: Any) -> dict[str, Any]:
+        bad = [c.name for c in report.categories if c.status == "error"]
+        return {"code": "audit_failed", "message": f"{report.errors} errors in {', '.join(bad)}",
+                "hint": "each category names the command that shows or fixes it"}
+
+    from app.output import run_command
+
+    raise typer.Exit(run_command(wants_json(ctx, json_output), action, render_audit, partial_error=failed))
