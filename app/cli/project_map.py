@@ -53,7 +53,7 @@ def _closed(nodes: list[Any], i: int, depth: int) -> bool:
          "yours from birth), drifted (a generated file edited by hand or deleted), disowned. Exit codes: 0 mapped; "
          "1 not a project or its records do not read; 2 bad --depth or --filter."))
 def project_map(ctx: typer.Context,
-                depth: int | None = typer.Option(None, "--depth", help="Show entries this deep at most (1: top level)."),
+                depth: int | None = typer.Option(None, "--depth", help="Entries this deep at most (1: top level)."),
                 filter_: str | None = typer.Option(None, "--filter",
                                                    help="Ownerships (user,generated,scaffold,drifted,disowned) or "
                                                         "path globs, comma-separated."),

@@ -18,6 +18,7 @@ from engine.paths import atomic_write_bytes
 
 SCAFFOLDED = Path(".framework") / "scaffolded.json"
 DISOWNED = Path(".framework") / "disowned.json"
+STATE = Path(".framework") / "generated.json"  # the last generation's record (written by `generate`)
 
 
 class Birth(BaseModel):
@@ -54,6 +55,22 @@ def _read(root: Path, rel: Path) -> list[dict[str, Any]]:
 def _write(root: Path, rel: Path, items: list[dict[str, Any]]) -> None:
     items = sorted(items, key=lambda i: i["path"])
     atomic_write_bytes(root / rel, (json.dumps({"files": items}, indent=2) + "\n").encode())
+
+
+def generation_state(root: Path) -> dict[str, object]:
+    """The last generation's record (inputs' fingerprint, generated files); {} when absent or unreadable.
+    Here, not in generate.py, so that readers of ownership (`project map`) do not import generation."""
+    try:
+        data = json.loads((root / STATE).read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def state_files(root: Path) -> list[str]:
+    """The generated files the last run recorded."""
+    files = generation_state(root).get("files", [])
+    return [p for p in files if isinstance(p, str)] if isinstance(files, list) else []
 
 
 def scaffolded(root: Path) -> list[Birth]:

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 import subprocess
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from engine.authoring import ownership, sandbox
-from engine.authoring.generate import state_files
 from engine.errors import UsageError
 from engine.inspection.hashcache import CACHE_DIR, HashCache
 from engine.project import Project
@@ -117,16 +117,17 @@ def ownerships(project: Project) -> tuple[list[FileOwnership], int]:
     files = [f for f in (listed if listed is not None else _walk_files(root)) if not _skipped(f)]
     disowned = {d.path for d in ownership.disowned(root)}
     born = {b.path for b in ownership.scaffolded(root)}
-    recorded = set(state_files(root))
+    recorded = set(ownership.state_files(root))
     cache = HashCache(root)
     out: list[FileOwnership] = []
     present: set[str] = set()
+    base = str(root)
     for rel in files:
         try:
-            st = os.stat(root / rel)
+            st = os.stat(os.path.join(base, rel))
         except OSError:
             continue  # tracked by git, deleted in the worktree
-        if not os.path.isfile(root / rel):
+        if not stat.S_ISREG(st.st_mode):
             continue
         present.add(rel)
         state, sha = cache.state(rel, st.st_size, st.st_mtime_ns)
@@ -138,7 +139,7 @@ def ownerships(project: Project) -> tuple[list[FileOwnership], int]:
             kind = "drifted" if state != "ok" else "generated"
         else:
             kind = "user"
-        out.append(FileOwnership(path=rel, ownership=kind, sha256=sha))
+        out.append(FileOwnership.model_construct(path=rel, ownership=kind, present=True, sha256=sha))
     for rel in sorted(recorded - present - disowned - born):
         if not _skipped(rel):  # generated, then deleted: drifted, and shown so
             out.append(FileOwnership(path=rel, ownership="drifted", present=False))
@@ -191,10 +192,13 @@ def project_map(project: Project, depth: int | None = None, filter_: str | None 
         for i in range(1, len(parts)):
             bucket = dirs.setdefault("/".join(parts[:i]), dict.fromkeys(OWNERSHIPS, 0))
             bucket[f.ownership] += 1
-    nodes = [MapNode(path=d, name=d.rsplit("/", 1)[-1], kind="dir", depth=d.count("/") + 1,
-                     counts={k: n for k, n in c.items() if n}) for d, c in dirs.items()]
-    nodes += [MapNode(path=f.path, name=f.path.rsplit("/", 1)[-1], kind="file", depth=f.path.count("/") + 1,
-                      ownership=f.ownership, present=f.present, sha256=f.sha256) for f in chosen]
+    # model_construct: the values are built here, not read from input (no validation on the hot path).
+    nodes = [MapNode.model_construct(path=d, name=d.rsplit("/", 1)[-1], kind="dir", depth=d.count("/") + 1,
+                                     ownership=None, present=True, sha256=None,
+                                     counts={k: n for k, n in c.items() if n}) for d, c in dirs.items()]
+    nodes += [MapNode.model_construct(path=f.path, name=f.path.rsplit("/", 1)[-1], kind="file",
+                                      depth=f.path.count("/") + 1, ownership=f.ownership, present=f.present,
+                                      sha256=f.sha256, counts={}) for f in chosen]
     if depth is not None:
         nodes = [n for n in nodes if n.depth <= depth]
     # Pre-order, directories before files at each level, names sorted: the order the text tree prints.
