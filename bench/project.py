@@ -1,5 +1,5 @@
 """Bench: `framework project map --json` on a generated project of 30 services x 10 RPCs
-(docs/reference-project.md#speed), in a git checkout.
+(docs/reference-project.md#project-map), in a git checkout.
 
 Baseline, measured in the same run on the same tree: `git ls-files` plus reading and hashing every file it lists
 (sha256), what any ownership map has to do at least once. Figures:
