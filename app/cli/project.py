@@ -9,6 +9,7 @@ import typer
 
 from app.cli import group_app
 from app.cli.database_views import JSON_OPTION, examples, out, run, sub_app
+from app.cli.project_map import commands as map_commands
 from app.registry import FRAMEWORK, PROJECT_INTROSPECT, PROJECT_MIGRATE
 
 app = group_app("framework", "project")
@@ -16,6 +17,7 @@ migrate = sub_app(PROJECT_MIGRATE)
 app.add_typer(migrate, name="migrate")
 introspect = sub_app(PROJECT_INTROSPECT)
 app.add_typer(introspect, name="introspect")
+app.add_typer(map_commands)  # project map, project audit (app/cli/project_map.py)
 HELP = FRAMEWORK.groups["project"].commands
 
 
@@ -163,6 +165,3 @@ def disown(ctx: typer.Context, paths: list[str] = typer.Argument(..., help="Gene
         return run_disown(find_project(), paths, reason), 0
 
     run(ctx, json_output, action, lambda r: [out(f"disowned {p}") for p in r.paths])
-
-
-from app.cli import project_map  # noqa: E402,F401  (project map, project audit: registered on `app`)

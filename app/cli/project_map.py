@@ -1,5 +1,5 @@
 """`framework project map` and `framework project audit` (docs/reference-project.md#project-map,
-docs/reference-project.md#project-audit), registered on the `project` group of app/cli/project.py."""
+docs/reference-project.md#project-audit): `commands`, merged into the `project` group by app/cli/project.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ from typing import Any
 import typer
 
 from app.cli.database_views import JSON_OPTION, examples, out, run, wants_json
-from app.cli.project import HELP, app
+from app.registry import FRAMEWORK
+
+HELP = FRAMEWORK.groups["project"].commands
+commands = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 TAGS = {"user": "user", "generated": "generated", "scaffold": "scaffold", "drifted": "DRIFTED",
         "disowned": "disowned"}
@@ -46,7 +49,7 @@ def _closed(nodes: list[Any], i: int, depth: int) -> bool:
     return True
 
 
-@app.command("map", help=HELP["map"], epilog=examples(
+@commands.command("map", help=HELP["map"], epilog=examples(
     "framework project map", "framework project map --depth 2", "framework project map --filter drifted,disowned",
     "framework project map --filter 'internal/*' --json",
     note="Ownerships: user, generated (forge space: rewritten by framework generate), scaffold (scaffold-once, "
@@ -76,7 +79,7 @@ def render_audit(report: Any) -> None:
     out(f"{report.errors} errors, {report.warnings} warnings")
 
 
-@app.command("audit", help=HELP["audit"], epilog=examples(
+@commands.command("audit", help=HELP["audit"], epilog=examples(
     "framework project audit", "framework project audit --json", "framework project audit --no-lint",
     note="Categories: drift, orphaned-handlers, migrations-entities, disowned (info), version-pin, lint; each ok, "
          "warning, error or skipped. Exit codes: 0 no category reports an error (warnings never gate); 1 a "
