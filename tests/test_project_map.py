@@ -241,3 +241,16 @@ def test_audit_lint_summary_runs_the_lint_engine(mapped: Path) -> None:
     assert category.status == ("error" if direct.errors else "warning" if direct.warnings else "ok")
     assert len([f for f in category.findings if f.file]) == len(direct.findings)
     assert all(r.status == "cached" for r in direct.linters if r.status not in ("skipped", "not-implemented"))
+
+
+def test_map_of_a_project_its_enclosing_checkout_ignores(mapped: Path, tmp_path: Path) -> None:
+    """docs/reference-project.md#project-map: a project inside a git checkout that ignores its directory is still
+    mapped in full (the root .gitignore's patterns applied instead of git's empty listing)."""
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    _git(outer, "init", "-q")
+    (outer / ".gitignore").write_text("scratch/\n")
+    root = Path(shutil.copytree(mapped, outer / "scratch" / "shop", symlinks=True,
+                                ignore=shutil.ignore_patterns(".git")))
+    own = {n.path: n.ownership for n in project_map(Project(root)).nodes if n.kind == "file"}
+    assert own[DRIFTED] == "drifted" and own["framework.yaml"] == "scaffold" and "debug.log" not in own

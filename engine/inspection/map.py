@@ -114,6 +114,8 @@ def ownerships(project: Project) -> tuple[list[FileOwnership], int]:
     """Every file's ownership (and the number of files read; the rest came from the cache)."""
     root = project.root
     listed = _git_files(root)
+    if listed is not None and "framework.yaml" not in listed:
+        listed = None  # the project sits in a directory its enclosing checkout ignores: git lists nothing of it
     files = [f for f in (listed if listed is not None else _walk_files(root)) if not _skipped(f)]
     disowned = {d.path for d in ownership.disowned(root)}
     born = {b.path for b in ownership.scaffolded(root)}
