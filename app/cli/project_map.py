@@ -7,47 +7,11 @@ from typing import Any
 
 import typer
 
-from app.cli.database_views import JSON_OPTION, examples, out, run, wants_json
+from app.cli.database_views import JSON_OPTION, examples, out, wants_json
 from app.registry import FRAMEWORK
 
 HELP = FRAMEWORK.groups["project"].commands
 commands = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-
-TAGS = {"user": "user", "generated": "generated", "scaffold": "scaffold", "drifted": "DRIFTED",
-        "disowned": "disowned"}
-
-
-def _counts(counts: dict[str, int]) -> str:
-    total = sum(counts.values())
-    parts = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n)
-    return f"{total} file{'s' if total != 1 else ''}" + (f": {parts}" if parts else "")
-
-
-def render_map(result: Any) -> None:
-    """A tree: one line per directory (its files per ownership) and per file (its ownership tag)."""
-    from pathlib import Path
-
-    out(f"{Path(result.root).name}/  ({_counts(result.counts)})")
-    nodes = result.nodes
-    for i, node in enumerate(nodes):
-        rails = "".join("    " if _closed(nodes, i, d) else "│   " for d in range(1, node.depth))
-        branch = "└── " if _closed(nodes, i, node.depth) else "├── "
-        if node.kind == "dir":
-            out(f"{rails}{branch}{node.name}/  ({_counts(node.counts)})")
-        else:
-            tag = TAGS[node.ownership] + ("" if node.present else ", deleted")
-            out(f"{rails}{branch}{node.name}  [{tag}]")
-
-
-def _closed(nodes: list[Any], i: int, depth: int) -> bool:
-    """True when the ancestor of node i at `depth` has no later sibling (its rail is blank)."""
-    for node in nodes[i + 1:]:
-        if node.depth < depth:
-            return True
-        if node.depth == depth:
-            return False
-    return True
-
 
 @commands.command("map", help=HELP["map"], epilog=examples(
     "framework project map", "framework project map --depth 2", "framework project map --filter drifted,disowned",
@@ -61,13 +25,9 @@ def project_map(ctx: typer.Context,
                                                    help="Ownerships (user,generated,scaffold,drifted,disowned) or "
                                                         "path globs, comma-separated."),
                 json_output: bool = JSON_OPTION) -> None:
-    def action() -> tuple[Any, int]:
-        from engine.inspection.map import project_map as build_map
-        from engine.project import find_project
+    from app.cli.project_map_ops import execute
 
-        return build_map(find_project(), depth, filter_), 0
-
-    run(ctx, json_output, action, render_map)
+    raise typer.Exit(execute(depth, filter_, wants_json(ctx, json_output)))
 
 
 def render_audit(report: Any) -> None:

@@ -22,9 +22,9 @@ from engine.authoring.annotation_spec import OPTIONS_PROTO, options_proto
 from engine.authoring.config import AuthoringConfig, load
 from engine.authoring.descriptor import CACHE, Descriptor, cache_text, compile_image, load_image, proto_files
 from engine.authoring.frontends import CLIENTS, GEN_DIR, FrontendEntry, clients_ts, entries, protoc_gen_es
-from engine.authoring.ownership import DISOWNED, SCAFFOLDED, STATE, state_files
-from engine.authoring.ownership import generation_state as _state
 from engine.authoring.plan import FileResult, Plan, scratch_dir
+from engine.authoring.record_files import DISOWNED, SCAFFOLDED, STATE, state_files
+from engine.authoring.record_files import generation_state as _state
 from engine.authoring.templates import render, templates_digest
 from engine.errors import InvalidInput
 from engine.paths import atomic_write_bytes

@@ -14,11 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from engine.authoring.record_files import DISOWNED, SCAFFOLDED, STATE, generation_state, state_files  # noqa: F401
+from engine.authoring.record_files import read_items as _read
 from engine.paths import atomic_write_bytes
-
-SCAFFOLDED = Path(".framework") / "scaffolded.json"
-DISOWNED = Path(".framework") / "disowned.json"
-STATE = Path(".framework") / "generated.json"  # the last generation's record (written by `generate`)
 
 
 class Birth(BaseModel):
@@ -38,39 +36,9 @@ def now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def _read(root: Path, rel: Path) -> list[dict[str, Any]]:
-    path = root / rel
-    if not path.is_file():
-        return []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        from engine.errors import ConfigError
-
-        raise ConfigError(f"{rel}: not readable JSON", hint="restore it from version control") from None
-    items = data.get("files", []) if isinstance(data, dict) else []
-    return [i for i in items if isinstance(i, dict) and "path" in i]
-
-
 def _write(root: Path, rel: Path, items: list[dict[str, Any]]) -> None:
     items = sorted(items, key=lambda i: i["path"])
     atomic_write_bytes(root / rel, (json.dumps({"files": items}, indent=2) + "\n").encode())
-
-
-def generation_state(root: Path) -> dict[str, object]:
-    """The last generation's record (inputs' fingerprint, generated files); {} when absent or unreadable.
-    Here, not in generate.py, so that readers of ownership (`project map`) do not import generation."""
-    try:
-        data = json.loads((root / STATE).read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def state_files(root: Path) -> list[str]:
-    """The generated files the last run recorded."""
-    files = generation_state(root).get("files", [])
-    return [p for p in files if isinstance(p, str)] if isinstance(files, list) else []
 
 
 def scaffolded(root: Path) -> list[Birth]:

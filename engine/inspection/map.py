@@ -17,11 +17,10 @@ import fnmatch
 import os
 import stat
 import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel
-
-from engine.authoring import ownership, sandbox
+from engine.authoring import record_files, sandbox
 from engine.errors import UsageError
 from engine.inspection.hashcache import CACHE_DIR, HashCache
 from engine.project import Project
@@ -29,7 +28,10 @@ from engine.project import Project
 OWNERSHIPS = ("user", "generated", "scaffold", "drifted", "disowned")
 
 
-class MapNode(BaseModel):
+# Plain dataclasses, not pydantic: `project map --json` starts without importing pydantic (bench/project.py);
+# app/output.py renders a dataclass payload as its fields.
+@dataclass
+class MapNode:
     path: str  # relative to the project root, "/"-separated; "" is the root
     name: str
     kind: str  # dir | file
@@ -37,20 +39,22 @@ class MapNode(BaseModel):
     ownership: str | None = None  # files: one of OWNERSHIPS
     present: bool = True  # false: a generated file the last generation recorded, deleted since
     sha256: str | None = None
-    counts: dict[str, int] = {}  # directories: files per ownership in the whole subtree (filter applied)
+    counts: dict[str, int] = field(default_factory=dict)  # directories: files per ownership in the subtree
 
 
-class ProjectMap(BaseModel):
+@dataclass
+class ProjectMap:
     root: str
     files: int
     counts: dict[str, int]
     depth: int | None = None
-    filter: list[str] = []
-    nodes: list[MapNode] = []
+    filter: list[str] = field(default_factory=list)
+    nodes: list[MapNode] = field(default_factory=list)
     read: int = 0  # files read this run (the others came from the cache)
 
 
-class FileOwnership(BaseModel):
+@dataclass
+class FileOwnership:
     path: str
     ownership: str
     present: bool = True
@@ -117,9 +121,9 @@ def ownerships(project: Project) -> tuple[list[FileOwnership], int]:
     if listed is not None and "framework.yaml" not in listed:
         listed = None  # the project sits in a directory its enclosing checkout ignores: git lists nothing of it
     files = [f for f in (listed if listed is not None else _walk_files(root)) if not _skipped(f)]
-    disowned = {d.path for d in ownership.disowned(root)}
-    born = {b.path for b in ownership.scaffolded(root)}
-    recorded = set(ownership.state_files(root))
+    disowned = record_files.paths(root, record_files.DISOWNED)
+    born = record_files.paths(root, record_files.SCAFFOLDED)
+    recorded = set(record_files.state_files(root))
     cache = HashCache(root)
     out: list[FileOwnership] = []
     present: set[str] = set()
@@ -141,7 +145,7 @@ def ownerships(project: Project) -> tuple[list[FileOwnership], int]:
             kind = "drifted" if state != "ok" else "generated"
         else:
             kind = "user"
-        out.append(FileOwnership.model_construct(path=rel, ownership=kind, present=True, sha256=sha))
+        out.append(FileOwnership(path=rel, ownership=kind, present=True, sha256=sha))
     for rel in sorted(recorded - present - disowned - born):
         if not _skipped(rel):  # generated, then deleted: drifted, and shown so
             out.append(FileOwnership(path=rel, ownership="drifted", present=False))
@@ -194,11 +198,10 @@ def project_map(project: Project, depth: int | None = None, filter_: str | None 
         for i in range(1, len(parts)):
             bucket = dirs.setdefault("/".join(parts[:i]), dict.fromkeys(OWNERSHIPS, 0))
             bucket[f.ownership] += 1
-    # model_construct: the values are built here, not read from input (no validation on the hot path).
-    nodes = [MapNode.model_construct(path=d, name=d.rsplit("/", 1)[-1], kind="dir", depth=d.count("/") + 1,
+    nodes = [MapNode(path=d, name=d.rsplit("/", 1)[-1], kind="dir", depth=d.count("/") + 1,
                                      ownership=None, present=True, sha256=None,
                                      counts={k: n for k, n in c.items() if n}) for d, c in dirs.items()]
-    nodes += [MapNode.model_construct(path=f.path, name=f.path.rsplit("/", 1)[-1], kind="file",
+    nodes += [MapNode(path=f.path, name=f.path.rsplit("/", 1)[-1], kind="file",
                                       depth=f.path.count("/") + 1, ownership=f.ownership, present=f.present,
                                       sha256=f.sha256, counts={}) for f in chosen]
     if depth is not None:
