@@ -61,9 +61,13 @@ class FileOwnership:
     sha256: str | None = None
 
 
+_CACHE_PREFIX = f"{CACHE_DIR.as_posix()}/"
+
+
 def _skipped(rel: str) -> bool:
-    parts = rel.split("/")
-    return bool(sandbox.SKIP & set(parts[:-1])) or rel.startswith(f"{CACHE_DIR.as_posix()}/")
+    if "/" not in rel:
+        return False
+    return rel.startswith(_CACHE_PREFIX) or not sandbox.SKIP.isdisjoint(rel.split("/")[:-1])
 
 
 def _git_files(root: Path) -> list[str] | None:
@@ -127,10 +131,10 @@ def ownerships(project: Project) -> tuple[list[FileOwnership], int]:
     cache = HashCache(root)
     out: list[FileOwnership] = []
     present: set[str] = set()
-    base = str(root)
+    base = str(root) + os.sep
     for rel in files:
         try:
-            st = os.stat(os.path.join(base, rel))
+            st = os.stat(base + rel)
         except OSError:
             continue  # tracked by git, deleted in the worktree
         if not stat.S_ISREG(st.st_mode):
