@@ -108,15 +108,17 @@ def test_map_depth_and_filter(mapped: Path) -> None:
 
 def test_map_refuses_bad_input(mapped: Path, tmp_path: Path) -> None:
     """docs/reference-project.md#project-map (exit codes): an unknown --filter word or a negative --depth is
-    refused with exit 2 and a hint; outside a project, exit 1; no traceback; nothing written."""
+    refused with exit 2 and a hint; outside a project map and audit exit 1 (docs/reference-project.md#project-audit);
+    no traceback; nothing written."""
     before = sorted(p for p in mapped.rglob("*") if ".git" not in p.parts)
     code, doc, err = fw("project", "map", "--filter", "drifted,bogus", cwd=mapped)
     assert code == 2 and doc["error"]["code"] == "usage" and "'bogus'" in doc["error"]["message"]
     assert "drifted" in doc["error"]["hint"] and "Traceback" not in err
     code, doc, err = fw("project", "map", "--depth", "-1", cwd=mapped)
     assert code == 2 and "--depth -1" in doc["error"]["message"] and "Traceback" not in err
-    code, doc, err = fw("project", "map", cwd=tmp_path)
-    assert code == 1 and doc["error"]["code"] == "project_not_found" and "Traceback" not in err
+    for command in ("map", "audit"):
+        code, doc, err = fw("project", command, cwd=tmp_path)
+        assert code == 1 and doc["error"]["code"] == "project_not_found" and "Traceback" not in err
     assert sorted(p for p in mapped.rglob("*") if ".git" not in p.parts) == before
 
 
