@@ -21,6 +21,9 @@ introspect = sub_app(PROJECT_INTROSPECT)
 app.add_typer(introspect, name="introspect")
 app.add_typer(info_app)  # annotations, capabilities, features, libraries, checkouts (no name: merged)
 app.add_typer(map_commands)  # project map, project audit (app/cli/project_map.py)
+from app.cli.project_upgrade import upgrade_app  # noqa: E402  (docs/reference-project.md#project-upgrade)
+
+app.add_typer(upgrade_app, name="upgrade")
 HELP = FRAMEWORK.groups["project"].commands
 
 
