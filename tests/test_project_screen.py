@@ -1,12 +1,12 @@
 """The Project screen (docs/reference-project.md#project-screen): `project map` as a tree coloured by ownership with
-drift marked, `project audit`'s categories, the command line of each action; and its snapshot. On one copy of the
-session's project (tests/authoring_fixtures.py `authored`) with a hand-edited generated file and a disowned one;
-the lint summary is skipped (golangci-lint pointed at a path that does not exist), so no linter runs here."""
+drift marked, `project audit`'s categories, `project upgrade --check`'s per-file summary, the command line of each
+action; and its snapshot. On one project made by `project new` at the previous shipped release (0.0.9, so the
+upgrade check has files to list), with a hand-edited generated file and a disowned one; the lint summary is skipped
+(golangci-lint pointed at a path that does not exist), so no linter runs here."""
 
 from __future__ import annotations
 
 import asyncio
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +18,19 @@ from engine.authoring.records import disown
 from engine.project import Project
 from tests.waiting import until_app
 
-SIZE = (150, 44)
+SIZE = (150, 48)
+OLD = "0.0.9"
 DRIFTED = "internal/bootstrap/bootstrap.go"
 DISOWNED = "internal/bootstrap/observability.go"
 
 
 @pytest.fixture(scope="module")
-def drifted_project(authored: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = Path(shutil.copytree(authored, tmp_path_factory.mktemp("pscreen") / "shop", symlinks=True))
+def drifted_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from engine.authoring.new import new_project
+
+    parent = tmp_path_factory.mktemp("pscreen")
+    new_project("shop", parent=parent, module="example.com/shop", service="order", version=OLD)
+    root = parent / "shop"
     with (root / DRIFTED).open("a") as f:
         f.write("// a hand edit\n")
     disown(Project(root), [DISOWNED], "custom middleware")
@@ -60,7 +65,8 @@ def _labels(node: Any) -> list[tuple[str, Any]]:
 def test_project_screen_shows_map_audit_and_commands(drifted_project: Path) -> None:
     """docs/reference-project.md#project-screen: P opens the screen; the tree holds every mapped file, the drifted
     one tagged DRIFTED (red) in an expanded branch, the disowned one tagged; the audit panel lists every category
-    with drift as ERROR naming the file; the cursor on a file shows its commands (framework generate, disown)."""
+    with drift as ERROR naming the file; the upgrade panel lists `project upgrade --check`'s files with their
+    status (the hand edit merged); the cursor on a file shows its commands (generate, disown, upgrade --check)."""
     asyncio.run(_scenario(drifted_project))
 
 
@@ -81,12 +87,18 @@ async def _scenario(root: Path) -> None:
         for name in ("drift", "orphaned-handlers", "migrations-entities", "disowned", "version-pin", "lint"):
             assert f" {name}: " in audit
         assert "ERROR    drift" in audit and DRIFTED in audit and "SKIPPED  lint" in audit
-        assert "upgrade --check" in str(screen.query_one("#project-upgrade").render())
+        upgrade = str(screen.query_one("#project-upgrade").render())
+        assert upgrade.startswith(f"upgrade check {OLD} -> 0.1.0: 1 merged, 1 new, 1 removed")
+        for status, path in (("merged", DRIFTED), ("new", "internal/bootstrap/bootstrap_test.go"),
+                             ("removed", "internal/bootstrap/version.go")):
+            assert f"  {status:22} {path}" in upgrade
+        assert "framework project upgrade list" in upgrade  # the range has pending playbooks
         tree.move_cursor(drifted_node)
         await pilot.pause()
         commands = str(screen.query_one("#project-commands").render())
         assert f"{DRIFTED} [drifted]" in commands and "framework generate" in commands
         assert f"framework project disown {DRIFTED} --reason" in commands
+        assert f"framework project upgrade --check {DRIFTED}" in commands
         with (root / "internal/handlers/order/pricing.go").open("w") as f:
             f.write("package order\n")
         try:

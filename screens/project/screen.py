@@ -1,6 +1,7 @@
 """The Project screen (docs/reference-project.md#project-screen): `project map` as a tree coloured by ownership
-with drift marked, `project audit`'s categories and findings, a panel kept for the upgrade check, and the command
-line of each action. Same engine calls as `framework project map --json` and `framework project audit --json`.
+with drift marked, `project audit`'s categories and findings, `project upgrade --check`'s per-file summary in its
+own panel, and the command line of each action. Same engine calls as `framework project map --json`,
+`framework project audit --json` and `framework project upgrade --check --json`.
 """
 
 from __future__ import annotations
@@ -21,26 +22,29 @@ from screens.base import DashboardScreen
 # Ownership colours (docs/reference-project.md#project-screen); drifted files are also tagged in words.
 STYLES = {"user": "", "generated": "dim", "scaffold": "green", "drifted": "bold red", "disowned": "yellow"}
 STATUS_STYLES = {"ok": "green", "warning": "yellow", "error": "bold red", "skipped": "dim"}
-UPGRADE_PENDING = ("Upgrade check: `framework project upgrade --check` is not part of this build yet; its per-file "
-                   "summary shows here once engine/upgrade lands.")
+UPGRADE_ROWS = 8  # files listed in the upgrade panel; the rest are counted (the command lists them all)
 
 
 @dataclass
 class ProjectLoaded(Message):
     project_map: Any = None
     report: Any = None
+    upgrade: Any = None  # project upgrade --check's result
+    upgrade_error: Any = None  # why the check could not run (the map and audit still show)
     error: Any = None
 
 
 def file_commands(path: str, ownership: str) -> list[str]:
     """The command lines of what can be done to one file, by its ownership."""
+    diff = f"framework project upgrade --check {path}   (what an upgrade changes in it)"
     if ownership == "drifted":
         return ["framework generate   (rewrites it: the hand edit is lost)",
-                f"framework project disown {path} --reason '<why>'   (keeps the edit: out of generation)"]
+                f"framework project disown {path} --reason '<why>'   (keeps the edit: out of generation)", diff]
     if ownership == "generated":
-        return [f"framework project disown {path} --reason '<why>'"]
+        return [f"framework project disown {path} --reason '<why>'", diff]
     if ownership == "scaffold":
-        return ["framework project scaffolded", "framework project rescaffold <path>   (once deleted)"]
+        return ["framework project scaffolded", "framework project rescaffold <path>   (once deleted)",
+                f"framework project upgrade --force {path}   (rewrite it with the new templates, merged)"]
     if ownership == "disowned":
         return ["re-adopt: delete its entry in .framework/disowned.json, then framework generate"]
     return ["yours: no framework command writes it"]
@@ -65,7 +69,7 @@ class ProjectScreen(DashboardScreen):
             yield Tree("project", id="project-map")
             with Vertical(id="project-side"):
                 yield Static("", id="project-audit")
-                yield Static(UPGRADE_PENDING, id="project-upgrade", markup=False)
+                yield Static("upgrade check ...", id="project-upgrade", markup=False)
                 yield Static("", id="project-commands", markup=False)
 
     def on_mount(self) -> None:
@@ -81,9 +85,17 @@ class ProjectScreen(DashboardScreen):
 
         try:
             project = find_project(self.app.project_dir)
-            self.post_message(ProjectLoaded(project_map=project_map(project), report=audit(project)))
+            loaded = ProjectLoaded(project_map=project_map(project), report=audit(project))
         except EngineError as exc:
             self.post_message(ProjectLoaded(error=exc))
+            return
+        from engine.upgrade.upgrade import check_upgrade
+
+        try:
+            loaded.upgrade = check_upgrade(project)
+        except EngineError as exc:
+            loaded.upgrade_error = exc
+        self.post_message(loaded)
 
     def on_project_loaded(self, message: ProjectLoaded) -> None:
         self.loads += 1
@@ -98,6 +110,7 @@ class ProjectScreen(DashboardScreen):
                       f"{self.report.warnings} warnings")
         self._fill_tree()
         self._fill_audit()
+        self._fill_upgrade(message)
         self._commands()
 
     def _fill_tree(self) -> None:
@@ -134,6 +147,21 @@ class ProjectScreen(DashboardScreen):
             if len(category.findings) > 8:
                 text.append(f"    ... {len(category.findings) - 8} more: {category.command}\n", style="dim")
         self.query_one("#project-audit", Static).update(text)
+
+    def _fill_upgrade(self, message: ProjectLoaded) -> None:
+        panel = self.query_one("#project-upgrade", Static)
+        if message.upgrade_error is not None:
+            panel.update(f"upgrade check: {message.upgrade_error.message}")
+            return
+        result = message.upgrade
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(result.summary.items())) or "nothing to change"
+        lines = [f"upgrade check {result.from_version} -> {result.to_version}: {counts}"]
+        lines += [f"  {f.status:22} {f.path}" for f in result.files[:UPGRADE_ROWS]]
+        if len(result.files) > UPGRADE_ROWS:
+            lines.append(f"  ... {len(result.files) - UPGRADE_ROWS} more")
+        lines.append("framework project upgrade --check    framework project upgrade" + (
+            "    framework project upgrade list" if result.playbooks else ""))
+        panel.update("\n".join(lines))
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[Any]) -> None:
         self.selected = event.node.data
