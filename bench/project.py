@@ -43,7 +43,7 @@ def map_figure(base: Path) -> None:
     from engine.inspection.map import project_map
     from engine.project import Project
 
-    root = seed_project(base, SERVICES, RPCS, name="map")
+    root = seed_project(base, SERVICES, RPCS, name="mapped")
     git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
     subprocess.run([*git, "init", "-q"], cwd=root, check=True)
     subprocess.run([*git, "add", "-A"], cwd=root, check=True)
