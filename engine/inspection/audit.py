@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -161,11 +162,12 @@ def migrations_entities(root: Path, desc: Descriptor, proto_dir: str) -> AuditCa
                      "framework lint --db")
 
 
-def _version_key(text: str) -> tuple[int, ...] | None:
+def _version_key(text: str) -> Any:
+    """A comparable version (PEP 440: 0.1 == 0.1.0, 0.2.0rc1 < 0.2.0), or None when `text` is not one."""
     from packaging.version import InvalidVersion, Version
 
     try:
-        return Version(text).release + ((0,) if Version(text).pre is None else (-1,))
+        return Version(text)
     except InvalidVersion:
         return None
 
