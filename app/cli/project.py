@@ -175,3 +175,8 @@ def disown(ctx: typer.Context, paths: list[str] = typer.Argument(..., help="Gene
         return run_disown(find_project(), paths, reason), 0
 
     run(ctx, json_output, action, lambda r: [out(f"disowned {p}") for p in r.paths])
+
+
+from app.cli.project_shapes import register as _register_shapes  # noqa: E402 - shapes, graph, delete service
+
+_register_shapes(app)

@@ -70,3 +70,13 @@ def record_disowned(root: Path, paths: list[str], reason: str) -> None:
     stamp = now()
     items += [{"path": p, "reason": reason, "at": stamp} for p in paths]
     _write(root, DISOWNED, items)
+
+
+def forget_births(root: Path, prefix: str) -> list[str]:
+    """Drop the birth records of the files under `prefix` (a directory removed on purpose, e.g. by
+    `project delete service`): `scaffolded --absent` and `rescaffold` no longer offer them."""
+    items = _read(root, SCAFFOLDED)
+    gone = [i["path"] for i in items if str(i["path"]).startswith(prefix)]
+    if gone:
+        _write(root, SCAFFOLDED, [i for i in items if i["path"] not in set(gone)])
+    return gone
