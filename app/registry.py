@@ -239,6 +239,8 @@ FRAMEWORK.groups["project"].commands.update({
     "features": "The resolved feature graph: enabled, disabled, what needs what, what each makes.",
     "libraries": "The runtime libraries the generated code uses; with names (or all), their signatures.",
     "checkouts": "The default branch's remote and every worktree: branch, head, dirty, ahead/behind; --tree.",
+    "map": "The ownership tree: user, generated, scaffold, drifted, disowned per file (--depth, --filter).",
+    "audit": "Drift, orphaned handlers, migrations vs entities, disowned files, version pin, lint (exit 1: errors).",
 })
 FRAMEWORK.groups["project"] = FRAMEWORK.groups["project"]._replace(
     help="The project itself: create it, inspect its protos and ownership records, import migrations.",

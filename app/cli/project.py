@@ -10,6 +10,7 @@ import typer
 from app.cli import group_app
 from app.cli.database_views import JSON_OPTION, examples, out, run, sub_app
 from app.cli.project_info import project_app as info_app
+from app.cli.project_map import commands as map_commands
 from app.cli.project_tdd import commands as tdd_commands
 from app.registry import FRAMEWORK, PROJECT_INTROSPECT, PROJECT_MIGRATE
 from engine.authoring.features import FEATURE_TABLE  # a table only: no imports of its own
@@ -21,6 +22,7 @@ migrate.add_typer(tdd_commands)  # project migrate tdd (app/cli/project_tdd.py)
 introspect = sub_app(PROJECT_INTROSPECT)
 app.add_typer(introspect, name="introspect")
 app.add_typer(info_app)  # annotations, capabilities, features, libraries, checkouts (no name: merged)
+app.add_typer(map_commands)  # project map, project audit (app/cli/project_map.py)
 from app.cli.project_upgrade import upgrade_app  # noqa: E402  (docs/reference-project.md#project-upgrade)
 
 app.add_typer(upgrade_app, name="upgrade")

@@ -14,10 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from engine.authoring.record_files import DISOWNED, SCAFFOLDED, STATE, generation_state, state_files  # noqa: F401
+from engine.authoring.record_files import read_items as _read
 from engine.paths import atomic_write_bytes
-
-SCAFFOLDED = Path(".framework") / "scaffolded.json"
-DISOWNED = Path(".framework") / "disowned.json"
 
 
 class Birth(BaseModel):
@@ -35,20 +34,6 @@ class Disowned(BaseModel):
 
 def now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
-def _read(root: Path, rel: Path) -> list[dict[str, Any]]:
-    path = root / rel
-    if not path.is_file():
-        return []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        from engine.errors import ConfigError
-
-        raise ConfigError(f"{rel}: not readable JSON", hint="restore it from version control") from None
-    items = data.get("files", []) if isinstance(data, dict) else []
-    return [i for i in items if isinstance(i, dict) and "path" in i]
 
 
 def _write(root: Path, rel: Path, items: list[dict[str, Any]]) -> None:
