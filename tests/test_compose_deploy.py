@@ -1,6 +1,7 @@
 """The compose runtime against a real Docker daemon (tests/compose_daemon.py: Debian's dockerd with its
 own data root, socket and bridge, and a local docker-registry):
-docs/reference-deploy.md#deploys-to-k8scluster-and-compose-targets and docs/reference-cluster.md#compose-target. One daemon, one demo copy and one pushed image per module."""
+docs/reference-deploy.md#deploys-to-k8scluster-and-compose-targets and docs/reference-cluster.md#compose-target.
+One daemon, one demo copy and one pushed image per module."""
 
 from __future__ import annotations
 
@@ -23,14 +24,14 @@ from engine.processes import free_port
 KCL = """import framework
 
 environment = framework.Environment {{
-    name = "box"
-    kind = "self_managed"
+    name = "{env}"
+    kind = "{kind}"
     target = framework.Compose {{project_name = "{project}"}}
     workloads = [
         framework.Workload {{
             name = "api"
             image = "{image}"
-            run = ["httpd", "-f", "-p", "{port}", "-h", "/www"]
+            run = ["sh", "-c", "trap 'exit 0' TERM; httpd -f -p {port} -h /www & wait"]
             ports = [framework.Port {{port = {port}}}]
             health = framework.HealthCheck {{path = "/healthz", period_seconds = 1}}
         }}
@@ -82,7 +83,8 @@ def box_fixture(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-un
         project, port = f"box{free_port()}", free_port()
         env_dir = demo.root / "deploy" / "kcl" / "box"
         env_dir.mkdir(parents=True)
-        (env_dir / "main.k").write_text(KCL.format(project=project, image=image, port=port))
+        kcl = KCL.format(env="box", kind="self_managed", project=project, image=image, port=port)
+        (env_dir / "main.k").write_text(kcl)
         yield Box(daemon, demo, project, port, image, digest)
     finally:
         daemon.stop()
@@ -165,6 +167,24 @@ def test_a_changed_image_rolls_out_and_the_rollouts_screen_reads_it(box):
     assert row["target"] == "compose" and row["release"] == "v2" and row["outcome"] == "ready"
     (w,) = row["workloads"]
     assert w["name"] == "api" and w["phase"] == "ready" and w["healthy"] is True and w["ready_replicas"] == 1
+
+
+def test_env_up_brings_a_local_compose_environment_up(box):
+    """docs/reference-deploy.md#deploys-to-k8scluster-and-compose-targets: `env up` of a local Compose
+    environment runs its deploy phase with the same runtime: `up -d` pulls the image at the render's tag
+    (`dev`) and waits it healthy; no promotion is recorded (a dev stack)."""
+    image, _digest = box.daemon.build_and_push("demo/api", "dev", marker="dev")
+    project, port = f"up{free_port()}", free_port()
+    env_dir = box.demo.root / "deploy" / "kcl" / "boxup"
+    env_dir.mkdir(parents=True)
+    (env_dir / "main.k").write_text(KCL.format(env="boxup", kind="local", project=project, image=image, port=port))
+    code, doc = box.json("env", "up", "boxup", "--no-build", "--timeout", "90")
+    assert code == 0, doc
+    deploy = [p for p in doc["phases"] if p["name"] == "deploy"]
+    assert deploy and deploy[0]["status"] == "done" and f"compose project {project}" in deploy[0]["detail"], doc
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/version", timeout=5) as r:
+        assert r.read().decode().strip() == "dev"
+    assert box.json("ledger", "show", "boxup")[1]["promotions"] == []
 
 
 def test_stopping_the_daemon_leaves_nothing(box):

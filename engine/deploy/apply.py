@@ -109,14 +109,18 @@ def _runtime(d: Deployment, promotion_id: str) -> Rollout:
     `compose` (the Docker daemon Compose talks to)."""
     selected = [w for w in d.workloads if not d.opts.targets or w.name in d.opts.targets]
     if d.spec.runtime == "k8s":
+        from engine.runtime.k8s import PendingApply
         from engine.runtime.k8s_runtime import K8sRuntime
 
         pending, d.kubectl = d.kubectl, None
-        return K8sRuntime.for_deploy(d.project, d.env, d.spec, d.images, d.opts.targets, pending=pending)
+        return K8sRuntime.for_deploy(d.project, d.env, d.spec, d.images, d.opts.targets,
+                                     pending=pending if isinstance(pending, PendingApply) else None)
     if d.spec.runtime == "compose":
-        from engine.runtime.compose import ComposeRuntime
+        from engine.runtime.compose import ComposeRuntime, PendingUp
 
-        return ComposeRuntime(d.project, d.env, d.spec, d.images, d.opts.targets)
+        early, d.kubectl = d.kubectl, None
+        return ComposeRuntime(d.project, d.env, d.spec, d.images, d.opts.targets,
+                              pending=early if isinstance(early, PendingUp) else None)
     return _ProcessRollout(d, promotion_id, selected)
 
 

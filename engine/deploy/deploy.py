@@ -138,9 +138,11 @@ def deploy(
             kubectl = _start_apply(project, env, spec, opts, kube)
     elif (spec.target is not None and spec.target.type == "compose" and mode in ("apply", "dry_run")
           and not (mode == "dry_run" and opts.skip_preflight)):
-        from engine.runtime.compose import check_compose
+        from engine.runtime.compose import check_compose, start_up
 
-        check_compose()
+        cli = check_compose()
+        if mode == "apply" and (opts.yes or opts.approve is not None) and not opts.frontends_only:
+            kubectl = start_up(project, env, spec, cli, opts.targets)  # its start overlaps the stages
 
     from engine.ledger.protocol import open_ledger
 
@@ -151,7 +153,7 @@ def deploy(
             return _stages(d)
     finally:
         if kubectl is not None:
-            kubectl.cancel()  # refused before the apply: kubectl was sent nothing and changed nothing
+            kubectl.cancel()  # refused before the apply: kubectl (compose) was sent nothing and changed nothing
 
 
 def _frontend_flags(result: DeployResult, spec: EnvironmentSpec, opts: DeployOptions) -> DeployResult | None:

@@ -4,8 +4,8 @@ workload's phase, its health probes, the elapsed time against the wait budget an
 
 Reads the machine ledger's applies (per-workload phases are recorded while in flight), the
 process runtime's instances and logs, for a Kubernetes environment its live Deployments (ready
-replicas) and the tail of their events, for a Compose environment its live containers: the same data as `framework env status <env>`
-and `framework ledger show <env>`.
+replicas) and the tail of their events, for a Compose environment its live containers: the same
+data as `framework env status <env>` and `framework ledger show <env>`.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 (docs/reference-deploy.md#deploys-to-k8scluster-and-compose-targets).
 
 A deploy writes the environment's compose file with the release's digests pinned
-(`$FRAMEWORK_LEDGER_HOME/projects/<project>/runtime/<env>/compose.yaml`), pulls the images the
-daemon lacks, runs `up -d` (`--remove-orphans` unless `--target` selects services) and waits each
+(`$FRAMEWORK_LEDGER_HOME/projects/<project>/runtime/<env>/compose.yaml`), runs `up -d` (which pulls
+the images the daemon lacks; `--remove-orphans` unless `--target` selects services) and waits each
 service with the rollout phases of the other runtimes: `pending` (no container yet), `progressing`
 (created, starting, health `starting` or `unhealthy`), `stabilizing` (running and healthy, until it
 stayed so for the stability window; a container `up -d` left running from before is ready at once),
@@ -67,20 +67,28 @@ def _last_line(text: str, default: str) -> str:
     return (text.strip().splitlines() or [default])[-1]
 
 
+_CHECKED: list[list[str]] = []  # this process's answer: a deploy checks once (preflight), then applies
+
+
 def check_compose() -> list[str]:
-    """The Compose CLI, once `docker`, Compose and a daemon all answer; else RuntimeUnavailable (exit 1)."""
+    """The Compose CLI, once `docker`, Compose and a daemon all answer; else RuntimeUnavailable (exit 1).
+    A standalone `docker-compose` is taken as found (its first command reports its own failure); the
+    plugin is asked its version; the daemon answers `docker info`."""
+    if _CHECKED:
+        return _CHECKED[0]
     if not shutil.which("docker"):
         raise RuntimeUnavailable("this environment deploys with Docker Compose, and `docker` is not installed",
                                  hint="install Docker and Docker Compose (`make system-deps` does on Debian)")
     cli = compose_cli()
-    out = _run([*cli, "version"])
-    if out.returncode != 0:
+    out = _run([*cli, "version"]) if cli == ["docker", "compose"] else None
+    if out is not None and out.returncode != 0:
         raise RuntimeUnavailable("this environment deploys with Docker Compose, and `docker compose` is not available",
                                  hint=_last_line(out.stderr, "install docker-compose"))
     info = _run(["docker", "info", "--format", "{{.ServerVersion}}"])
-    if info.returncode != 0:
+    if info.returncode != 0 or not info.stdout.strip():
         raise RuntimeUnavailable("this environment deploys with Docker Compose, and no Docker daemon is reachable",
                                  hint=_last_line(info.stderr, "start the Docker daemon (or set DOCKER_HOST)"))
+    _CHECKED.append(cli)
     return cli
 
 
@@ -138,13 +146,62 @@ def classify(mine: list[dict[str, Any]], crash_limit: int) -> tuple[str, str, in
     return "progressing", f"{ready}/{len(mine)} containers running and healthy", ready
 
 
+def up_args(selected: list[str] | None) -> list[str]:
+    """`up -d` of the whole project (its orphans removed), or of `--target`'s services only."""
+    return ["up", "-d", "--no-deps", *selected] if selected else ["up", "-d", "--remove-orphans"]
+
+
+class PendingUp:
+    """A deploy's `up -d`, started before the compose file exists: Compose reads it from stdin (`-f -`),
+    so its own start (an interpreter, for 1.29) overlaps the deploy's stages up to the promotion, as the
+    k8s runtime's early kubectl does. `send` hands it the file and waits; `cancel` (a deploy refused
+    before its apply) ends it having read nothing and changed nothing."""
+
+    def __init__(self, cli: list[str], name: str, workdir: Path, selected: list[str] | None) -> None:
+        self.name, self.args, self.sent = name, up_args(selected), False
+        workdir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.proc: subprocess.Popen[str] | None = subprocess.Popen(
+                [*cli, "-p", name, "-f", "-", "--project-directory", str(workdir), *self.args],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                start_new_session=True)
+        except OSError as exc:
+            raise RuntimeUnavailable(f"cannot run {cli[0]}: {exc}") from exc
+
+    def matches(self, name: str, args: list[str]) -> bool:
+        return self.proc is not None and not self.sent and (name, args) == (self.name, self.args)
+
+    def send(self, text: str, timeout: float = 300.0) -> None:
+        assert self.proc is not None
+        self.sent = True
+        try:
+            _out, err = self.proc.communicate(text, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            self.cancel()
+            raise ComposeFailed(f"docker compose up: no answer within {timeout:g}s") from exc
+        if self.proc.returncode != 0:
+            raise ComposeFailed(f"docker compose up: {_last_line(err, 'failed')}")
+
+    def cancel(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+        self.proc = None
+
+
+def start_up(project: Project, env: str, spec: EnvironmentSpec, cli: list[str], targets: list[str] | None
+             ) -> PendingUp:
+    """The deploy's `up -d`, started as soon as the daemon answered (PendingUp)."""
+    return PendingUp(cli, project_name(project, env, spec), compose_file(project, env).parent, targets or None)
+
+
 class ComposeRuntime:
     """The compose runtime behind the deploy engine's one rollout interface (engine/deploy/apply.py)."""
 
     namespace: str | None = None  # no cluster namespace; the Compose project is named in the file's path
 
     def __init__(self, project: Project, env: str, spec: EnvironmentSpec, images: dict[str, Any],
-                 targets: list[str] | None = None) -> None:
+                 targets: list[str] | None = None, pending: PendingUp | None = None) -> None:
         from engine.environments.render.pipeline import render_environment
         from engine.runtime.k8s_runtime import oci_digests
 
@@ -155,6 +212,7 @@ class ComposeRuntime:
         self.selected = [n for n in self.services if not targets or n in targets]
         self.partial = bool(targets)
         self.file = compose_file(project, env)
+        self.pending = pending
 
     @property
     def names(self) -> list[str]:
@@ -167,24 +225,26 @@ class ComposeRuntime:
                                 hint=f"the compose file is {self.file}")
         return out.stdout
 
-    def _images_present(self) -> bool:
-        """Whether the daemon holds every selected service's image (one `docker image inspect`)."""
-        refs = sorted({str(self.services[n]["image"]) for n in self.selected})
-        return not refs or _run(["docker", "image", "inspect", "--format", "{{.Id}}", *refs]).returncode == 0
-
     def rollout(self, options: RolloutOptions, *, on_phase: Callable[[str, Phase], None] | None = None,
                 superseded: Callable[[], bool] | None = None, meanwhile: Callable[[], None] | None = None
                 ) -> tuple[RolloutEnd, list[Resource]]:
-        """Write the file, pull what is missing, `up -d`, then wait (module docstring)."""
+        """Write the file, `up -d` (which pulls the images the daemon lacks), then wait (module docstring)."""
+        text = json.dumps({"services": self.services}, indent=2, sort_keys=True) + "\n"
         self.file.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"services": self.services}, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
         tmp.replace(self.file)
-        if not self._images_present():
-            self.compose("pull", *self.selected)
+        args = up_args(self.selected if self.partial else None)
+        pending, self.pending = self.pending, None
         started = time.time()
-        up = ["up", "-d"] + (["--no-deps", *self.selected] if self.partial else ["--remove-orphans"])
-        self.compose(*up)
+        try:
+            if pending is not None and pending.matches(self.project, args):
+                pending.send(text)
+            else:
+                self.compose(*args)
+        finally:
+            if pending is not None:
+                pending.cancel()
         if meanwhile is not None:
             meanwhile()
         return wait_services(self.project, self.selected, started, options, on_phase=on_phase, superseded=superseded)
