@@ -135,6 +135,32 @@ def test_unchanged_redeploy_appends_nothing_and_keeps_the_container(box):
     assert [p["release"] for p in shown["promotions"]] == ["v1"] and len(shown["applies"]) == 2
 
 
+
+def test_a_deploy_refused_before_its_apply_ends_the_early_up(box):
+    """docs/reference-deploy.md#deploys-to-k8scluster-and-compose-targets: an approved deploy starts Compose's
+    `up -d` early (the file on its stdin after the promotion); refused before its apply (exit 3, an
+    `--expect-current` that does not hold), that process is ended having changed nothing: the same
+    container runs, no apply is recorded and no Compose process of the project is left."""
+    recorded = Path(box.demo.env["FRAMEWORK_LEDGER_HOME"]) / "projects" / "demo" / "runtime" / "box" / "compose.project"
+    assert recorded.read_text().strip() == box.project  # what the early `up -d` starts with
+    (before,) = box.containers()
+    code, doc = box.json("env", "deploy", "box", "v1", "--yes", "--expect-current", "p-not-the-current-one")
+    assert code == 3, doc
+    (after,) = box.containers()
+    assert after["Id"] == before["Id"] and after["State"]["StartedAt"] == before["State"]["StartedAt"]
+    assert len(box.json("ledger", "show", "box")[1]["applies"]) == 2
+    marker = f"\0-p\0{box.project}\0-f\0-\0".encode()
+    left = [p.name for p in Path("/proc").iterdir() if p.name.isdigit() and marker in _cmdline(p)]
+    assert not left, left
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return b"\0" + (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def test_a_changed_image_rolls_out_and_the_rollouts_screen_reads_it(box):
     """docs/reference-deploy.md#deploys-to-k8scluster-and-compose-targets: a new image is a new promotion whose
     `up -d` replaces the container (the rollout passes `stabilizing` before `ready`: the apply's recorded

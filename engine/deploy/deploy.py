@@ -154,6 +154,10 @@ def deploy(
     finally:
         if kubectl is not None:
             kubectl.cancel()  # refused before the apply: kubectl (compose) was sent nothing and changed nothing
+        if spec.target is not None and spec.target.type == "compose":
+            from engine.runtime.compose_early import end_unused
+
+            end_unused()
 
 
 def _frontend_flags(result: DeployResult, spec: EnvironmentSpec, opts: DeployOptions) -> DeployResult | None:

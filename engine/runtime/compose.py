@@ -18,7 +18,6 @@ The file holds only `services` and the project name is passed with `-p`: both Co
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import time
@@ -29,6 +28,15 @@ from typing import Any
 from engine.environments.model import EnvironmentSpec
 from engine.errors import EngineError
 from engine.project import Project
+from engine.runtime.compose_early import (
+    ComposeFailed,
+    PendingUp,
+    compose_cli,
+    last_line,
+    remember,
+    runtime_dir,
+    up_args,
+)
 from engine.runtime.external import RuntimeUnavailable
 from engine.runtime.process import Phase, Resource, RolloutEnd, RolloutOptions
 
@@ -37,34 +45,11 @@ PROJECT_LABEL = "com.docker.compose.project"
 SERVICE_LABEL = "com.docker.compose.service"
 
 
-class ComposeFailed(EngineError):
-    """Compose or the daemon refused the apply (a pull, a bad file, a port in use): exit 2, as a refused
-    kubectl apply."""
-
-    code = "compose_failed"
-    exit_code = 2
-
-
-def compose_cli() -> list[str]:
-    """The argv prefix of the Compose CLI this machine has (module docstring); [] when none."""
-    named = os.environ.get("FRAMEWORK_DOCKER_COMPOSE")
-    if named:
-        return [named]
-    standalone = shutil.which("docker-compose")
-    if standalone:
-        return [standalone]
-    return ["docker", "compose"] if shutil.which("docker") else []
-
-
 def _run(argv: list[str], timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise RuntimeUnavailable(f"cannot run {argv[0]}: {exc}") from exc
-
-
-def _last_line(text: str, default: str) -> str:
-    return (text.strip().splitlines() or [default])[-1]
 
 
 _CHECKED: list[list[str]] = []  # this process's answer: a deploy checks once (preflight), then applies
@@ -83,11 +68,11 @@ def check_compose() -> list[str]:
     out = _run([*cli, "version"]) if cli == ["docker", "compose"] else None
     if out is not None and out.returncode != 0:
         raise RuntimeUnavailable("this environment deploys with Docker Compose, and `docker compose` is not available",
-                                 hint=_last_line(out.stderr, "install docker-compose"))
+                                 hint=last_line(out.stderr, "install docker-compose"))
     info = _run(["docker", "info", "--format", "{{.ServerVersion}}"])
     if info.returncode != 0 or not info.stdout.strip():
         raise RuntimeUnavailable("this environment deploys with Docker Compose, and no Docker daemon is reachable",
-                                 hint=_last_line(info.stderr, "start the Docker daemon (or set DOCKER_HOST)"))
+                                 hint=last_line(info.stderr, "start the Docker daemon (or set DOCKER_HOST)"))
     _CHECKED.append(cli)
     return cli
 
@@ -105,7 +90,7 @@ def containers(name: str) -> list[dict[str, Any]]:
     """`docker inspect` of every container of Compose project `name` (running or not)."""
     ids = _run(["docker", "ps", "-aq", "--no-trunc", "--filter", f"label={PROJECT_LABEL}={name}"])
     if ids.returncode != 0:
-        raise RuntimeUnavailable(f"cannot list the containers of {name}: {_last_line(ids.stderr, 'docker ps failed')}")
+        raise RuntimeUnavailable(f"cannot list the containers of {name}: {last_line(ids.stderr, 'docker ps failed')}")
     if not ids.stdout.split():
         return []
     out = _run(["docker", "inspect", *ids.stdout.split()])
@@ -146,53 +131,15 @@ def classify(mine: list[dict[str, Any]], crash_limit: int) -> tuple[str, str, in
     return "progressing", f"{ready}/{len(mine)} containers running and healthy", ready
 
 
-def up_args(selected: list[str] | None) -> list[str]:
-    """`up -d` of the whole project (its orphans removed), or of `--target`'s services only."""
-    return ["up", "-d", "--no-deps", *selected] if selected else ["up", "-d", "--remove-orphans"]
-
-
-class PendingUp:
-    """A deploy's `up -d`, started before the compose file exists: Compose reads it from stdin (`-f -`),
-    so its own start (an interpreter, for 1.29) overlaps the deploy's stages up to the promotion, as the
-    k8s runtime's early kubectl does. `send` hands it the file and waits; `cancel` (a deploy refused
-    before its apply) ends it having read nothing and changed nothing."""
-
-    def __init__(self, cli: list[str], name: str, workdir: Path, selected: list[str] | None) -> None:
-        self.name, self.args, self.sent = name, up_args(selected), False
-        workdir.mkdir(parents=True, exist_ok=True)
-        try:
-            self.proc: subprocess.Popen[str] | None = subprocess.Popen(
-                [*cli, "-p", name, "-f", "-", "--project-directory", str(workdir), *self.args],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                start_new_session=True)
-        except OSError as exc:
-            raise RuntimeUnavailable(f"cannot run {cli[0]}: {exc}") from exc
-
-    def matches(self, name: str, args: list[str]) -> bool:
-        return self.proc is not None and not self.sent and (name, args) == (self.name, self.args)
-
-    def send(self, text: str, timeout: float = 300.0) -> None:
-        assert self.proc is not None
-        self.sent = True
-        try:
-            _out, err = self.proc.communicate(text, timeout=timeout)
-        except subprocess.TimeoutExpired as exc:
-            self.cancel()
-            raise ComposeFailed(f"docker compose up: no answer within {timeout:g}s") from exc
-        if self.proc.returncode != 0:
-            raise ComposeFailed(f"docker compose up: {_last_line(err, 'failed')}")
-
-    def cancel(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.communicate()
-        self.proc = None
-
-
 def start_up(project: Project, env: str, spec: EnvironmentSpec, cli: list[str], targets: list[str] | None
              ) -> PendingUp:
-    """The deploy's `up -d`, started as soon as the daemon answered (PendingUp)."""
-    return PendingUp(cli, project_name(project, env, spec), compose_file(project, env).parent, targets or None)
+    """The deploy's `up -d`: the one started before the deploy (engine/runtime/compose_early.py) when it
+    matches, else started now, as soon as the daemon answered."""
+    from engine.runtime.compose_early import take
+
+    name = project_name(project, env, spec)
+    return take(project.key, env, name, targets) or PendingUp(cli, name, runtime_dir(project.key, env),
+                                                               targets or None)
 
 
 class ComposeRuntime:
@@ -212,7 +159,7 @@ class ComposeRuntime:
         self.selected = [n for n in self.services if not targets or n in targets]
         self.partial = bool(targets)
         self.file = compose_file(project, env)
-        self.pending = pending
+        self.pending, self.key, self.env = pending, project.key, env
 
     @property
     def names(self) -> list[str]:
@@ -221,7 +168,7 @@ class ComposeRuntime:
     def compose(self, *args: str, timeout: float = 300.0) -> str:
         out = _run([*self.cli, "-p", self.project, "-f", str(self.file), *args], timeout=timeout)
         if out.returncode != 0:
-            raise ComposeFailed(f"docker compose {args[0]}: {_last_line(out.stderr, 'failed')}",
+            raise ComposeFailed(f"docker compose {args[0]}: {last_line(out.stderr, 'failed')}",
                                 hint=f"the compose file is {self.file}")
         return out.stdout
 
@@ -245,6 +192,7 @@ class ComposeRuntime:
         finally:
             if pending is not None:
                 pending.cancel()
+        remember(self.key, self.env, self.project)
         if meanwhile is not None:
             meanwhile()
         return wait_services(self.project, self.selected, started, options, on_phase=on_phase, superseded=superseded)
@@ -363,9 +311,7 @@ def compose_observation(project: Project, env: str, spec: EnvironmentSpec, image
 
 
 def compose_file(project: Project, env: str) -> Path:
-    from engine.paths import ledger_home
-
-    return ledger_home() / "projects" / project.key / "runtime" / env / "compose.yaml"
+    return runtime_dir(project.key, env) / "compose.yaml"
 
 
 def up_stack(project: Project, env: str, spec: EnvironmentSpec, targets: list[str] | None,
