@@ -108,9 +108,15 @@ def execute(env: str, version: str | None, **params: Any) -> int:
 
         opts = DeployOptions(version=version, **deploy_options(params))
         terminal = sys.stdin.isatty() and not json_output
-        with sink(json_output) as shown:  # bars for its build and artifact uploads, on a terminal only
-            result = deploy(project, env, opts, confirm=confirm if terminal else None,
-                            emit=emit if events else None, progress=progress, report=shown.step)
+        try:
+            with sink(json_output) as shown:  # bars for its build and artifact uploads, on a terminal only
+                result = deploy(project, env, opts, confirm=confirm if terminal else None,
+                                emit=emit if events else None, progress=progress, report=shown.step)
+        finally:
+            if params["yes"] or params["approve"]:  # refused before the compose branch took it: ended unread
+                from engine.runtime.compose_early import end_unused
+
+                end_unused()
         if json_output:  # --json: one document on stdout; human output moves to stderr
             render_deploy(result, sys.stderr)
         return result, result.exit_code

@@ -109,8 +109,10 @@ def start_early(project_key: str, env: str, targets: list[str] | None) -> None:
     except EngineError:
         return
     path = runtime_dir(project_key, env) / "compose.project"
+    if (project_key, env) in _STARTED or not path.is_file():
+        return
     cli = compose_cli()
-    if (project_key, env) in _STARTED or not cli or not path.is_file():
+    if not cli:
         return
     name = path.read_text(encoding="utf-8").strip()
     if name:
