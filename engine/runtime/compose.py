@@ -18,6 +18,7 @@ The file holds only `services` and the project name is passed with `-p`: both Co
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -69,10 +70,19 @@ def check_compose() -> list[str]:
     if out is not None and out.returncode != 0:
         raise RuntimeUnavailable("this environment deploys with Docker Compose, and `docker compose` is not available",
                                  hint=last_line(out.stderr, "install docker-compose"))
-    info = _run(["docker", "info", "--format", "{{.ServerVersion}}"])
-    if info.returncode != 0 or not info.stdout.strip():
+    sock, why = _engine_socket(), ""
+    if sock is not None:
+        try:
+            _engine_get(sock, "/version")
+        except OSError as exc:
+            why = str(exc)
+    else:
+        info = _run(["docker", "info", "--format", "{{.ServerVersion}}"])
+        if info.returncode != 0 or not info.stdout.strip():
+            why = last_line(info.stderr, "start the Docker daemon (or set DOCKER_HOST)")
+    if why:
         raise RuntimeUnavailable("this environment deploys with Docker Compose, and no Docker daemon is reachable",
-                                 hint=last_line(info.stderr, "start the Docker daemon (or set DOCKER_HOST)"))
+                                 hint=why)
     _CHECKED.append(cli)
     return cli
 
@@ -86,17 +96,66 @@ def project_name(project: Project, env: str, spec: EnvironmentSpec) -> str:
     return dns_label(f"{project.key}-{env}")
 
 
+def _engine_socket() -> str | None:
+    """The unix socket `DOCKER_HOST` names, read directly (Docker Engine API); None: ask the docker CLI
+    (another host kind, or none set, where the CLI's context decides)."""
+    host = os.environ.get("DOCKER_HOST", "")
+    return host[len("unix://"):] if host.startswith("unix://") else None
+
+
+def _engine_get(sock: str, path: str) -> Any:
+    """One GET on the Docker Engine API over a unix socket; OSError when it does not answer, or answers
+    an error status."""
+    import http.client
+    import socket
+
+    class Conn(http.client.HTTPConnection):
+        def connect(self) -> None:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.settimeout(20)
+            self.sock.connect(sock)
+
+    conn = Conn("localhost", timeout=20)
+    try:
+        conn.request("GET", path)
+        reply = conn.getresponse()
+        body = reply.read()
+    except (http.client.HTTPException, ValueError) as exc:
+        raise OSError(f"the Docker daemon at {sock}: {exc}") from exc
+    finally:
+        conn.close()
+    if reply.status >= 400:
+        raise OSError(f"the Docker daemon at {sock} answered {reply.status}: {body[:200].decode(errors='replace')}")
+    return json.loads(body)
+
+
 def containers(name: str) -> list[dict[str, Any]]:
     """`docker inspect` of every container of Compose project `name` (running or not)."""
+    from urllib.parse import quote
+
+    sock = _engine_socket()
+    if sock is not None:
+        try:
+            found = _engine_get(sock, "/containers/json?all=1&filters="
+                                + quote(json.dumps({"label": [f"{PROJECT_LABEL}={name}"]})))
+        except OSError as exc:
+            raise RuntimeUnavailable(f"cannot list the containers of {name}: {exc}") from exc
+        out = []
+        for c in found:
+            try:
+                out.append(_engine_get(sock, f"/containers/{c['Id']}/json"))
+            except OSError:  # removed since the list: read again next poll
+                continue
+        return out
     ids = _run(["docker", "ps", "-aq", "--no-trunc", "--filter", f"label={PROJECT_LABEL}={name}"])
     if ids.returncode != 0:
         raise RuntimeUnavailable(f"cannot list the containers of {name}: {last_line(ids.stderr, 'docker ps failed')}")
     if not ids.stdout.split():
         return []
-    out = _run(["docker", "inspect", *ids.stdout.split()])
-    if out.returncode != 0:  # a container removed between the two calls: read again next poll
+    listed = _run(["docker", "inspect", *ids.stdout.split()])
+    if listed.returncode != 0:  # a container removed between the two calls: read again next poll
         return []
-    return list(json.loads(out.stdout))
+    return list(json.loads(listed.stdout))
 
 
 def service_of(c: dict[str, Any]) -> str:
@@ -175,7 +234,9 @@ class ComposeRuntime:
     def rollout(self, options: RolloutOptions, *, on_phase: Callable[[str, Phase], None] | None = None,
                 superseded: Callable[[], bool] | None = None, meanwhile: Callable[[], None] | None = None
                 ) -> tuple[RolloutEnd, list[Resource]]:
-        """Write the file, `up -d` (which pulls the images the daemon lacks), then wait (module docstring)."""
+        """Write the file, `up -d` (which pulls the images the daemon lacks), then wait (module docstring).
+        `meanwhile` runs while Compose applies (work the deploy needs whatever the outcome, with no
+        effect of its own), as the k8s runtime runs it while kubectl applies."""
         text = json.dumps({"services": self.services}, indent=2, sort_keys=True) + "\n"
         self.file.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.file.with_suffix(".tmp")
@@ -186,15 +247,18 @@ class ComposeRuntime:
         started = time.time()
         try:
             if pending is not None and pending.matches(self.project, args):
-                pending.send(text)
+                pending.send(text, meanwhile)  # `meanwhile` runs while Compose applies
             else:
                 self.compose(*args)
+                if meanwhile is not None:
+                    try:
+                        meanwhile()
+                    except Exception:  # noqa: BLE001 - done again after the apply (engine/deploy/apply.py)
+                        pass
         finally:
             if pending is not None:
                 pending.cancel()
         remember(self.key, self.env, self.project)
-        if meanwhile is not None:
-            meanwhile()
         return wait_services(self.project, self.selected, started, options, on_phase=on_phase, superseded=superseded)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from engine.errors import EngineError
@@ -71,11 +72,23 @@ class PendingUp:
     def matches(self, name: str, args: list[str]) -> bool:
         return self.proc is not None and not self.sent and (name, args) == (self.name, self.args)
 
-    def send(self, text: str, timeout: float = 300.0) -> None:
-        assert self.proc is not None
+    def send(self, text: str, meanwhile: Callable[[], None] | None = None, timeout: float = 300.0) -> None:
+        """Hand Compose the file (stdin, then closed), run `meanwhile` while it applies, wait its answer."""
+        assert self.proc is not None and self.proc.stdin is not None
         self.sent = True
         try:
-            _out, err = self.proc.communicate(text, timeout=timeout)
+            self.proc.stdin.write(text)
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass  # it ended already: its answer below says why
+        self.proc.stdin = None  # closed: communicate() only reads its answer
+        if meanwhile is not None:
+            try:
+                meanwhile()
+            except Exception:  # noqa: BLE001 - the caller runs it again after the apply, where its error surfaces
+                pass
+        try:
+            _out, err = self.proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired as exc:
             self.cancel()
             raise ComposeFailed(f"docker compose up: no answer within {timeout:g}s") from exc
