@@ -232,10 +232,32 @@ FRAMEWORK.groups["project"].commands.update({
     "rescaffold": "Re-create deleted scaffold-once files; refuses a path that still exists.",
     "disown": "Move generated files out of generation for good (--reason required; .framework/disowned.json).",
 })
+# Project inspection: what the framework knows and what the project is made of (docs/reference-project.md).
+FRAMEWORK.groups["project"].commands.update({
+    "annotations": "The marker and proto-option specification lint's analyzers read (--kind entity, column, go...).",
+    "capabilities": "Every command, lint analyzer and marker, generated from the command trees and the tables.",
+    "features": "The resolved feature graph: enabled, disabled, what needs what, what each makes.",
+    "libraries": "The runtime libraries the generated code uses; with names (or all), their signatures.",
+    "checkouts": "The default branch's remote and every worktree: branch, head, dirty, ahead/behind; --tree.",
+})
 FRAMEWORK.groups["project"] = FRAMEWORK.groups["project"]._replace(
     help="The project itself: create it, inspect its protos and ownership records, import migrations.",
     examples=("framework project new shop --mod example.com/shop", "framework project introspect handlers",
               "framework project scaffolded --absent", "framework project disown gen/x.go --reason 'hand-tuned'"))
+# `framework project upgrade ...` (docs/reference-project.md#project-upgrade).
+FRAMEWORK.groups["project"].commands["upgrade"] = (
+    "Regenerate with a release's templates (--to, --check [path], --force path): merges edits, moves the pin.")
+PROJECT_UPGRADE = Group(
+    help="Regenerate the project's generated files with a framework release's templates and move "
+         "framework_version; a hand-edited generated file is merged three ways, conflicts marked.",
+    commands={
+        "list": "List the pending migration playbooks of the pinned -> target releases.",
+        "apply": "Record a migration playbook as applied (.framework/migrations.json).",
+    },
+    examples=("framework project upgrade --check", "framework project upgrade --check internal/bootstrap/bootstrap.go",
+              "framework project upgrade", "framework project upgrade --force .github/workflows/ci.yml",
+              "framework project upgrade list", "framework project upgrade apply 0.1.0-ci-vet"),
+)
 PROJECT_INTROSPECT = Group(
     help="Inspect the project's protos (compiled with buf).",
     commands={"handlers": "Print /<package>.<Service>/<Method> per RPC, sorted (--format json, --proto-dir)."},

@@ -38,6 +38,7 @@ RATIO_LINES = {
     "k8s.py": rf"^ratio {NUMBER}",
     "kcl_render.py": rf"render, warm cache: .*ratio +{NUMBER}",
     "lint.py": rf"whole lint, 2 services x 2 RPCs: .*ratio {NUMBER}",
+    "project.py": rf"project upgrade --check, 2 services x 2 RPCs: .*ratio {NUMBER}",
     "metrics.py": rf"ledger metrics over [\d,]+ promotions: .*; ratio {NUMBER}",
     "scaffold.py": rf"scaffold worker, 2 services: .*ratio {NUMBER}",
     "scaffold_operator.py": rf"scaffold operator, \d+ services: .*; ratio {NUMBER}",
@@ -50,7 +51,8 @@ GO_TOOLS = {"db.py": ["migrate"], "debug.py": ["dlv"], "generate.py": ["buf", "p
             "lint.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go", "golangci-lint"],
             "scaffold.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
             "scaffold_operator.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go", "controller-gen"],
-            "frontends.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"]}
+            "frontends.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
+            "project.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"]}
 
 
 def _tools_present(script: str) -> None:
