@@ -213,6 +213,32 @@ def test_env_up_brings_a_local_compose_environment_up(box):
     assert box.json("ledger", "show", "boxup")[1]["promotions"] == []
 
 
+def test_a_crashing_service_is_degraded_and_a_never_healthy_one_times_out(box):
+    """docs/reference-deploy.md#deploys-to-k8scluster-and-compose-targets: the exits of every runtime. A
+    service whose container exits is `DEGRADED` (outcome `failed`, exit 1, code `degraded`) without
+    waiting out the budget; one that runs but never passes its health check stays `progressing` until the
+    budget expires (outcome `timed_out`, exit 8). Both applies are recorded with their outcome."""
+    env_dir = box.demo.root / "deploy" / "kcl" / "boxbad"
+    env_dir.mkdir(parents=True)
+    kcl = KCL.format(env="boxbad", kind="self_managed", project=f"bad{free_port()}", image=box.image,
+                     port=free_port())
+    crashing = kcl.replace('run = ["sh", "-c", "trap', 'run = ["sh", "-c", "exit 3; trap')
+    (env_dir / "main.k").write_text(crashing)
+    start = time.monotonic()
+    code, doc = box.json("env", "deploy", "boxbad", "v1", "--yes", "--timeout", "120")
+    assert code == 1 and doc["error"]["code"] == "degraded", doc
+    assert time.monotonic() - start < 100  # not the budget
+    (res,) = doc["rollout"]["resources"]
+    assert res["phase"] == "DEGRADED" and res["outcome"] == "failed" and "api" in doc["error"]["message"]
+    (env_dir / "main.k").write_text(kcl.replace('path = "/healthz"', 'path = "/never-there"'))
+    code, doc = box.json("env", "deploy", "boxbad", "v1", "--yes", "--timeout", "6")
+    assert code == 8 and doc["error"]["code"] == "wait_timed_out", doc
+    (res,) = doc["rollout"]["resources"]
+    assert res["phase"] == "progressing" and res["outcome"] == "timed_out"
+    applies = box.json("ledger", "show", "boxbad")[1]["applies"]
+    assert [a["outcome"] for a in applies] == ["timed_out", "failed"]
+
+
 def test_stopping_the_daemon_leaves_nothing(box):
     """docs/reference-cluster.md#compose-target: everything the test session started for Compose is gone at
     its end: no container, dockerd, containerd, shim or registry process naming its directories, no bridge,
