@@ -264,7 +264,8 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
 
         _say(progress, "deploy")
         phase_start = time.monotonic()
-        result.phases.append(Phase(name="deploy", status="done", detail=up_stack(project, env, env_spec, opts.targets),
+        detail = up_stack(project, env, env_spec, opts.targets, opts.timeout)
+        result.phases.append(Phase(name="deploy", status="done", detail=detail,
                                    seconds=round(time.monotonic() - phase_start, 3)))
         # its services run as containers under the Docker daemon, not as this stack's processes: nothing is
         # held, and `env down` leaves them (docs/reference-deploy.md#deploys-to-k8scluster-and-compose-targets)

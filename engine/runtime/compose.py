@@ -53,15 +53,10 @@ def _run(argv: list[str], timeout: float = 60.0) -> subprocess.CompletedProcess[
         raise RuntimeUnavailable(f"cannot run {argv[0]}: {exc}") from exc
 
 
-_CHECKED: list[list[str]] = []  # this process's answer: a deploy checks once (preflight), then applies
-
-
 def check_compose() -> list[str]:
     """The Compose CLI, once `docker`, Compose and a daemon all answer; else RuntimeUnavailable (exit 1).
     A standalone `docker-compose` is taken as found (its first command reports its own failure); the
     plugin is asked its version; the daemon answers `docker info`."""
-    if _CHECKED:
-        return _CHECKED[0]
     if not shutil.which("docker"):
         raise RuntimeUnavailable("this environment deploys with Docker Compose, and `docker` is not installed",
                                  hint="install Docker and Docker Compose (`make system-deps` does on Debian)")
@@ -83,7 +78,6 @@ def check_compose() -> list[str]:
     if why:
         raise RuntimeUnavailable("this environment deploys with Docker Compose, and no Docker daemon is reachable",
                                  hint=why)
-    _CHECKED.append(cli)
     return cli
 
 
@@ -211,7 +205,7 @@ class ComposeRuntime:
         from engine.environments.render.pipeline import render_environment
         from engine.runtime.k8s_runtime import oci_digests
 
-        self.cli = check_compose()
+        self.cli = compose_cli()  # checked by the caller: the deploy's preflight, `env up`'s up_stack
         rendered = render_environment(project, env, image_digests=oci_digests(images), fail_on_write=True)
         self.project = rendered.compose_name or project_name(project, env, spec)
         self.services = {o.name: o.document for o in rendered.objects if o.kind == "ComposeService"}
@@ -383,6 +377,7 @@ def up_stack(project: Project, env: str, spec: EnvironmentSpec, targets: list[st
     """`env up`'s deploy phase for a Compose environment: the services at the built tag (no release,
     no promotion: a dev stack), `up -d` and the wait; its one-line detail, or EngineError (exit 1
     DEGRADED, 8 timed out) naming the first service that did not come up."""
+    check_compose()
     runtime = ComposeRuntime(project, env, spec, {}, targets)
     end, resources = runtime.rollout(RolloutOptions(timeout=timeout))
     if end != "ready":
