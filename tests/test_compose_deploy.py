@@ -31,7 +31,7 @@ environment = framework.Environment {{
         framework.Workload {{
             name = "api"
             image = "{image}"
-            run = ["sh", "-c", "trap 'exit 0' TERM; httpd -f -p {port} -h /www & wait"]
+            run = ["sh", "-c", "trap 'exit 0' TERM; echo serving on {port}; httpd -f -p {port} -h /www & wait"]
             ports = [framework.Port {{port = {port}}}]
             health = framework.HealthCheck {{path = "/healthz", period_seconds = 1}}
         }}
@@ -165,7 +165,7 @@ def test_a_changed_image_rolls_out_and_the_rollouts_screen_reads_it(box):
     """docs/reference-deploy.md#deploys-to-k8scluster-and-compose-targets: a new image is a new promotion whose
     `up -d` replaces the container (the rollout passes `stabilizing` before `ready`: the apply's recorded
     transitions); the dashboard's Rollouts data (engine.deploy.rollouts) lists the Compose environment's
-    rollout from the ledger like any other."""
+    rollout from the ledger like any other, with its live container's health and the tail of its log."""
     image, digest = box.daemon.build_and_push("demo/api", "v2", marker="v2")
     assert image == box.image and digest != box.digest
     box.release("v2", digest)
@@ -193,6 +193,7 @@ def test_a_changed_image_rolls_out_and_the_rollouts_screen_reads_it(box):
     assert row["target"] == "compose" and row["release"] == "v2" and row["outcome"] == "ready"
     (w,) = row["workloads"]
     assert w["name"] == "api" and w["phase"] == "ready" and w["healthy"] is True and w["ready_replicas"] == 1
+    assert w["log_tail"] == [f"serving on {box.port}"] and w["log_file"].startswith("docker logs ")
 
 
 def test_env_up_brings_a_local_compose_environment_up(box):

@@ -163,6 +163,11 @@ def rollouts(project: Project, now: float | None = None) -> RolloutsView:
                     from engine.runtime.k8s_status import event_lines
 
                     w.tail_kind, w.log_tail = "events", event_lines(events, {r["name"]}, LOG_LINES)
+                if target == "compose" and r["name"] in probes and probes[r["name"]].get("containers"):
+                    from engine.runtime.compose import log_tail
+
+                    container = probes[r["name"]]["containers"][0]
+                    w.log_file, w.log_tail = f"docker logs {container}", log_tail(container, LOG_LINES)
                 log = _log_of(project.key, name, r["name"]) if target == "process" else None
                 if log is not None:
                     w.log_file, w.log_tail = str(log), tail(log)

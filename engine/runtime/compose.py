@@ -97,7 +97,7 @@ def _engine_socket() -> str | None:
     return host[len("unix://"):] if host.startswith("unix://") else None
 
 
-def _engine_get(sock: str, path: str) -> Any:
+def _engine_get(sock: str, path: str, raw: bool = False) -> Any:
     """One GET on the Docker Engine API over a unix socket; OSError when it does not answer, or answers
     an error status."""
     import http.client
@@ -120,7 +120,31 @@ def _engine_get(sock: str, path: str) -> Any:
         conn.close()
     if reply.status >= 400:
         raise OSError(f"the Docker daemon at {sock} answered {reply.status}: {body[:200].decode(errors='replace')}")
-    return json.loads(body)
+    return body if raw else json.loads(body)
+
+
+def _demux(stream: bytes) -> str:
+    """The text of a container's log as the Engine API sends it without a TTY: frames of an 8-byte header
+    (stream, 3 zero bytes, big-endian length) and their payload."""
+    out, at = [], 0
+    while at + 8 <= len(stream):
+        size = int.from_bytes(stream[at + 4:at + 8], "big")
+        out.append(stream[at + 8:at + 8 + size])
+        at += 8 + size
+    return b"".join(out).decode(errors="replace")
+
+
+def log_tail(container: str, lines: int) -> list[str]:
+    """The last `lines` lines a container wrote (stdout and stderr), [] when unreadable."""
+    sock = _engine_socket()
+    if sock is not None:
+        try:
+            return _demux(_engine_get(sock, f"/containers/{container}/logs?stdout=1&stderr=1&tail={lines}",
+                                      raw=True)).splitlines()[-lines:]
+        except OSError:
+            return []
+    out = _run(["docker", "logs", "--tail", str(lines), container])
+    return (out.stdout + out.stderr).splitlines()[-lines:] if out.returncode == 0 else []
 
 
 def containers(name: str) -> list[dict[str, Any]]:
@@ -364,7 +388,8 @@ def compose_observation(project: Project, env: str, spec: EnvironmentSpec, image
         healthy_all &= healthy
         phase = {"complete": "ready", "pending": "missing"}.get(kind_state, kind_state)
         out_workloads.append({"name": n, "kind": "ComposeService", "phase": phase, "healthy": healthy,
-                              "ready_replicas": ready, "replicas": len(mine), "checks": [message]})
+                              "ready_replicas": ready, "replicas": len(mine), "checks": [message],
+                              "containers": [str(c.get("Name", "")).lstrip("/") for c in mine]})
     return {"images": out_images, "workloads": out_workloads, "healthy": healthy_all, "wrong": wrong}
 
 
