@@ -239,6 +239,8 @@ FRAMEWORK.groups["project"].commands.update({
     "features": "The resolved feature graph: enabled, disabled, what needs what, what each makes.",
     "libraries": "The runtime libraries the generated code uses; with names (or all), their signatures.",
     "checkouts": "The default branch's remote and every worktree: branch, head, dirty, ahead/behind; --tree.",
+    "map": "The ownership tree: user, generated, scaffold, drifted, disowned per file (--depth, --filter).",
+    "audit": "Drift, orphaned handlers, migrations vs entities, disowned files, version pin, lint (exit 1: errors).",
 })
 FRAMEWORK.groups["project"] = FRAMEWORK.groups["project"]._replace(
     help="The project itself: create it, inspect its protos and ownership records, import migrations.",
@@ -335,6 +337,17 @@ FRAMEWORK.groups["completion"] = Group(
 )
 FRAMEWORK.groups["ci"].commands["verify-generated"] = (
     "Check generated files: hash markers, freshness after regeneration, commit policy; names each offender.")
+# `project shapes`, `project graph`, `project delete service` (docs/reference-project.md).
+FRAMEWORK.groups["project"].commands.update({
+    "shapes": "RPCs, messages, enums, tables, handlers and hooks with file and line (--grep, --kind).",
+    "graph": "The project's dependency graph as JSON: nodes, edges and a top-level warnings array (--env).",
+    "delete": "Delete a part of the project: delete service <name> (handler scaffold out, types-only tombstone).",
+})
+PROJECT_DELETE = Group(
+    help="Delete a part of the project (refused while the graph shows something depends on it).",
+    commands={"service": "Remove a service's handler scaffold and framework.yaml entry; its proto keeps only types."},
+    examples=("framework project delete service billing --dry-run", "framework project delete service billing"),
+)
 PROJECT_MIGRATE = Group(
     help="Bring migrations from other tools into db/migrations.",
     commands={

@@ -10,6 +10,7 @@ import typer
 from app.cli import group_app
 from app.cli.database_views import JSON_OPTION, examples, out, run, sub_app
 from app.cli.project_info import project_app as info_app
+from app.cli.project_map import commands as map_commands
 from app.registry import FRAMEWORK, PROJECT_INTROSPECT, PROJECT_MIGRATE
 from engine.authoring.features import FEATURE_TABLE  # a table only: no imports of its own
 
@@ -19,6 +20,7 @@ app.add_typer(migrate, name="migrate")
 introspect = sub_app(PROJECT_INTROSPECT)
 app.add_typer(introspect, name="introspect")
 app.add_typer(info_app)  # annotations, capabilities, features, libraries, checkouts (no name: merged)
+app.add_typer(map_commands)  # project map, project audit (app/cli/project_map.py)
 from app.cli.project_upgrade import upgrade_app  # noqa: E402  (docs/reference-project.md#project-upgrade)
 
 app.add_typer(upgrade_app, name="upgrade")
@@ -173,3 +175,8 @@ def disown(ctx: typer.Context, paths: list[str] = typer.Argument(..., help="Gene
         return run_disown(find_project(), paths, reason), 0
 
     run(ctx, json_output, action, lambda r: [out(f"disowned {p}") for p in r.paths])
+
+
+from app.cli.project_shapes import register as _register_shapes  # noqa: E402 - shapes, graph, delete service
+
+_register_shapes(app)

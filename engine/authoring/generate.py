@@ -22,14 +22,14 @@ from engine.authoring.annotation_spec import OPTIONS_PROTO, options_proto
 from engine.authoring.config import AuthoringConfig, load
 from engine.authoring.descriptor import CACHE, Descriptor, cache_text, compile_image, load_image, proto_files
 from engine.authoring.frontends import CLIENTS, GEN_DIR, FrontendEntry, clients_ts, entries, protoc_gen_es
-from engine.authoring.ownership import DISOWNED, SCAFFOLDED
 from engine.authoring.plan import FileResult, Plan, scratch_dir
+from engine.authoring.record_files import DISOWNED, SCAFFOLDED, STATE, state_files
+from engine.authoring.record_files import generation_state as _state
 from engine.authoring.templates import render, templates_digest
 from engine.errors import InvalidInput
 from engine.paths import atomic_write_bytes
 from engine.project import Project
 
-STATE = Path(".framework") / "generated.json"
 MIGRATIONS = Path("db") / "migrations"
 
 
@@ -57,20 +57,6 @@ def _fingerprint(root: Path, cfg: AuthoringConfig) -> str:
         h.update(path.relative_to(root).as_posix().encode() + b"\0")
         h.update(path.read_bytes() if path.is_file() else b"\0absent\0")
     return h.hexdigest()
-
-
-def _state(root: Path) -> dict[str, object]:
-    try:
-        data = json.loads((root / STATE).read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def state_files(root: Path) -> list[str]:
-    """The generated files the last run recorded."""
-    files = _state(root).get("files", [])
-    return [p for p in files if isinstance(p, str)] if isinstance(files, list) else []
 
 
 def _outputs_intact(root: Path, paths: list[str]) -> bool:
