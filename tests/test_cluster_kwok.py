@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import Demo, make_demo  # noqa: E402
+from deploy_fixtures import FRAMEWORK_BIN, Demo, make_demo  # noqa: E402
 from k8s_cluster import BIN  # noqa: E402
 from k8s_fixtures import API, WEB, digest  # noqa: E402
 
@@ -97,6 +98,87 @@ def test_up_names_the_provider_honestly_and_a_second_up_is_a_no_op(up: tuple[Dem
     code, st = demo.json("cluster", "status")
     assert code == 0 and st["state"] == "running" and st["source"] == "deploy/kcl/cluster/main.k", st
     assert all(c["state"] == "running" and c["pid"] for c in st["components"])
+
+
+def test_status_reads_the_nodes_from_the_api_server_without_kubectl(up: tuple[Demo, dict, dict], tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/reference-cluster.md#speed: `cluster status` reads the nodes from the API server itself with the
+    context's CA and client certificate (a `kubectl` first on PATH that records being started is never
+    started); the same answer from inline `-data` key material and from paths relative to the kubeconfig;
+    a context that needs kubectl (an exec plugin) is handed to it; an unreachable server is no answer."""
+    import base64
+
+    import yaml
+
+    from engine.cluster import kubeapi
+
+    demo, _, _ = up
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    marker = tmp_path / "kubectl-ran"
+    (bindir / "kubectl").write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    (bindir / "kubectl").chmod(0o755)
+    env = dict(demo.env, PATH=f"{bindir}{os.pathsep}{demo.env['PATH']}")
+    out = subprocess.run([FRAMEWORK_BIN, "cluster", "status", "--json"], cwd=demo.root, env=env, capture_output=True,
+                         text=True, timeout=60)
+    doc = json.loads(out.stdout)
+    assert out.returncode == 0 and doc["state"] == "running" and [n["ready"] for n in doc["nodes"]] == [True], doc
+    assert not marker.exists()
+
+    config = _kubeconfig(demo)
+    monkeypatch.setenv("HOME", demo.env["HOME"])
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    if "KUBECONFIG" in demo.env:
+        monkeypatch.setenv("KUBECONFIG", demo.env["KUBECONFIG"])
+    names = [n["metadata"]["name"] for n in (kubeapi.get_json("k3d-demo", "/api/v1/nodes") or {})["items"]]
+    assert names == [n["name"] for n in doc["nodes"]]
+
+    cluster, user = config["clusters"][0]["cluster"], config["users"][0]["user"]
+    ca = Path(cluster["certificate-authority"])
+
+    def b64(path: str | Path) -> str:
+        return base64.b64encode(Path(path).read_bytes()).decode()
+
+    inline = {"apiVersion": "v1", "kind": "Config", "contexts": [{"name": "inline", "context": {
+        "cluster": "c", "user": "u"}}], "clusters": [{"name": "c", "cluster": {
+            "server": cluster["server"],
+            "certificate-authority-data": b64(ca),
+        }}], "users": [{"name": "u", "user": {
+            k + "-data": b64(user[k]) for k in ("client-certificate", "client-key")}}]}
+    pki = tmp_path / "pki"
+    shutil.copytree(Path(user["client-certificate"]).parent, pki)
+    if not (pki / ca.name).exists():
+        shutil.copy(ca, pki / ca.name)
+    relative = {**inline, "contexts": [{"name": "relative", "context": {"cluster": "r", "user": "ru"}}],
+                "clusters": [{"name": "r", "cluster": {"server": cluster["server"],
+                                                       "certificate-authority": f"pki/{ca.name}"}}],
+                "users": [{"name": "ru", "user": {k: f"pki/{Path(user[k]).name}"
+                                                  for k in ("client-certificate", "client-key")}}]}
+    needs_kubectl = {**inline, "contexts": [{"name": "plugin", "context": {"cluster": "c", "user": "p"}}],
+                     "users": [{"name": "p", "user": {"exec": {"command": "get-token"}}}]}
+    closed = {**inline, "contexts": [{"name": "closed", "context": {"cluster": "z", "user": "u"}}],
+              "clusters": [{"name": "z", "cluster": {"server": f"http://127.0.0.1:{_closed_port()}"}}]}
+    files = []
+    for i, doc_ in enumerate((inline, relative, needs_kubectl, closed)):
+        files.append(tmp_path / f"kubeconfig-{i}")
+        files[-1].write_text(yaml.safe_dump(doc_))
+    monkeypatch.setenv("KUBECONFIG", os.pathsep.join(map(str, files)))
+    for context in ("inline", "relative"):
+        got = kubeapi.get_json(context, "/api/v1/nodes")
+        assert got is not None and [n["metadata"]["name"] for n in got["items"]] == names, context
+    with pytest.raises(kubeapi.Unsupported):
+        kubeapi.get_json("plugin", "/api/v1/nodes")
+    with pytest.raises(kubeapi.Unsupported):
+        kubeapi.get_json("absent", "/api/v1/nodes")
+    assert kubeapi.get_json("closed", "/api/v1/nodes") is None
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:  # bound and closed: nothing listens there afterwards
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def test_deploy_reload_logs_urls_instances_on_the_cluster(up: tuple[Demo, dict, dict]) -> None:

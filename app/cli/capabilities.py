@@ -88,7 +88,7 @@ def capabilities() -> Capabilities:
     from app.cli import build
     from app.registry import PROGRAMS
     from engine.authoring.annotation_spec import MARKERS
-    from engine.lint.model import ANALYZERS, LINTERS
+    from engine.lint.catalog import ANALYZERS, LINTERS
 
     commands: list[Command] = []
     for program in PROGRAMS:

@@ -10,7 +10,7 @@ import typer
 
 from app.cli.database_views import examples
 from app.registry import FRAMEWORK
-from engine.lint.model import ANALYZERS
+from engine.lint.catalog import ANALYZERS
 
 _group = FRAMEWORK.groups["lint"]
 lint_app = typer.Typer(help=_group.help, add_completion=False, invoke_without_command=True,
@@ -121,7 +121,7 @@ def _flag(analyzer: Any) -> inspect.Parameter:
                              default=typer.Option(False, f"--{analyzer.name}", help=analyzer.summary + "."))
 
 
-# One flag per analyzer, from the analyzers' table (engine/lint/model.py).
+# One flag per analyzer, from the analyzers' table (engine/lint/catalog.py).
 _hints = typing.get_type_hints(lint)
 _params = [p.replace(annotation=_hints[p.name]) for p in inspect.signature(lint).parameters.values()
            if p.kind != inspect.Parameter.VAR_KEYWORD]

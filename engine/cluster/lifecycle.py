@@ -148,14 +148,22 @@ def reset(project: Project, env: str | None = None, config_file: str | None = No
 
 
 def _nodes(context: str) -> list[dict[str, Any]] | None:
-    from engine.cluster.providers import run_tool
+    """The context's nodes: read from the API server directly (engine/cluster/kubeapi.py), or through kubectl
+    when the kubeconfig needs it (exec plugins, auth providers ...); None when they cannot be read."""
+    from engine.cluster import kubeapi
 
-    argv = ["kubectl", "--context", context, "get", "nodes", "-o", "json", "--request-timeout", "5s"]
-    out = run_tool(argv, timeout=15)
-    if out.returncode != 0:
+    try:
+        doc = kubeapi.get_json(context, "/api/v1/nodes")
+    except kubeapi.Unsupported:
+        from engine.cluster.providers import run_tool
+
+        argv = ["kubectl", "--context", context, "get", "nodes", "-o", "json", "--request-timeout", "5s"]
+        out = run_tool(argv, timeout=15)
+        doc = json.loads(out.stdout or "{}") if out.returncode == 0 else None
+    if doc is None:
         return None
     rows = []
-    for n in json.loads(out.stdout or "{}").get("items") or []:
+    for n in doc.get("items") or []:
         cond = {c.get("type"): c.get("status") for c in (n.get("status") or {}).get("conditions") or []}
         rows.append({"name": n["metadata"]["name"], "ready": cond.get("Ready") == "True",
                      "version": ((n.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion")})
