@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from engine.lint.run import VET_GO, WHOLE_GO
 from tests.authoring_fixtures import go_caches  # noqa: F401
 from tests.lint_fixtures import (  # noqa: F401
     HANDLERS,
@@ -86,7 +87,7 @@ def test_project_keeping_the_rule_has_no_finding(reports: dict[str, Any], analyz
     assert [f for f in report.findings if f.analyzer == analyzer] == []
     ran = {r.name for r in report.linters if r.status in ("ran", "cached")}
     assert analyzer in ran or any(analyzer in name for name in ran) or (
-        analyzer in GO and "go vet + go analyzers" in ran)
+        analyzer in GO and WHOLE_GO in ran)
 
 
 def test_missing_golangci_lint_is_exit_two_named(lint_projects: tuple[Path, Path], lint_cache: Path,
@@ -107,6 +108,18 @@ def test_clean_project_exits_zero_and_seeded_exits_one(reports: dict[str, Any]) 
     assert reports["clean"].exit_code == 0, reports["clean"].findings
     assert reports["seeded"].exit_code == 1
     assert not [r.name for r in reports["clean"].linters if r.status == "not-implemented"]
+
+
+def test_whole_run_loads_the_go_packages_once(reports: dict[str, Any]) -> None:
+    """docs/reference-lint.md#go-analyzers: a whole run type-checks the Go packages once, in golangci-lint built
+    with the framework's analyzers as a module plugin: no separate `go vet -vettool` load, and go vet's passes and
+    the analyzers' findings come out of that one run under their own names."""
+    for report in (reports["seeded"], reports["clean"]):
+        ran = [r.name for r in report.linters if r.status in ("ran", "cached")]
+        assert WHOLE_GO in ran and VET_GO not in ran and "golangci-lint" not in ran, ran
+    analyzers = {f.analyzer for f in reports["seeded"].findings}
+    assert {"go vet", "golangci-lint", "time-bucketing", "contract"} <= analyzers
+    assert not any(f.rule == "framework" or f.rule == "govet" for f in reports["seeded"].findings)
 
 
 _STORE_BAD = '''import { createConnectTransport } from "@connectrpc/connect-web";

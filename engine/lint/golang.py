@@ -16,7 +16,8 @@ from engine.lint.model import ANALYZERS, ERROR, WARNING, Finding
 from engine.paths import assets_dir, cache_dir
 
 GO_LINTER = "go vet"
-_BY_GO_NAME = {a.go_name: a.name for a in ANALYZERS if a.group == "go"}
+BY_GO_NAME = {a.go_name: a.name for a in ANALYZERS if a.group == "go"}
+VET_WARNINGS = ("unusedresult",)  # go vet passes reported as warnings
 
 
 class LinterCannotRun(EngineError):
@@ -33,8 +34,8 @@ def _source_dir() -> Path:
 def source_hash() -> str:
     h = hashlib.sha256()
     src = _source_dir()
-    for path in sorted(p for p in src.iterdir() if p.is_file()):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in sorted(p for p in src.rglob("*") if p.is_file()):
+        h.update(path.relative_to(src).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -53,9 +54,16 @@ def lint_cache() -> Path:
     return Path(override) if override else cache_dir() / "lint"
 
 
+def tools_dir() -> Path:
+    """Where the built tools live (the vet tool, golangci-lint with the analyzers), each named by the hash of its
+    sources: `$FRAMEWORK_LINT_TOOLS`, default the lint cache (docs/reference-lint.md#cache)."""
+    override = os.environ.get("FRAMEWORK_LINT_TOOLS")
+    return Path(override) if override else lint_cache()
+
+
 def vettool() -> Path:
     """The cached vet tool, built on first use (offline from the module cache when the proxy is unreachable)."""
-    binary = lint_cache() / f"frameworkvet-{source_hash()}"
+    binary = tools_dir() / f"frameworkvet-{source_hash()}"
     if binary.is_file():
         return binary
     binary.parent.mkdir(parents=True, exist_ok=True)
@@ -139,8 +147,8 @@ def _finding(root: Path, name: str, item: dict) -> Finding:
         rel = Path(file).resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         rel = file
-    analyzer = _BY_GO_NAME.get(name)
+    analyzer = BY_GO_NAME.get(name)
     return Finding(analyzer=analyzer or GO_LINTER, rule=analyzer or name,
-                   severity=ERROR if analyzer or name not in ("unusedresult",) else WARNING, file=rel,
+                   severity=ERROR if analyzer or name not in VET_WARNINGS else WARNING, file=rel,
                    line=int(line) if line.isdigit() else 1, column=int(col) if col.isdigit() else 1,
                    message=str(item.get("message", "")))
