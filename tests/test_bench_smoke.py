@@ -73,9 +73,9 @@ def test_every_bench_runs_in_smoke_mode(script: str) -> None:
     env.update(BENCH_SMOKE="1", FRAMEWORK_K8S_BIN=str(K8S_BIN))
     if script == "lint.py":  # compiles Go: the machine's build and module caches, not the test's empty HOME
         from authoring_fixtures import _GO_ENV
-        from lint_fixtures import LINT_TOOLS  # golangci-lint with the analyzers: built once per machine
+        from lint_fixtures import GOLANGCI_CACHE, LINT_TOOLS  # golangci-lint with the analyzers: built once
 
-        env.update(_GO_ENV, **LINT_TOOLS)
+        env.update(_GO_ENV, **LINT_TOOLS, **GOLANGCI_CACHE)
     proc = subprocess.run([sys.executable, str(BENCH / script)], cwd=REPO, env=env, capture_output=True,
                           text=True, stdin=subprocess.DEVNULL, timeout=280, check=False)
     report = f"bench/{script} exited {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
