@@ -232,6 +232,14 @@ FRAMEWORK.groups["project"].commands.update({
     "rescaffold": "Re-create deleted scaffold-once files; refuses a path that still exists.",
     "disown": "Move generated files out of generation for good (--reason required; .framework/disowned.json).",
 })
+# Project inspection: what the framework knows and what the project is made of (docs/reference-project.md).
+FRAMEWORK.groups["project"].commands.update({
+    "annotations": "The marker and proto-option specification lint's analyzers read (--kind entity, column, go...).",
+    "capabilities": "Every command, lint analyzer and marker, generated from the command trees and the tables.",
+    "features": "The resolved feature graph: enabled, disabled, what needs what, what each makes.",
+    "libraries": "The runtime libraries the generated code uses; with names (or all), their signatures.",
+    "checkouts": "The default branch's remote and every worktree: branch, head, dirty, ahead/behind; --tree.",
+})
 FRAMEWORK.groups["project"] = FRAMEWORK.groups["project"]._replace(
     help="The project itself: create it, inspect its protos and ownership records, import migrations.",
     examples=("framework project new shop --mod example.com/shop", "framework project introspect handlers",

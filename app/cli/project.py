@@ -9,13 +9,16 @@ import typer
 
 from app.cli import group_app
 from app.cli.database_views import JSON_OPTION, examples, out, run, sub_app
+from app.cli.project_info import project_app as info_app
 from app.registry import FRAMEWORK, PROJECT_INTROSPECT, PROJECT_MIGRATE
+from engine.authoring.features import FEATURE_TABLE  # a table only: no imports of its own
 
 app = group_app("framework", "project")
 migrate = sub_app(PROJECT_MIGRATE)
 app.add_typer(migrate, name="migrate")
 introspect = sub_app(PROJECT_INTROSPECT)
 app.add_typer(introspect, name="introspect")
+app.add_typer(info_app)  # annotations, capabilities, features, libraries, checkouts (no name: merged)
 HELP = FRAMEWORK.groups["project"].commands
 
 
@@ -52,8 +55,8 @@ def migrate_import(ctx: typer.Context, source: str = typer.Option(..., "--from",
     "framework project new shop --mod example.com/shop", "framework project new shop --service order",
     "framework project new tool --kind cli --disable ci,docs", "framework project new shop --in-place --force",
     "framework project new shop --frontend web",
-    note="Features for --disable (comma-separated or repeated): orm, codegen, migrations, ci, build, deploy, "
-         "contracts, docs, frontend, observability, hot_reload; each leaves its part out. Exit codes: 0 created; "
+    note="Features for --disable (comma-separated or repeated): " + ", ".join(f.name for f in FEATURE_TABLE)
+         + "; each leaves its part out (framework project features shows the graph). Exit codes: 0 created; "
          "1 the directory holds a project or files (use --force) or a tool failed; 2 bad usage."))
 def new(ctx: typer.Context, name: str = typer.Argument(..., help="The project (and directory) name."),
         mod: str | None = typer.Option(None, "--mod", help="The Go module path (default: the name)."),
@@ -81,6 +84,10 @@ def new(ctx: typer.Context, name: str = typer.Argument(..., help="The project (a
             if item.status in ("written", "created"):
                 out(f"{item.status:8} {item.path}")
         out(f"\nproject {result.name} ({result.kind}) in {result.root}")
+        from app.output import diagnose
+
+        for warning in result.warnings:
+            diagnose(warning, label="warning")
 
     run(ctx, json_output, action, human)
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.authoring.markers import MARKER_WORD
+
 
 @dataclass(frozen=True)
 class Annotation:
     name: str  # as written: `framework:computed`, `(framework.v1.method).read_only`
-    kind: str  # go | column | table | proto-service | proto-method | proto-message
+    kind: str  # go | column | table | proto-service | proto-method | proto-message | file | config
     value: str  # the value's shape ("" for a bare marker)
     meaning: str
     analyzers: tuple[str, ...] = ()
@@ -61,6 +63,14 @@ MARKERS: tuple[Annotation, ...] = (
                "repeating the call has the effect of one call", ("proto-options",)),
     Annotation("(framework.v1.method).outbound_io", "proto-method", "bool",
                "the method calls other services or the network", ("proto-options",)),
+    Annotation(MARKER_WORD, "file", "sha256:<hex of the content without the marker line>",
+               "the file is generated: `generate` rewrites it, a mismatch means it was edited by hand "
+               "(`ci verify-generated`); on its own line in the file's comment style", ("proto-markers",)),
+    Annotation("contracts.exclude", "config", "[<package path under internal/>, ...]",
+               "framework.yaml: packages whose exported methods the contract analyzer leaves alone",
+               ("contract", "config-deps")),
+    Annotation("lint.frontend.typecheck", "config", "error | warn | off",
+               "framework.yaml: how tsc's findings gate `framework lint` (default error)"),
 )
 
 MARKER_PREFIX = "framework:"

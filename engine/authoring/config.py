@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.authoring.features import FEATURE_TABLE
 from engine.errors import ConfigError
 from engine.project import Project
 
-FEATURES = ("orm", "codegen", "migrations", "ci", "build", "deploy", "contracts", "docs", "frontend",
-            "observability", "hot_reload")
+FEATURES = tuple(f.name for f in FEATURE_TABLE)  # one table: engine/authoring/features.py
 KINDS = ("service", "cli", "library")
 DEFAULT_PORT = 8080
 

@@ -13,6 +13,7 @@ from engine import __version__
 from engine.authoring import naming, tools
 from engine.authoring.annotation_spec import OPTIONS_PROTO, options_proto
 from engine.authoring.config import FEATURES, KINDS, AuthoringConfig
+from engine.authoring.features import unmet, unmet_message
 from engine.authoring.generate import GenerateResult, generate
 from engine.authoring.plan import FileResult, Plan
 from engine.authoring.templates import render
@@ -30,6 +31,7 @@ class NewResult(BaseModel):
     generated: GenerateResult | None = None
     born: list[str] = []
     frontend: str | None = None  # the frontend's directory (--frontend)
+    warnings: list[str] = []  # an enabled feature whose requirement --disable left out (engine/authoring/features.py)
 
 
 def parse_features(values: list[str]) -> list[str]:
@@ -139,7 +141,8 @@ def new_project(name: str, *, parent: Path, module: str | None = None, kind: str
     root.mkdir(parents=True, exist_ok=True)
     files = plan.apply(root, "project new", force=force)
     project = Project(root)
-    result = NewResult(root=str(root), name=slug, module=cfg.module, kind=kind, disabled=disabled, files=files)
+    result = NewResult(root=str(root), name=slug, module=cfg.module, kind=kind, disabled=disabled, files=files,
+                       warnings=[unmet_message(f, need) for f, need in unmet(cfg.enabled)])
     if svc and "codegen" not in disabled:
         from engine.authoring.scaffold import scaffold_entity
 

@@ -1,0 +1,1 @@
+"""Project inspection (docs/reference-project.md): one module per command or responsibility."""
