@@ -34,8 +34,8 @@ NPM_LINT = REPO / ".tools" / "npm-lint" / "node_modules"
 
 def framework(*args: str, cwd: Path, cache: Path, **env: str) -> tuple[int, str, str]:
     result = run_cli("framework", *args, cwd=cwd, timeout=300,
-                     env={**_GO_ENV, **GOLANGCI_CACHE, **LINT_TOOLS, "GOFLAGS": "-buildvcs=false", "FRAMEWORK_LINT_CACHE": str(cache),
-                          **env})
+                     env={**_GO_ENV, **GOLANGCI_CACHE, **LINT_TOOLS, "GOFLAGS": "-buildvcs=false",
+                          "FRAMEWORK_LINT_CACHE": str(cache), **env})
     return result.exit_code, result.stdout, result.stderr
 
 
