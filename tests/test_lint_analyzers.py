@@ -166,3 +166,22 @@ def test_frontend_stores_reports_raw_api_access_at_its_line(lint_projects: tuple
     (project / bad).write_text(_STORE_GOOD, encoding="utf-8")
     report = lint_in_process(project, lint_cache, analyzers=["frontend-stores"])
     assert report.findings == [] and report.exit_code == 0
+
+
+def test_two_load_fallback_reports_the_same_findings(reports: dict[str, Any], lint_cache: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/reference-lint.md#go-analyzers: with golangci-lint named by $FRAMEWORK_GOLANGCI_LINT (a build that may not
+    hold the plugin) a whole run falls back to two loads, the vet tool beside golangci-lint without its govet, and
+    reports the same analyzers' and tools' findings at the same places as the one-load run."""
+    from engine.lint import golangci
+
+    monkeypatch.setenv("FRAMEWORK_GOLANGCI_LINT", golangci.binary())
+    seeded = reports["roots"][0]
+    report = lint_in_process(seeded, lint_cache)
+    ran = [r.name for r in report.linters if r.status in ("ran", "cached")]
+    assert VET_GO in ran and "golangci-lint" in ran and WHOLE_GO not in ran, ran
+
+    def places(findings: list[Any]) -> set[tuple[str, str, str, int]]:
+        return {(f.analyzer, f.rule, f.file, f.line) for f in findings}
+
+    assert places(report.findings) == places(reports["seeded"].findings)
