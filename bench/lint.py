@@ -5,7 +5,8 @@ Baselines, measured in the same run on the same tree:
   would run anyway): aim a whole lint <= 1.3x of it. A whole lint type-checks the Go packages once, in
   golangci-lint built with the framework's analyzers as a module plugin (go vet's passes, golangci-lint's
   linters and the analyzers in that one load), beside buf lint and the other analyzers in parallel;
-- `go vet ./...` alone, printed for reference;
+- `go vet ./...` alone, and the same whole lint with two Go loads (the vet tool's beside golangci-lint's, as
+  before the plugin: what `$FRAMEWORK_GOLANGCI_LINT` falls back to), printed for reference;
 - the first lint: aim a second lint with nothing changed <= 0.2x of it (results cached by content);
 - `framework lint --scope <one handler file>` as a command: aim < 1 s wall.
 Go's build cache and golangci-lint's caches are warm for every side (one go vet, one golangci-lint and one lint
@@ -23,6 +24,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -42,6 +45,19 @@ def _fig(xs: list[float]) -> str:
     return f"{statistics.median(xs) * 1000:.0f} ms (best {min(xs) * 1000:.0f})"
 
 
+@contextmanager
+def _two_loads() -> Iterator[None]:
+    """The whole lint as before the plugin: `$FRAMEWORK_GOLANGCI_LINT` names the plain golangci-lint, so the Go
+    analyzers run in the vet tool's own load; its results cache apart from the first side's."""
+    saved = os.environ["FRAMEWORK_LINT_CACHE"]
+    os.environ.update({golangci.OVERRIDE_ENV: golangci.binary(), "FRAMEWORK_LINT_CACHE": saved + "2"})
+    try:
+        yield
+    finally:
+        os.environ.pop(golangci.OVERRIDE_ENV)
+        os.environ["FRAMEWORK_LINT_CACHE"] = saved
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-lint-") as tmp:
         base = Path(tmp)
@@ -55,10 +71,12 @@ def main() -> None:
         go = shutil.which("go") or "go"
         subprocess.run([go, "vet", "./..."], cwd=root, check=True, capture_output=True)  # warm Go's build cache
         lint(Project(root))  # builds golangci-lint with the analyzers once and warms its cache
+        with _two_loads():
+            lint(Project(root))  # builds the vet tool, warms the plain golangci-lint's cache
         gl_env = {**os.environ, "GOLANGCI_LINT_CACHE": golangci_cache}
         gl = [golangci.binary(), "run", "--output.json.path", "stdout", "--show-stats=false", "./..."]
         subprocess.run(gl, cwd=root, env=gl_env, capture_output=True, check=False)  # warms the plain binary's cache
-        sides: dict[str, list[float]] = {"vet": [], "gl": [], "first": [], "again": [], "scoped": []}
+        sides: dict[str, list[float]] = {"vet": [], "gl": [], "first": [], "two": [], "again": [], "scoped": []}
         steps: dict[str, list[float]] = {}
         handler = next((root / "internal" / "handlers").rglob("rpc_*.go")).relative_to(root).as_posix()
 
@@ -71,6 +89,11 @@ def main() -> None:
                 if run.status == "ran":
                     steps.setdefault(run.name, []).append(run.seconds or 0.0)
 
+        def two_loads() -> None:  # as before the plugin: the vet tool's load beside golangci-lint's (without govet)
+            shutil.rmtree(base / "cache2" / "results", ignore_errors=True)  # its own results, the first side's kept
+            with _two_loads():
+                sides["two"].append(timed(lambda: lint(Project(root))))
+
         def alone() -> None:
             sides["gl"].append(timed(lambda: subprocess.run(gl, cwd=root, env=gl_env, capture_output=True,
                                                             check=False)))
@@ -78,7 +101,7 @@ def main() -> None:
         loads = []
         for r in range(ROUNDS):
             loads.append(os.getloadavg()[0])
-            for side in ((alone, whole) if r % 2 == 0 else (whole, alone)):
+            for side in ((alone, whole, two_loads) if r % 2 == 0 else (two_loads, whole, alone)):
                 side()
             sides["again"].append(timed(lambda: lint(Project(root))))
             sides["vet"].append(timed(lambda: subprocess.run([go, "vet", "./..."], cwd=root, check=True,
@@ -92,6 +115,8 @@ def main() -> None:
         print(f"whole lint, {SERVICES} services x {RPCS} RPCs: {_fig(sides['first'])}; golangci-lint alone: "
               f"{_fig(sides['gl'])}; ratio {med['first'] / med['gl']:.2f}x of medians, "
               f"{best['first'] / best['gl']:.2f}x of bests (aim <= 1.3x); go vet alone: {_fig(sides['vet'])}")
+        print(f"  the same lint with two Go loads (the vet tool beside golangci-lint without govet, as before the "
+              f"plugin): {_fig(sides['two'])}; ratio {med['two'] / med['gl']:.2f}x of medians")
         print("  steps inside the whole lint (median wall, in parallel): "
               + "; ".join(f"{name} {statistics.median(v) * 1000:.0f} ms" for name, v in sorted(steps.items())))
         print(f"second lint, nothing changed: {_fig(sides['again'])}; ratio to the first "
