@@ -29,6 +29,10 @@ def to_jsonable(payload: Any) -> dict[str, Any]:
         return {}
     if hasattr(payload, "model_dump"):
         return payload.model_dump(mode="json")
+    if hasattr(payload, "__dataclass_fields__"):  # a plain dataclass of JSON values (engine/inspection/map.py)
+        import dataclasses
+
+        return dataclasses.asdict(payload)
     if isinstance(payload, dict):
         return payload
     raise TypeError(f"cannot render {type(payload).__name__} as a JSON document")

@@ -220,7 +220,7 @@ FRAMEWORK.groups["db"] = Group(
 FRAMEWORK.groups["project"] = Group(
     help="The project itself: import migrations from other tools.",
     commands={
-        "migrate": "Import migrations from another tool: import --from goose.",
+        "migrate": "Move code onto the framework: import --from goose (migrations), tdd (handler tests).",
     },
     examples=("framework project migrate import --from goose --src-dir old/migrations --dest-dir db/migrations",),
 )
@@ -239,11 +239,27 @@ FRAMEWORK.groups["project"].commands.update({
     "features": "The resolved feature graph: enabled, disabled, what needs what, what each makes.",
     "libraries": "The runtime libraries the generated code uses; with names (or all), their signatures.",
     "checkouts": "The default branch's remote and every worktree: branch, head, dirty, ahead/behind; --tree.",
+    "map": "The ownership tree: user, generated, scaffold, drifted, disowned per file (--depth, --filter).",
+    "audit": "Drift, orphaned handlers, migrations vs entities, disowned files, version pin, lint (exit 1: errors).",
 })
 FRAMEWORK.groups["project"] = FRAMEWORK.groups["project"]._replace(
     help="The project itself: create it, inspect its protos and ownership records, import migrations.",
     examples=("framework project new shop --mod example.com/shop", "framework project introspect handlers",
               "framework project scaffolded --absent", "framework project disown gen/x.go --reason 'hand-tuned'"))
+# `framework project upgrade ...` (docs/reference-project.md#project-upgrade).
+FRAMEWORK.groups["project"].commands["upgrade"] = (
+    "Regenerate with a release's templates (--to, --check [path], --force path): merges edits, moves the pin.")
+PROJECT_UPGRADE = Group(
+    help="Regenerate the project's generated files with a framework release's templates and move "
+         "framework_version; a hand-edited generated file is merged three ways, conflicts marked.",
+    commands={
+        "list": "List the pending migration playbooks of the pinned -> target releases.",
+        "apply": "Record a migration playbook as applied (.framework/migrations.json).",
+    },
+    examples=("framework project upgrade --check", "framework project upgrade --check internal/bootstrap/bootstrap.go",
+              "framework project upgrade", "framework project upgrade --force .github/workflows/ci.yml",
+              "framework project upgrade list", "framework project upgrade apply 0.1.0-ci-vet"),
+)
 PROJECT_INTROSPECT = Group(
     help="Inspect the project's protos (compiled with buf).",
     commands={"handlers": "Print /<package>.<Service>/<Method> per RPC, sorted (--format json, --proto-dir)."},
@@ -321,12 +337,25 @@ FRAMEWORK.groups["completion"] = Group(
 )
 FRAMEWORK.groups["ci"].commands["verify-generated"] = (
     "Check generated files: hash markers, freshness after regeneration, commit policy; names each offender.")
+# `project shapes`, `project graph`, `project delete service` (docs/reference-project.md).
+FRAMEWORK.groups["project"].commands.update({
+    "shapes": "RPCs, messages, enums, tables, handlers and hooks with file and line (--grep, --kind).",
+    "graph": "The project's dependency graph as JSON: nodes, edges and a top-level warnings array (--env).",
+    "delete": "Delete a part of the project: delete service <name> (handler scaffold out, types-only tombstone).",
+})
+PROJECT_DELETE = Group(
+    help="Delete a part of the project (refused while the graph shows something depends on it).",
+    commands={"service": "Remove a service's handler scaffold and framework.yaml entry; its proto keeps only types."},
+    examples=("framework project delete service billing --dry-run", "framework project delete service billing"),
+)
 PROJECT_MIGRATE = Group(
-    help="Bring migrations from other tools into db/migrations.",
+    help="Move code onto the framework: migrations from other tools, hand-rolled handler tests onto the harness.",
     commands={
         "import": "Import goose migrations: Up kept, Down dropped, renumbered after the highest version.",
+        "tdd": "Move hand-rolled handler tests onto the generated test harness (--dry-run: the diff; --path).",
     },
-    examples=("framework project migrate import --from goose --src-dir old/migrations --dest-dir db/migrations",),
+    examples=("framework project migrate import --from goose --src-dir old/migrations --dest-dir db/migrations",
+              "framework project migrate tdd --dry-run"),
 )
 DB_MIGRATE = Group(
     help="Apply db/migrations/*.up.sql (--dsn or DATABASE_URL); golang-migrate's table, lock and dirty rule.",

@@ -25,6 +25,7 @@ SCREENS: tuple[ScreenInfo, ...] = (
     ScreenInfo("domains", "Domains", "9", "screens.environments.domains", "DomainsScreen"),
     ScreenInfo("metrics", "Metrics", "0", "screens.environments.metrics", "MetricsScreen"),
     ScreenInfo("lint", "Lint", "L", "screens.lint", "LintScreen"),
+    ScreenInfo("project", "Project", "P", "screens.project.screen", "ProjectScreen"),
 )
 
 BY_NAME = {s.name: s for s in SCREENS}

@@ -38,6 +38,10 @@ RATIO_LINES = {
     "k8s.py": rf"^ratio {NUMBER}",
     "kcl_render.py": rf"render, warm cache: .*ratio +{NUMBER}",
     "lint.py": rf"whole lint, 2 services x 2 RPCs: .*ratio {NUMBER}",
+    # three figures, all required: map (warm, against git ls-files + hashing), shapes (warm, against project
+    # scaffolded), then upgrade --check (against generate --full)
+    "project.py": rf"project map, warm cache: [\d.]+ ms; ratio {NUMBER}[\s\S]*project shapes warm: .*; ratio {NUMBER}"
+                  rf"[\s\S]*project upgrade --check, 2 services x 2 RPCs: .*ratio {NUMBER}",
     "metrics.py": rf"ledger metrics over [\d,]+ promotions: .*; ratio {NUMBER}",
     "scaffold.py": rf"scaffold worker, 2 services: .*ratio {NUMBER}",
     "scaffold_operator.py": rf"scaffold operator, \d+ services: .*; ratio {NUMBER}",
@@ -50,7 +54,8 @@ GO_TOOLS = {"db.py": ["migrate"], "debug.py": ["dlv"], "generate.py": ["buf", "p
             "lint.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go", "golangci-lint"],
             "scaffold.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
             "scaffold_operator.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go", "controller-gen"],
-            "frontends.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"]}
+            "frontends.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"],
+            "project.py": ["buf", "protoc-gen-go", "protoc-gen-connect-go"]}
 
 
 def _tools_present(script: str) -> None:
@@ -72,7 +77,7 @@ def test_every_bench_runs_in_smoke_mode(script: str) -> None:
     _tools_present(script)
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}  # no sizes from the caller
     env.update(BENCH_SMOKE="1", FRAMEWORK_K8S_BIN=str(K8S_BIN))
-    if script == "lint.py":  # compiles Go: the machine's build and module caches, not the test's empty HOME
+    if script in ("lint.py", "project.py"):  # compiles Go: the machine's build and module caches, not the test's HOME
         from authoring_fixtures import _GO_ENV
         env.update(_GO_ENV, **LINT_TOOLS, **GOLANGCI_CACHE)
     proc = subprocess.run([sys.executable, str(BENCH / script)], cwd=REPO, env=env, capture_output=True,

@@ -1,5 +1,5 @@
 """`framework project ...` (docs/reference-authoring.md#commands): new, introspect handlers, scaffolded,
-rescaffold, disown, migrate import."""
+rescaffold, disown, migrate import (migrate tdd: app/cli/project_tdd.py)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,22 @@ import typer
 from app.cli import group_app
 from app.cli.database_views import JSON_OPTION, examples, out, run, sub_app
 from app.cli.project_info import project_app as info_app
+from app.cli.project_map import commands as map_commands
+from app.cli.project_tdd import commands as tdd_commands
 from app.registry import FRAMEWORK, PROJECT_INTROSPECT, PROJECT_MIGRATE
 from engine.authoring.features import FEATURE_TABLE  # a table only: no imports of its own
 
 app = group_app("framework", "project")
 migrate = sub_app(PROJECT_MIGRATE)
 app.add_typer(migrate, name="migrate")
+migrate.add_typer(tdd_commands)  # project migrate tdd (app/cli/project_tdd.py)
 introspect = sub_app(PROJECT_INTROSPECT)
 app.add_typer(introspect, name="introspect")
 app.add_typer(info_app)  # annotations, capabilities, features, libraries, checkouts (no name: merged)
+app.add_typer(map_commands)  # project map, project audit (app/cli/project_map.py)
+from app.cli.project_upgrade import upgrade_app  # noqa: E402  (docs/reference-project.md#project-upgrade)
+
+app.add_typer(upgrade_app, name="upgrade")
 HELP = FRAMEWORK.groups["project"].commands
 
 
@@ -170,3 +177,8 @@ def disown(ctx: typer.Context, paths: list[str] = typer.Argument(..., help="Gene
         return run_disown(find_project(), paths, reason), 0
 
     run(ctx, json_output, action, lambda r: [out(f"disowned {p}") for p in r.paths])
+
+
+from app.cli.project_shapes import register as _register_shapes  # noqa: E402 - shapes, graph, delete service
+
+_register_shapes(app)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.authoring.features import FEATURE_TABLE
+from engine.authoring.template_versions import pinned
 from engine.errors import ConfigError
 from engine.project import Project
 
@@ -29,6 +30,7 @@ class AuthoringConfig:
     proto_dir: str = "proto"
     workers: list[dict[str, Any]] = field(default_factory=list)  # scaffold worker: {name, main}
     webhooks: list[dict[str, Any]] = field(default_factory=list)  # scaffold webhook: {name, service, sender}
+    template_version: str = ""  # the templates generation renders: the pin when shipped (template_versions.pinned)
 
     def enabled(self, feature: str) -> bool:
         return self.features.get(feature, True)
@@ -67,7 +69,8 @@ def load(project: Project) -> AuthoringConfig:
         operators=[o for o in data.get("operators") or [] if isinstance(o, dict)],
         proto_dir=str(data.get("proto_dir") or "proto"),
         workers=[w for w in data.get("workers") or [] if isinstance(w, dict) and w.get("name")],
-        webhooks=[w for w in data.get("webhooks") or [] if isinstance(w, dict) and w.get("name")])
+        webhooks=[w for w in data.get("webhooks") or [] if isinstance(w, dict) and w.get("name")],
+        template_version=pinned(data))
 
 
 def append_list_item(config_path: Path, key: str, item: dict[str, str]) -> None:

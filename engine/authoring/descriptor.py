@@ -41,6 +41,7 @@ class Message(BaseModel):
     entity: bool = False
     map_entry: bool = False
     fields: list[Field] = []
+    line: int = 0  # 1-based, from the image's source info (`project shapes`); 0 when unknown
 
 
 class Method(BaseModel):
@@ -50,6 +51,7 @@ class Method(BaseModel):
     client_streaming: bool = False
     server_streaming: bool = False
     framework: dict[str, Any] = {}  # its (framework.v1.method) options (docs/reference-lint.md#markers)
+    line: int = 0
 
     @property
     def stream(self) -> str | None:
@@ -64,6 +66,7 @@ class Service(BaseModel):
     file: str
     methods: list[Method] = []
     framework: dict[str, Any] = {}  # its (framework.v1.service) options
+    line: int = 0
 
     @property
     def full_name(self) -> str:
@@ -71,6 +74,14 @@ class Service(BaseModel):
 
     def procedure(self, method: str) -> str:
         return f"/{self.full_name}/{method}"
+
+
+class EnumType(BaseModel):
+    """An enum declared in one of the project's own files, where (`project shapes`)."""
+
+    full_name: str
+    file: str
+    line: int = 0
 
 
 class ProtoFile(BaseModel):
@@ -86,6 +97,7 @@ class Descriptor(BaseModel):
     services: list[Service] = []
     messages: list[Message] = []
     enums: dict[str, str] = {}  # full name -> its zero value's name
+    enum_types: list[EnumType] = []  # the local files' enums with their lines
 
     def message(self, full_name: str) -> Message | None:
         for m in self.messages:
@@ -100,6 +112,13 @@ class Descriptor(BaseModel):
         return None
 
 
+def _lines(file: dict[str, Any]) -> dict[tuple[int, ...], int]:
+    """Each declaration's 1-based line by its source-info path (message 4,i; nested 4,i,3,j; enum 5,i or
+    4,i,4,j; service 6,i; method 6,i,2,j)."""
+    return {tuple(loc.get("path", [])): int(loc["span"][0]) + 1
+            for loc in (file.get("sourceCodeInfo") or {}).get("location", []) if loc.get("span")}
+
+
 def _comments(file: dict[str, Any]) -> dict[tuple[int, ...], str]:
     out: dict[tuple[int, ...], str] = {}
     for loc in (file.get("sourceCodeInfo") or {}).get("location", []):
@@ -111,8 +130,17 @@ def _comments(file: dict[str, Any]) -> dict[tuple[int, ...], str]:
 
 
 def _messages(file: dict[str, Any], comments: dict[tuple[int, ...], str], out: list[Message],
-              enums: dict[str, str]) -> None:
+              enums: dict[str, str], lines: dict[tuple[int, ...], int] | None = None,
+              enum_types: list[EnumType] | None = None) -> None:
+    """Messages and enums of one file; with `lines`, each carries its line and the enums are listed
+    in `enum_types` (the project's own files only: imports keep the cache small)."""
     package = file.get("package", "")
+    where = lines or {}
+
+    def enum(full: str, value: dict[str, Any], path: tuple[int, ...]) -> None:
+        enums[full] = (value.get("value") or [{"name": "0"}])[0]["name"]
+        if enum_types is not None:
+            enum_types.append(EnumType(full_name=full, file=file["name"], line=where.get(path, 0)))
 
     def walk(items: list[dict[str, Any]], prefix: str, go_prefix: str, path: tuple[int, ...]) -> None:
         for i, msg in enumerate(items):
@@ -126,14 +154,14 @@ def _messages(file: dict[str, Any], comments: dict[tuple[int, ...], str], out: l
                       for f in msg.get("field", [])]
             out.append(Message(full_name=full, go_name=go_name, file=file["name"], fields=fields,
                                entity=ENTITY_MARKER in comments.get(here, ""),
-                               map_entry=bool((msg.get("options") or {}).get("mapEntry"))))
-            for e in msg.get("enumType", []):
-                enums[f"{full}.{e['name']}"] = (e.get("value") or [{"name": "0"}])[0]["name"]
+                               map_entry=bool((msg.get("options") or {}).get("mapEntry")), line=where.get(here, 0)))
+            for j, e in enumerate(msg.get("enumType", [])):
+                enum(f"{full}.{e['name']}", e, (*here, 4, j))
             walk(msg.get("nestedType", []), full, go_name, (*here, 3))
 
     walk(file.get("messageType", []), package, "", (4,))
-    for e in file.get("enumType", []):
-        enums[f"{package}.{e['name']}" if package else e["name"]] = (e.get("value") or [{"name": "0"}])[0]["name"]
+    for i, e in enumerate(file.get("enumType", [])):
+        enum(f"{package}.{e['name']}" if package else e["name"], e, (5, i))
 
 
 def framework_options(node: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -159,17 +187,19 @@ def load_image(image: dict[str, Any], local_files: set[str] | None = None) -> De
         desc.files.append(ProtoFile(name=name, package=file.get("package", ""), go_import=go_import,
                                     go_name=go_name, local=local))
         comments = _comments(file)
-        _messages(file, comments, desc.messages, desc.enums)
-        if not local:
+        lines = _lines(file) if local else None
+        _messages(file, comments, desc.messages, desc.enums, lines, desc.enum_types if local else None)
+        if not local or lines is None:
             continue
-        for svc in file.get("service", []):
+        for i, svc in enumerate(file.get("service", [])):
             methods = [Method(name=m["name"], input=m["inputType"].lstrip("."), output=m["outputType"].lstrip("."),
                               client_streaming=bool(m.get("clientStreaming")),
                               server_streaming=bool(m.get("serverStreaming")),
-                              framework=framework_options(m, "method"))
-                       for m in svc.get("method", [])]
+                              framework=framework_options(m, "method"), line=lines.get((6, i, 2, j), 0))
+                       for j, m in enumerate(svc.get("method", []))]
             desc.services.append(Service(package=file.get("package", ""), name=svc["name"], file=name,
-                                         methods=methods, framework=framework_options(svc, "service")))
+                                         methods=methods, framework=framework_options(svc, "service"),
+                                         line=lines.get((6, i), 0)))
     desc.services.sort(key=lambda s: s.full_name)
     return desc
 

@@ -17,19 +17,19 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from engine import __version__
-from engine.authoring import entities, gocode, markers, mocks, naming, operator, tools, workloads
+from engine.authoring import entities, gocode, markers, mocks, naming, operator, template_versions, tools, workloads
 from engine.authoring.annotation_spec import OPTIONS_PROTO, options_proto
 from engine.authoring.config import AuthoringConfig, load
 from engine.authoring.descriptor import CACHE, Descriptor, cache_text, compile_image, load_image, proto_files
 from engine.authoring.frontends import CLIENTS, GEN_DIR, FrontendEntry, clients_ts, entries, protoc_gen_es
-from engine.authoring.ownership import DISOWNED, SCAFFOLDED
 from engine.authoring.plan import FileResult, Plan, scratch_dir
+from engine.authoring.record_files import DISOWNED, SCAFFOLDED, STATE, state_files
+from engine.authoring.record_files import generation_state as _state
 from engine.authoring.templates import render, templates_digest
 from engine.errors import InvalidInput
 from engine.paths import atomic_write_bytes
 from engine.project import Project
 
-STATE = Path(".framework") / "generated.json"
 MIGRATIONS = Path("db") / "migrations"
 
 
@@ -42,7 +42,8 @@ class GenerateResult(BaseModel):
 
 
 def _fingerprint(root: Path, cfg: AuthoringConfig) -> str:
-    h = hashlib.sha256(f"{__version__}\0{templates_digest()}\0".encode())
+    version = cfg.template_version or template_versions.current()
+    h = hashlib.sha256(f"{__version__}\0{version}\0{templates_digest(version)}\0".encode())
     inputs = [root / "framework.yaml", root / "buf.yaml", root / "buf.gen.yaml", root / "go.mod",
               root / SCAFFOLDED, root / DISOWNED]
     proto = root / cfg.proto_dir
@@ -56,20 +57,6 @@ def _fingerprint(root: Path, cfg: AuthoringConfig) -> str:
         h.update(path.relative_to(root).as_posix().encode() + b"\0")
         h.update(path.read_bytes() if path.is_file() else b"\0absent\0")
     return h.hexdigest()
-
-
-def _state(root: Path) -> dict[str, object]:
-    try:
-        data = json.loads((root / STATE).read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def state_files(root: Path) -> list[str]:
-    """The generated files the last run recorded."""
-    files = _state(root).get("files", [])
-    return [p for p in files if isinstance(p, str)] if isinstance(files, list) else []
 
 
 def _outputs_intact(root: Path, paths: list[str]) -> bool:
@@ -137,20 +124,43 @@ def _frontend_template(root: Path, tmp: Path, fronts: list[FrontendEntry], *, on
 
 
 def build_plan(project: Project, cfg: AuthoringConfig, tmp: Path) -> tuple[Plan, Descriptor]:
-    """Every file generation writes (generated and scaffold-once), without writing any."""
+    """Every file generation writes (generated and scaffold-once), without writing any: the templates of the
+    project's pinned version (engine/authoring/template_versions.py)."""
+    return build_plans(project, cfg, tmp, [cfg.template_version or template_versions.current()])[0]
+
+
+def build_plans(project: Project, cfg: AuthoringConfig, tmp: Path, versions: list[str]
+                ) -> list[tuple[Plan, Descriptor]]:
+    """`build_plan` for each template version, the tools (buf) run once: their output does not depend on the
+    templates (`project upgrade --check` costs about one `generate`)."""
     root = project.root
-    plan = Plan()
+    tool_plan = Plan()
     desc = Descriptor()
     fronts = entries(project.config, project.config_path) if cfg.enabled("frontend") else []
     has_protos = cfg.enabled("codegen") and (root / cfg.proto_dir).is_dir() and proto_files(root / cfg.proto_dir)
     if has_protos:
+        # the options proto is regenerated: kept in step with the framework on upgrade
         if (root / cfg.proto_dir / OPTIONS_PROTO).is_file():
-            plan.generated(f"{cfg.proto_dir}/{OPTIONS_PROTO}", options_proto(cfg.module))  # kept in step on upgrade
-        desc = _buf_outputs(root, tmp, plan, cfg.proto_dir, fronts)
-        plan.generated(CACHE.as_posix(), cache_text(desc))
+            tool_plan.generated(f"{cfg.proto_dir}/{OPTIONS_PROTO}", options_proto(cfg.module))
+        desc = _buf_outputs(root, tmp, tool_plan, cfg.proto_dir, fronts)
+        tool_plan.generated(CACHE.as_posix(), cache_text(desc))
         for entry in fronts:
             services = [(naming.service_key(s.name), s.name, s.file) for s in desc.services]
-            plan.generated(f"{entry.dir}/{CLIENTS}", clients_ts(entry, services))
+            tool_plan.generated(f"{entry.dir}/{CLIENTS}", clients_ts(entry, services))
+    out = []
+    for version in versions:
+        plan = Plan()
+        plan.files = {path: item.model_copy() for path, item in tool_plan.files.items()}
+        with template_versions.rendering(version):
+            _template_outputs(project, cfg, plan, desc, tmp, bool(fronts))
+            template_versions.adjust(plan, version)
+        out.append((plan, desc))
+    return out
+
+
+def _template_outputs(project: Project, cfg: AuthoringConfig, plan: Plan, desc: Descriptor, tmp: Path,
+                      cors: bool) -> None:
+    root = project.root
     if cfg.kind == "service":
         dirs: dict[str, str] = {}
         for svc in desc.services:
@@ -162,9 +172,10 @@ def build_plan(project: Project, cfg: AuthoringConfig, tmp: Path) -> tuple[Plan,
             where = gocode.handler_dir(svc)
             plan.generated(f"{where}/handler.go", gocode.handler_go(desc, svc))
             plan.generated(f"{where}/handler_test.go", gocode.handler_test_go(desc, svc))
+            plan.generated(f"{where}/harness_test.go", gocode.harness_test_go(desc, svc))
             for method in svc.methods:
                 plan.scaffold(f"{where}/{naming.rpc_file(method.name)}", gocode.rpc_stub(desc, svc, method))
-        _bootstrap(plan, desc, cfg, bool(fronts))
+        _bootstrap(plan, desc, cfg, cors)
         plan.generated("internal/bootstrap/bootstrap_test.go", render("go/bootstrap_test.go.tmpl"))
         if cfg.enabled("observability"):
             plan.generated("internal/bootstrap/observability.go", gocode.observability_go())
@@ -184,7 +195,6 @@ def build_plan(project: Project, cfg: AuthoringConfig, tmp: Path) -> tuple[Plan,
             if table is not None:
                 plan.generated(f"internal/entities/{naming.snake(msg.go_name)}.go", entities.entity_go(msg, table),
                                gofmt=True)
-    return plan, desc
 
 
 def _bootstrap(plan: Plan, desc: Descriptor, cfg: AuthoringConfig, cors: bool) -> None:
@@ -194,6 +204,12 @@ def _bootstrap(plan: Plan, desc: Descriptor, cfg: AuthoringConfig, cors: bool) -
                                                                           workloads.webhook_routes(cfg), cors=cors))
     if cors:  # the frontends' dev servers are other origins (docs/reference-frontends.md#env-up)
         plan.generated("internal/bootstrap/cors.go", gocode.cors_go())
+
+
+def record_state(project: Project, files: list[str]) -> None:
+    """`.framework/generated.json` as a `generate` that wrote `files` would leave it (`project upgrade`)."""
+    text = json.dumps({"fingerprint": _fingerprint(project.root, load(project)), "files": sorted(files)}, indent=2)
+    atomic_write_bytes(project.root / STATE, (text + "\n").encode())
 
 
 def current(project: Project) -> bool:
@@ -235,7 +251,8 @@ def generate_frontend(project: Project, entry: FrontendEntry, *, by: str = "scaf
         services = [(naming.service_key(s.name), s.name, s.file) for s in desc.services]
         plan.generated(f"{entry.dir}/{CLIENTS}", clients_ts(entry, services))
     if cfg.kind == "service" and [f.name for f in fronts] == [entry.name]:
-        _bootstrap(plan, desc, cfg, cors=True)
+        with template_versions.rendering(cfg.template_version):
+            _bootstrap(plan, desc, cfg, cors=True)
     results = plan.apply(root, by)
     files = sorted(set(state_files(root)) | {p for p, f in plan.files.items() if f.kind == "generated"})
     _tidy(root, cfg)

@@ -1,6 +1,6 @@
 """Go code of a project rendered from the descriptor (`generate`: stubs, bootstrap wiring).
 
-Generated files (handler.go, handler_test.go, bootstrap, main) are rewritten freely; RPC stubs
+Generated files (handler.go, handler_test.go, harness_test.go, bootstrap, main) are rewritten freely; RPC stubs
 `internal/handlers/<svc>/rpc_<name>.go` are scaffold-once (the user's from birth).
 """
 
@@ -66,10 +66,16 @@ def handler_go(desc: Descriptor, svc: Service) -> str:
                   connect_import=path)
 
 
+def harness_test_go(desc: Descriptor, svc: Service) -> str:
+    """The generated test harness (docs/reference-project.md#project-migrate-tdd): `NewHarness(t)`,
+    `NewHarnessFor(t, h)`; `project migrate tdd` moves hand-rolled handler tests onto it."""
+    path, alias = connect_package(desc, svc)
+    return render("go/harness_test.go.tmpl", gopkg=handler_package(svc), Service=svc.name, connect_alias=alias,
+                  connect_import=path)
+
+
 def handler_test_go(desc: Descriptor, svc: Service) -> str:
     imports = Imports()
-    path, alias = connect_package(desc, svc)
-    alias = imports.add(path, alias)
     calls = ""
     for m in svc.methods:
         if m.stream:
@@ -78,8 +84,8 @@ def handler_test_go(desc: Descriptor, svc: Service) -> str:
         calls += (f"\tif _, err := client.{m.name}(ctx, connect.NewRequest(&{req}{{}})); "
                   f"connect.CodeOf(err) == connect.CodeUnimplemented {{\n"
                   f'\t\tt.Errorf("{m.name}: %v", err)\n\t}}\n')
-    return render("go/handler_test.go.tmpl", gopkg=handler_package(svc), Service=svc.name, connect_alias=alias,
-                  imports=imports.block(), calls=calls)
+    return render("go/handler_test.go.tmpl", gopkg=handler_package(svc), Service=svc.name, imports=imports.block(),
+                  calls=calls)
 
 
 def rpc_stub(desc: Descriptor, svc: Service, method: Method) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from engine import __version__
-from engine.authoring import naming, tools
+from engine.authoring import naming, template_versions, tools
 from engine.authoring.annotation_spec import OPTIONS_PROTO, options_proto
 from engine.authoring.config import FEATURES, KINDS, AuthoringConfig
 from engine.authoring.features import unmet, unmet_message
@@ -55,8 +55,15 @@ def _yaml_list(items: list[dict[str, str]]) -> str:
     return "\n" + "\n".join(lines)
 
 
-def project_plan(cfg: AuthoringConfig, service: str | None) -> Plan:
-    """The scaffold-once files of a new project (also what `project rescaffold` re-creates them from)."""
+def project_plan(cfg: AuthoringConfig, service: str | None, version: str | None = None) -> Plan:
+    """The scaffold-once files of a new project (also what `project rescaffold` re-creates them from), in
+    `version`'s templates (default: the project's pin, else this framework's)."""
+    version = version or cfg.template_version or __version__
+    with template_versions.rendering(version):
+        return _project_plan(cfg, service, version)
+
+
+def _project_plan(cfg: AuthoringConfig, service: str | None, version: str) -> Plan:
     plan = Plan()
     name, kind = cfg.name, cfg.kind
     svc = service or name
@@ -66,7 +73,7 @@ def project_plan(cfg: AuthoringConfig, service: str | None) -> Plan:
         services.append({"name": svc, "proto": f"{cfg.proto_dir}/{svc}/v1/{svc}.proto", "build": "go"})
     binaries = [{"name": name, "main": f"./cmd/{name}"}] if kind != "library" and on("build") else []
     features = "\n" + "\n".join(f"  {f}: {'true' if on(f) else 'false'}" for f in FEATURES)
-    plan.scaffold(CONFIG_FILE, render("project/framework.yaml.tmpl", name=name, framework_version=__version__,
+    plan.scaffold(CONFIG_FILE, render("project/framework.yaml.tmpl", name=name, framework_version=version,
                                       module=cfg.module, kind=kind, features=features,
                                       services=_yaml_list(services), binaries=_yaml_list(binaries)))
     plan.scaffold("go.mod", render("project/go.mod.tmpl", module=cfg.module, connect_version=tools.CONNECT_VERSION,
@@ -106,7 +113,13 @@ def project_plan(cfg: AuthoringConfig, service: str | None) -> Plan:
 
 def new_project(name: str, *, parent: Path, module: str | None = None, kind: str = "service",
                 service: str | None = None, in_place: bool = False, display_name: str | None = None,
-                disable: list[str] | None = None, force: bool = False, frontend: str | None = None) -> NewResult:
+                disable: list[str] | None = None, force: bool = False, frontend: str | None = None,
+                version: str | None = None) -> NewResult:
+    """`version`: the framework release the project is pinned to and generated with (a shipped one; default
+    this framework's): how the upgrade tests make a project of the previous release."""
+    if version is not None and not template_versions.is_shipped(version):
+        raise UsageError(f"framework version {version!r} is not shipped",
+                         hint=f"shipped: {', '.join(template_versions.shipped())}")
     slug = naming.check_name(display_name or name, "project")
     if kind not in KINDS:
         raise UsageError(f"--kind {kind!r}: one of {', '.join(KINDS)}")
@@ -136,7 +149,7 @@ def new_project(name: str, *, parent: Path, module: str | None = None, kind: str
             tools.find(tool)  # before writing anything: no project left without its generated half
     tools.go()
     cfg = AuthoringConfig(name=slug, module=module or slug, kind=kind,
-                          features={f: f not in disabled for f in FEATURES})
+                          features={f: f not in disabled for f in FEATURES}, template_version=version or __version__)
     plan = project_plan(cfg, svc)
     root.mkdir(parents=True, exist_ok=True)
     files = plan.apply(root, "project new", force=force)

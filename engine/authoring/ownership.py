@@ -14,10 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from engine.authoring.record_files import DISOWNED, SCAFFOLDED, STATE, generation_state, state_files  # noqa: F401
+from engine.authoring.record_files import read_items as _read
 from engine.paths import atomic_write_bytes
-
-SCAFFOLDED = Path(".framework") / "scaffolded.json"
-DISOWNED = Path(".framework") / "disowned.json"
 
 
 class Birth(BaseModel):
@@ -35,20 +34,6 @@ class Disowned(BaseModel):
 
 def now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
-def _read(root: Path, rel: Path) -> list[dict[str, Any]]:
-    path = root / rel
-    if not path.is_file():
-        return []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        from engine.errors import ConfigError
-
-        raise ConfigError(f"{rel}: not readable JSON", hint="restore it from version control") from None
-    items = data.get("files", []) if isinstance(data, dict) else []
-    return [i for i in items if isinstance(i, dict) and "path" in i]
 
 
 def _write(root: Path, rel: Path, items: list[dict[str, Any]]) -> None:
@@ -85,3 +70,13 @@ def record_disowned(root: Path, paths: list[str], reason: str) -> None:
     stamp = now()
     items += [{"path": p, "reason": reason, "at": stamp} for p in paths]
     _write(root, DISOWNED, items)
+
+
+def forget_births(root: Path, prefix: str) -> list[str]:
+    """Drop the birth records of the files under `prefix` (a directory removed on purpose, e.g. by
+    `project delete service`): `scaffolded --absent` and `rescaffold` no longer offer them."""
+    items = _read(root, SCAFFOLDED)
+    gone = [i["path"] for i in items if str(i["path"]).startswith(prefix)]
+    if gone:
+        _write(root, SCAFFOLDED, [i for i in items if i["path"] not in set(gone)])
+    return gone

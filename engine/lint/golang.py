@@ -1,30 +1,27 @@
-"""The Go half of `framework lint` (docs/reference-lint.md#linters): go vet's passes and the framework's go/analysis
-analyzers, compiled once from assets/lint/go into a vet tool cached by the hash of its sources, run by
-`go vet -vettool` over the project in one type-checked load.
+"""The Go half of `framework lint` (docs/reference-lint.md#go-analyzers): go vet's passes and the framework's
+go/analysis analyzers, compiled once from assets/lint/go into a vet tool cached by the hash of its sources, run by
+`go vet -vettool` in one type-checked load on runs that select analyzers or a scope (a whole run runs them inside
+golangci-lint: engine/lint/golangci_plugin.py).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
 from pathlib import Path
 
-from engine.errors import EngineError
+from engine.lint import gotool
+from engine.lint.gotool import LinterCannotRun, go_tool, lint_cache, tools_dir
+from engine.lint.gotool import go_binary as _go
 from engine.lint.model import ANALYZERS, ERROR, WARNING, Finding
-from engine.paths import assets_dir, cache_dir
+from engine.paths import assets_dir
+
+__all__ = ["LinterCannotRun", "go_tool", "lint_cache", "run", "source_hash", "tools_dir", "vettool"]
 
 GO_LINTER = "go vet"
 BY_GO_NAME = {a.go_name: a.name for a in ANALYZERS if a.group == "go"}
 VET_WARNINGS = ("unusedresult",)  # go vet passes reported as warnings
-
-
-class LinterCannotRun(EngineError):
-    """A linter that cannot run is exit 2, named (docs/reference-lint.md#exit-codes)."""
-
-    exit_code = 2
-    code = "linter_cannot_run"
 
 
 def _source_dir() -> Path:
@@ -32,50 +29,13 @@ def _source_dir() -> Path:
 
 
 def source_hash() -> str:
-    h = hashlib.sha256()
-    src = _source_dir()
-    for path in sorted(p for p in src.rglob("*") if p.is_file()):
-        h.update(path.relative_to(src).as_posix().encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()[:16]
-
-
-def _go() -> str:
-    import shutil
-
-    found = shutil.which("go")
-    if not found:
-        raise LinterCannotRun("go vet: the Go toolchain (`go`) is not installed", hint="install Go from https://go.dev/dl")
-    return found
-
-
-def lint_cache() -> Path:
-    """`$FRAMEWORK_LINT_CACHE`, default `<user cache>/framework/lint`: the vet tool and the results cache."""
-    override = os.environ.get("FRAMEWORK_LINT_CACHE")
-    return Path(override) if override else cache_dir() / "lint"
-
-
-def tools_dir() -> Path:
-    """Where the built tools live (the vet tool, golangci-lint with the analyzers), each named by the hash of its
-    sources: `$FRAMEWORK_LINT_TOOLS`, default the lint cache (docs/reference-lint.md#cache)."""
-    override = os.environ.get("FRAMEWORK_LINT_TOOLS")
-    return Path(override) if override else lint_cache()
+    return gotool.source_hash(_source_dir())
 
 
 def vettool() -> Path:
     """The cached vet tool, built on first use (offline from the module cache when the proxy is unreachable)."""
-    binary = tools_dir() / f"frameworkvet-{source_hash()}"
-    if binary.is_file():
-        return binary
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    tmp = binary.with_name(f"{binary.name}.{os.getpid()}.tmp")
-    env = {**os.environ, "GOFLAGS": "-mod=mod", "GOWORK": "off"}
-    proc = subprocess.run([_go(), "build", "-o", str(tmp), "."], cwd=_source_dir(), capture_output=True, text=True,
-                          env=env, timeout=600)
-    if proc.returncode != 0:
-        raise LinterCannotRun(f"go vet: building the framework's analyzers failed:\n{proc.stderr.strip()[-2000:]}",
-                              hint="needs golang.org/x/tools in the Go module cache or the module proxy")
-    os.replace(tmp, binary)
-    return binary
+    return go_tool(_source_dir(), "frameworkvet", "go vet: building the framework's analyzers",
+                   hint="needs golang.org/x/tools in the Go module cache or the module proxy")
 
 
 def _packages(root: Path, scope: list[str]) -> list[str]:

@@ -1,0 +1,3 @@
+module framework.dev/codemods
+
+go 1.24.0

@@ -1,0 +1,3 @@
+module framework.dev/inspect
+
+go 1.24.0

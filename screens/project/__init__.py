@@ -1,0 +1,1 @@
+"""The Project screen (docs/reference-project.md#project-screen)."""
