@@ -14,12 +14,16 @@ PYTEST_ARGS ?= -n 2 --dist loadfile
 # System pieces the tests drive for real, as command:Debian-package pairs: tmux (terminal
 # end-to-end tests), docker-registry (release verify against a real OCI registry), chromium +
 # chromium-driver (the one login test driven by a real headless browser, tests/test_auth_browser.py),
-# gdb (debugpy's attach-by-pid), openssl (the vuln-scan tests' throwaway CA). Installed only when
-# absent, so the check costs nothing on a prepared machine.
-SYSTEM_TOOLS := tmux:tmux docker-registry:docker-registry chromium:chromium chromedriver:chromium-driver gdb:gdb openssl:openssl
+# gdb (debugpy's attach-by-pid), openssl (the vuln-scan tests' throwaway CA); and, pinned, the Compose
+# target's (docs/reference-cluster.md#compose-target): Debian's dockerd and docker-compose 1.29.2 (an apt
+# install: building Compose v2 from source takes ~30 min of CI's 90), and busybox-static (the test image).
+# Installed only when absent, so the check costs nothing on a prepared machine.
+SYSTEM_TOOLS := tmux:tmux docker-registry:docker-registry chromium:chromium chromedriver:chromium-driver gdb:gdb \
+  openssl:openssl dockerd:docker.io=20.10.24+dfsg1-1+deb12u1+b6 docker-compose:docker-compose=1.29.2-3 \
+  busybox:busybox-static=1:1.35.0-4+deb12u1+b1
 
 system-deps: postgres
-	@missing=""; for pair in $(SYSTEM_TOOLS); do command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair##*:}"; done; \
+	@missing=""; for pair in $(SYSTEM_TOOLS); do command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair#*:}"; done; \
 	if [ -n "$$missing" ]; then echo "installing system packages:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing </dev/null >/dev/null; fi
 
@@ -165,8 +169,9 @@ cluster-tools: $(TOOLS_BIN)/kwokctl $(TOOLS_BIN)/k3d
 $(TOOLS_BIN)/kwokctl:
 	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install sigs.k8s.io/kwok/cmd/kwokctl@$(KWOK_VERSION)
 
-# Docker Compose v2 (the Compose target's tool), pinned, built from its module source as k3d is. Not part of
-# `make test`: no test drives it yet (docs/reference-cluster.md#not-in-this-build), and it is a long build.
+# Docker Compose v2, pinned, built from its module source as k3d is. Not part of `make test`: the Compose
+# target drives Debian's docker-compose 1.29.2 (system-deps); a v2 binary first on PATH as `docker-compose`
+# (or $FRAMEWORK_DOCKER_COMPOSE) is used instead (docs/reference-cluster.md#compose-target). A long build.
 COMPOSE_VERSION := v2.32.4
 compose-tools: $(TOOLS_BIN)/docker-compose
 

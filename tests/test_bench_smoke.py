@@ -27,6 +27,7 @@ RATIO_LINES = {
     "auth.py": rf"authenticated / unauthenticated: {NUMBER}",
     "daemon.py": rf"file read \d+ MiB \(bulk side channel\): .*; {NUMBER}, median",
     "cluster.py": rf"cluster up / kwokctl alone: ratio {NUMBER}",
+    "compose.py": rf"compose unchanged deploy / docker-compose up -d alone: ratio {NUMBER}",
     "dashboard.py": rf"trigger with 600 deliveries +[\d.]+ +{NUMBER}",
     "db.py": rf"^ +[\d.]+ +[\d.]+ +{NUMBER} <= 3x$",
     "debug.py": rf"debug start \+ break \+ continue until stopped +[\d.]+ +{NUMBER}",

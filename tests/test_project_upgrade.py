@@ -18,8 +18,10 @@ OLD = "0.0.9"
 BOOT = "internal/bootstrap/bootstrap.go"
 CI = ".github/workflows/ci.yml"
 CHANGING_NEW = "internal/bootstrap/bootstrap_test.go"
+PLAYBOOKS = ["0.1.0-bootstrap-test", "0.1.0-bootstrap-version", "0.1.0-ci-vet", "0.1.0-handler-harness"]
 CHANGING = {CI: "skipped-scaffold-once", BOOT: "changed", "internal/bootstrap/bootstrap_test.go": "new",
-            "internal/bootstrap/version.go": "removed"}
+            "internal/bootstrap/version.go": "removed", "internal/handlers/order/handler_test.go": "changed",
+            "internal/handlers/order/harness_test.go": "new"}
 
 
 @pytest.fixture(scope="module")
@@ -58,15 +60,15 @@ def test_check_lists_exactly_the_files_that_change(shop: Path) -> None:
     assert code == 0, err
     assert (doc["from_version"], doc["to_version"], doc["check"]) == (OLD, "0.1.0", True)
     assert {f["path"]: f["status"] for f in doc["files"]} == CHANGING
-    assert doc["summary"] == {"changed": 1, "new": 1, "removed": 1, "skipped-scaffold-once": 1}
-    assert doc["playbooks"] == ["0.1.0-bootstrap-test", "0.1.0-bootstrap-version", "0.1.0-ci-vet"]
+    assert doc["summary"] == {"changed": 2, "new": 2, "removed": 1, "skipped-scaffold-once": 1}
+    assert doc["playbooks"] == PLAYBOOKS
     code, text, err = fw_text("project", "upgrade", "--check", BOOT, cwd=shop)
     assert code == 0, err
     assert text.startswith(f"--- a/{BOOT}\n+++ b/{BOOT}\n")
     assert "-\tshutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)" in text
     assert "+\t\tReadHeaderTimeout: 10 * time.Second," in text
     code, doc, err = fw("project", "upgrade", "--dry-run", "--all", cwd=shop)
-    assert code == 0 and doc["summary"]["unchanged"] > 5 and doc["summary"]["changed"] == 1
+    assert code == 0 and doc["summary"]["unchanged"] > 5 and doc["summary"]["changed"] == 2
     for bad in ("9.9.9", "0.0.1", "latest"):
         code, doc, err = fw("project", "upgrade", "--to", bad, cwd=shop)
         assert code == 2 and doc["error"]["code"] == "usage" and "0.0.9, 0.1.0" in err, (bad, err)
@@ -170,7 +172,7 @@ def test_upgrade_list_and_apply_round_trip(shop: Path) -> None:
     exit 0; unknown id: exit 1); after the upgrade the rest stay pending until applied."""
     code, doc, err = fw("project", "upgrade", "list", cwd=shop)
     assert code == 0, err
-    assert [p["id"] for p in doc["pending"]] == ["0.1.0-bootstrap-test", "0.1.0-bootstrap-version", "0.1.0-ci-vet"]
+    assert [p["id"] for p in doc["pending"]] == PLAYBOOKS
     assert all(p["steps"] and p["title"] and p["version"] == "0.1.0" for p in doc["pending"])
     code, doc, err = fw("project", "upgrade", "apply", "0.1.0-ci-vet", cwd=shop)
     assert (code, doc["already"]) == (0, False), err
@@ -183,7 +185,7 @@ def test_upgrade_list_and_apply_round_trip(shop: Path) -> None:
     assert record["upgrades"] == []
     _upgrade(shop)
     code, doc, err = fw("project", "upgrade", "list", cwd=shop)
-    assert [p["id"] for p in doc["pending"]] == ["0.1.0-bootstrap-test", "0.1.0-bootstrap-version"]
+    assert [p["id"] for p in doc["pending"]] == [p for p in PLAYBOOKS if p != "0.1.0-ci-vet"]
     assert doc["applied"] == ["0.1.0-ci-vet"] and doc["from_version"] == OLD
 
 

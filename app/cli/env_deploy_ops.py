@@ -96,15 +96,27 @@ def execute(env: str, version: str | None, **params: Any) -> int:
         stream.flush()
 
     def action() -> tuple[Any, int]:
+        from engine.project import find_project
+
+        project = find_project()
+        if params["yes"] or params["approve"]:  # a Compose environment's `up -d` starts now (compose_early.py)
+            from engine.runtime.compose_early import start_early
+
+            start_early(project.key, env, params["target"])
         from app.progress import sink
         from engine.deploy.deploy import DeployOptions, deploy
-        from engine.project import find_project
 
         opts = DeployOptions(version=version, **deploy_options(params))
         terminal = sys.stdin.isatty() and not json_output
-        with sink(json_output) as shown:  # bars for its build and artifact uploads, on a terminal only
-            result = deploy(find_project(), env, opts, confirm=confirm if terminal else None,
-                            emit=emit if events else None, progress=progress, report=shown.step)
+        try:
+            with sink(json_output) as shown:  # bars for its build and artifact uploads, on a terminal only
+                result = deploy(project, env, opts, confirm=confirm if terminal else None,
+                                emit=emit if events else None, progress=progress, report=shown.step)
+        finally:
+            if params["yes"] or params["approve"]:  # refused before the compose branch took it: ended unread
+                from engine.runtime.compose_early import end_unused
+
+                end_unused()
         if json_output:  # --json: one document on stdout; human output moves to stderr
             render_deploy(result, sys.stderr)
         return result, result.exit_code

@@ -75,17 +75,25 @@ def harness_test_go(desc: Descriptor, svc: Service) -> str:
 
 
 def handler_test_go(desc: Descriptor, svc: Service) -> str:
-    imports = Imports()
-    calls = ""
+    # Release 0.0.9's template (assets/templates/versions/0.0.9) served the handler itself and imported the
+    # Connect package into the same block: its variables are rendered beside the current ones.
+    imports, imports_009 = Imports(), Imports()
+    path, alias = connect_package(desc, svc)
+    connect_alias = imports_009.add(path, alias)
+    calls = calls_009 = ""
     for m in svc.methods:
         if m.stream:
             continue
-        req = message_type(desc, m.input, imports)
-        calls += (f"\tif _, err := client.{m.name}(ctx, connect.NewRequest(&{req}{{}})); "
-                  f"connect.CodeOf(err) == connect.CodeUnimplemented {{\n"
-                  f'\t\tt.Errorf("{m.name}: %v", err)\n\t}}\n')
+        calls += _unary_check(m.name, message_type(desc, m.input, imports))
+        calls_009 += _unary_check(m.name, message_type(desc, m.input, imports_009))
     return render("go/handler_test.go.tmpl", gopkg=handler_package(svc), Service=svc.name, imports=imports.block(),
-                  calls=calls)
+                  calls=calls, connect_alias=connect_alias, imports_009=imports_009.block(), calls_009=calls_009)
+
+
+def _unary_check(name: str, req: str) -> str:
+    return (f"\tif _, err := client.{name}(ctx, connect.NewRequest(&{req}{{}})); "
+            f"connect.CodeOf(err) == connect.CodeUnimplemented {{\n"
+            f'\t\tt.Errorf("{name}: %v", err)\n\t}}\n')
 
 
 def rpc_stub(desc: Descriptor, svc: Service, method: Method) -> str:

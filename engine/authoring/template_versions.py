@@ -112,6 +112,15 @@ def digest(version: str | None = None) -> str:
     return h.hexdigest()
 
 
+def _matches(path: str, pattern: str) -> bool:
+    """`absent` entries: an exact path, or a glob whose `*` stays within one directory."""
+    import re
+
+    if "*" not in pattern:
+        return path == pattern
+    return re.fullmatch("[^/]*".join(re.escape(part) for part in pattern.split("*")), path) is not None
+
+
 def adjust(plan: Plan, version: str | None = None) -> None:
     """The current plan made `version`'s: from the newest older release down to `version`, drop the files
     that release did not write (`absent`) and add those it wrote (`extra`, when its `with` file is planned)."""
@@ -123,8 +132,9 @@ def adjust(plan: Plan, version: str | None = None) -> None:
     with rendering(version):
         for v in reversed(_newer(version)):
             delta = manifest()[v]
-            for path in delta.get("absent", []):
-                plan.files.pop(str(path), None)
+            for pattern in delta.get("absent", []):  # a path, or a glob (`*` within one directory)
+                for path in [p for p in plan.files if _matches(p, str(pattern))]:
+                    plan.files.pop(path, None)
             for extra in delta.get("extra", []):
                 path, with_ = str(extra["path"]), extra.get("with")
                 if with_ is not None and str(with_) not in plan.files:

@@ -1,5 +1,5 @@
-"""The last stages of `env deploy` (docs/reference-deploy.md#env-deploy): apply on the environment's runtime (process or
-k8s), wait, record.
+"""The last stages of `env deploy` (docs/reference-deploy.md#env-deploy): apply on the environment's runtime (process,
+k8s or compose), wait, record.
 
 Per-workload phases are written to the open apply while in flight (`env status` and the
 dashboard's Rollouts read them); the outcome closes it; a good apply records the declared shape
@@ -105,13 +105,22 @@ class _ProcessRollout:
 
 
 def _runtime(d: Deployment, promotion_id: str) -> Rollout:
-    """The runtime the environment's target names: `process` (this machine) or `k8s` (its context)."""
+    """The runtime the environment's target names: `process` (this machine), `k8s` (its context) or
+    `compose` (the Docker daemon Compose talks to)."""
     selected = [w for w in d.workloads if not d.opts.targets or w.name in d.opts.targets]
     if d.spec.runtime == "k8s":
+        from engine.runtime.k8s import PendingApply
         from engine.runtime.k8s_runtime import K8sRuntime
 
         pending, d.kubectl = d.kubectl, None
-        return K8sRuntime.for_deploy(d.project, d.env, d.spec, d.images, d.opts.targets, pending=pending)
+        return K8sRuntime.for_deploy(d.project, d.env, d.spec, d.images, d.opts.targets,
+                                     pending=pending if isinstance(pending, PendingApply) else None)
+    if d.spec.runtime == "compose":
+        from engine.runtime.compose import ComposeRuntime, PendingUp
+
+        early, d.kubectl = d.kubectl, None
+        return ComposeRuntime(d.project, d.env, d.spec, d.images, d.opts.targets,
+                              pending=early if isinstance(early, PendingUp) else None)
     return _ProcessRollout(d, promotion_id, selected)
 
 

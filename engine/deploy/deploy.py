@@ -127,7 +127,7 @@ def deploy(
             return refuse(result, "invalid_input", "--target: a hosted environment is converged as a whole by "
                           "its control plane; deploy without --target (`env stop|start --target` scope it)", 1)
     # rule 9: a K8sCluster applies to exactly its declared context; missing -> refused before anything
-    # is written. Compose is rendered only (check_target says so, pointing to `env render`)
+    # is written. Compose: the CLI and a daemon must answer (a dry run skips it with --skip-preflight)
     kubectl = None
     if spec.target is not None and spec.target.type == "k8s" and mode in ("apply", "dry_run"):
         from engine.runtime.k8s import check_k8s
@@ -136,10 +136,13 @@ def deploy(
         if (mode == "apply" and (opts.yes or opts.approve is not None) and not opts.frontends_only
                 and not spec.on_control_plane):
             kubectl = _start_apply(project, env, spec, opts, kube)
-    elif spec.target is not None and spec.target.type != "process" and mode in ("apply", "dry_run"):
-        from engine.runtime.external import check_target
+    elif (spec.target is not None and spec.target.type == "compose" and mode in ("apply", "dry_run")
+          and not (mode == "dry_run" and opts.skip_preflight)):
+        from engine.runtime.compose import check_compose, start_up
 
-        check_target(spec.target, env, preflight=mode == "dry_run" and not opts.skip_preflight)
+        cli = check_compose()
+        if mode == "apply" and (opts.yes or opts.approve is not None) and not opts.frontends_only:
+            kubectl = start_up(project, env, spec, cli, opts.targets)  # its start overlaps the stages
 
     from engine.ledger.protocol import open_ledger
 
@@ -150,7 +153,11 @@ def deploy(
             return _stages(d)
     finally:
         if kubectl is not None:
-            kubectl.cancel()  # refused before the apply: kubectl was sent nothing and changed nothing
+            kubectl.cancel()  # refused before the apply: kubectl (compose) was sent nothing and changed nothing
+        if spec.target is not None and spec.target.type == "compose":
+            from engine.runtime.compose_early import end_unused
+
+            end_unused()
 
 
 def _frontend_flags(result: DeployResult, spec: EnvironmentSpec, opts: DeployOptions) -> DeployResult | None:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # imported by the stages that use them: a deploy starts its a
     from engine.ledger.store import Promotion
     from engine.project import Project
     from engine.releases.store import Release
+    from engine.runtime.compose import PendingUp
     from engine.runtime.k8s import PendingApply
 
 Confirm = Callable[["DeployPlan | None", str], bool]
@@ -111,7 +112,7 @@ class Deployment:
     needs_cut: bool = False
     source_id: str | None = None
     plan: DeployPlan | None = None
-    kubectl: PendingApply | None = None  # a K8sCluster deploy's apply, started early (deploy.py)
+    kubectl: PendingApply | PendingUp | None = None  # the apply (kubectl or compose up), started early (deploy.py)
     report: Reporter | None = None  # hears the steps of its build and artifact uploads (engine/progress.py)
 
     @property

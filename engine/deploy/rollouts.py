@@ -3,9 +3,9 @@
 workload's phase, its health probes, the elapsed time against the wait budget and its log tail.
 
 Reads the machine ledger's applies (per-workload phases are recorded while in flight), the
-process runtime's instances and logs, or for a Kubernetes environment its live Deployments (ready
-replicas) and the tail of their events: the same data as `framework env status <env>` and
-`framework ledger show <env>`.
+process runtime's instances and logs, for a Kubernetes environment its live Deployments (ready
+replicas) and the tail of their events, for a Compose environment its live containers: the same
+data as `framework env status <env>` and `framework ledger show <env>`.
 """
 
 from __future__ import annotations
@@ -97,6 +97,18 @@ def _k8s_live(project: Project, env: str, spec: Any, ledger: Any, row: EnvRollou
     return {w["name"]: w for w in seen["workloads"]}, events
 
 
+def _compose_live(project: Project, env: str, spec: Any, ledger: Any, row: EnvRollout) -> dict[str, Any]:
+    """A Compose environment's live services (phase, running and healthy containers)."""
+    from engine.runtime.compose import compose_observation
+
+    current = ledger.current(env)
+    seen = compose_observation(project, env, spec, current.images if current else {})
+    if "error" in seen:
+        row.message = f"compose: {seen['error']}"
+        return {}
+    return {w["name"]: w for w in seen["workloads"]}
+
+
 def rollouts(project: Project, now: float | None = None) -> RolloutsView:
     from engine.deploy.status import observe_env
     from engine.environments.evaluate import declared_names, evaluate_environment
@@ -138,6 +150,8 @@ def rollouts(project: Project, now: float | None = None) -> RolloutsView:
                 probes = {w["name"]: w for w in st.workloads}
             elif target == "k8s":
                 probes, events = _k8s_live(project, name, spec, ledger, row)
+            elif target == "compose":
+                probes = _compose_live(project, name, spec, ledger, row)
             for r in a.resources:
                 w = WorkloadRollout(name=r["name"], phase=r.get("phase") or "pending", outcome=r.get("outcome"),
                                     restarts=int(r.get("restarts") or 0), message=r.get("message") or "")
@@ -149,6 +163,11 @@ def rollouts(project: Project, now: float | None = None) -> RolloutsView:
                     from engine.runtime.k8s_status import event_lines
 
                     w.tail_kind, w.log_tail = "events", event_lines(events, {r["name"]}, LOG_LINES)
+                if target == "compose" and r["name"] in probes and probes[r["name"]].get("containers"):
+                    from engine.runtime.compose import log_tail
+
+                    container = probes[r["name"]]["containers"][0]
+                    w.log_file, w.log_tail = f"docker logs {container}", log_tail(container, LOG_LINES)
                 log = _log_of(project.key, name, r["name"]) if target == "process" else None
                 if log is not None:
                     w.log_file, w.log_tail = str(log), tail(log)

@@ -57,8 +57,8 @@ def observe_env(project: Project, env: str, spec: EnvironmentSpec, ledger: Ledge
     rel = find_release(project, current.release)
     st.provenance = rel.provenance.model_dump() if rel else None
     st.gates = [g.model_dump() for g in current.gates]
-    if target == "k8s":
-        return _observe_k8s(project, env, spec, ledger, st, current.images)
+    if target in ("k8s", "compose"):
+        return _observe_live(project, env, spec, ledger, st, current.images)
     if target != "process":
         for name, img in sorted(current.images.items()):
             st.images.append(
@@ -123,12 +123,18 @@ def _conclude(st: EnvStatus, last: Any, healthy: bool, wrong: bool) -> EnvStatus
     return st
 
 
-def _observe_k8s(project: Project, env: str, spec: EnvironmentSpec, ledger: Ledger, st: EnvStatus,
-                 images: dict[str, Any]) -> EnvStatus:
-    """The live cluster, read on the declared context (engine/runtime/k8s_status.py)."""
-    from engine.runtime.k8s_status import k8s_observation, namespace_of
+def _observe_live(project: Project, env: str, spec: EnvironmentSpec, ledger: Ledger, st: EnvStatus,
+                  images: dict[str, Any]) -> EnvStatus:
+    """The live cluster, read on the declared context (engine/runtime/k8s_status.py), or the live
+    containers of the Compose project (engine/runtime/compose.py)."""
+    if spec.target_type == "compose":
+        from engine.runtime.compose import compose_observation
 
-    seen = k8s_observation(spec, namespace_of(project, env, spec, ledger), images)
+        seen = compose_observation(project, env, spec, images)
+    else:
+        from engine.runtime.k8s_status import k8s_observation, namespace_of
+
+        seen = k8s_observation(spec, namespace_of(project, env, spec, ledger), images)
     if "error" in seen:
         st.images = [{"name": n, "expected_digest": i.get("digest"), "running_digest": None, "state": "unreachable"}
                      for n, i in sorted(images.items())]

@@ -259,11 +259,21 @@ def env_up(project: Project, env: str, opts: UpOptions, progress: Progress | Non
     elif target is not None and target.type == "process":
         result.phases.append(Phase(name="deploy", status="skipped",
                                    detail="process target: no cluster or compose workloads to deploy"))
+    elif target is not None and target.type == "compose":
+        from engine.runtime.compose import up_stack
+
+        _say(progress, "deploy")
+        phase_start = time.monotonic()
+        detail = up_stack(project, env, env_spec, opts.targets, opts.timeout)
+        result.phases.append(Phase(name="deploy", status="done", detail=detail,
+                                   seconds=round(time.monotonic() - phase_start, 3)))
+        # its services run as containers under the Docker daemon, not as this stack's processes: nothing is
+        # held, and `env down` leaves them (docs/reference-deploy.md#deploys-to-k8scluster-and-compose-targets)
+        return result
     elif target is not None:
         from engine.runtime.external import check_target
 
-        _say(progress, "deploy")
-        check_target(target, env, preflight=True)  # raises: this version cannot apply clusters or compose
+        check_target(target, env)  # raises: `env up` runs local stacks; a cluster is deployed with `env deploy`
     plan = plan_of(project, rendered, port_offset=offset)
     chosen = _select(plan, opts.targets)
     busy = [(p.name, port.port) for p in chosen for port in p.ports if not port_free(port.port)]

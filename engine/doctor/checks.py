@@ -39,7 +39,9 @@ TOOLCHAINS: dict[str, tuple[str, list[str], str]] = {
                "install Docker and start its daemon (a docker build needs a reachable daemon)"),
     "shell": ("sh", ["sh", "-c", "echo sh"], "install a POSIX shell"),
     "k8s": ("kubectl", ["kubectl", "version", "--client"], "install kubectl"),
-    "compose": ("docker", ["docker", "compose", "version"], "install the docker compose plugin"),
+    # the compose runtime's CLI (docs/reference-cluster.md#compose-target: a standalone docker-compose first)
+    "compose": ("docker-compose", ["docker-compose", "version"],
+                "install Docker Compose (Debian: docker.io and docker-compose; `make system-deps`)"),
     "node": ("npm", ["npm", "--version"], "install Node.js and npm"),
 }
 
