@@ -17,46 +17,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench._seed import SMOKE, seed_project, timed  # noqa: E402
 from engine.authoring import tools  # noqa: E402
 from engine.authoring.frontends import FrontendEntry, template_files  # noqa: E402
 from engine.authoring.generate import _frontend_template, generate  # noqa: E402
-from engine.authoring.new import new_project  # noqa: E402
 from engine.authoring.scaffold_frontend import npm_ci, scaffold_frontend  # noqa: E402
 from engine.project import Project  # noqa: E402
 
-SMOKE = os.environ.get("BENCH_SMOKE") == "1"
 SERVICES = 2 if SMOKE else 30
 ES_VERSION = "2.17.0"
-
-
-def _proto(module: str, i: int) -> str:
-    return (f'syntax = "proto3";\n\npackage s{i}.v1;\n\noption go_package = "{module}/gen/s{i}/v1;s{i}v1";\n\n'
-            f"service S{i}Service {{\n  rpc Ping(PingRequest) returns (PingResponse) {{}}\n}}\n\n"
-            "message PingRequest {\n  string message = 1;\n}\n\nmessage PingResponse {\n  string message = 1;\n}\n")
-
-
-def _timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
-def _project(base: Path) -> Path:
-    new_project("bench", parent=base, module="example.com/bench", disable=["observability"])
-    root = base / "bench"
-    shutil.rmtree(root / "proto" / "bench")
-    shutil.rmtree(root / "internal" / "handlers" / "bench")
-    for i in range(SERVICES):
-        path = root / "proto" / f"s{i}" / "v1" / f"s{i}.proto"
-        path.parent.mkdir(parents=True)
-        path.write_text(_proto("example.com/bench", i))
-    generate(Project(root))
-    return root
 
 
 def _scaffold_ratio(base: Path, root: Path) -> None:
@@ -71,10 +44,10 @@ def _scaffold_ratio(base: Path, root: Path) -> None:
     scaffolds, baselines = [], []
     for run in range(runs):
         shutil.rmtree(lock / "node_modules")
-        baseline = _timed(lambda: npm_ci(lock))
+        baseline = timed(lambda: npm_ci(lock))
         where = root if run == runs - 1 else Path(shutil.copytree(root, base / f"run{run}" / root.name, symlinks=True))
         made = []
-        scaffold = _timed(lambda w=where, m=made: m.append(scaffold_frontend(Project(w), entry)))
+        scaffold = timed(lambda w=where, m=made: m.append(scaffold_frontend(Project(w), entry)))
         steps = ", ".join(f"{k} {v:.1f} s" for k, v in made[0].seconds.items())
         load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         print(f"scaffold frontend (web), npm cache warm: {scaffold:.1f} s; npm ci alone: {baseline:.1f} s; "
@@ -103,7 +76,7 @@ def _smoke_frontend(base: Path, root: Path) -> None:
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-frontends-") as tmp:
         base = Path(tmp)
-        root = _project(base)
+        root = seed_project(base, SERVICES, 0)  # one RPC each
         if SMOKE:
             _smoke_frontend(base, root)
         else:
@@ -117,12 +90,12 @@ def main() -> None:
         first, baseline, again = [], [], []
         for r in range(1 if SMOKE else 3):
             out = base / f"bufonly{r}"
-            baseline.append(_timed(lambda o=out: subprocess.run(
+            baseline.append(timed(lambda o=out: subprocess.run(
                 [buf, "generate", "-o", str(o), "--template", str(template)], cwd=root, env=env, check=True,
                 capture_output=True)))
             (root / ".framework" / "generated.json").unlink()  # the next generate compiles again
-            first.append(_timed(lambda: generate(project, full=True)))
-            again.append(_timed(lambda: generate(project)))
+            first.append(timed(lambda: generate(project, full=True)))
+            again.append(timed(lambda: generate(project)))
         assert generate(project).up_to_date, "a no-change generate must skip"
         assert (root / "frontends/web/src/gen/framework/clients.ts").is_file()
         f, b, a = min(first), min(baseline), min(again)

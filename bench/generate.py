@@ -9,59 +9,35 @@ BENCH_SMOKE=1: 2 services x 2 RPCs, one round (tests/test_bench_smoke.py).
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench._seed import SMOKE, seed_project, timed  # noqa: E402
 from engine.authoring import tools  # noqa: E402
 from engine.authoring.generate import generate  # noqa: E402
-from engine.authoring.new import new_project  # noqa: E402
 from engine.project import Project  # noqa: E402
 
-SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
 SERVICES, RPCS, ROUNDS = (2, 2, 1) if SMOKE else (30, 10, 3)
-
-
-def _proto(module: str, i: int) -> str:
-    rpcs = "\n".join(f"  rpc Do{j}(Do{j}Request) returns (Do{j}Response) {{}}" for j in range(RPCS))
-    msgs = "\n".join(f"message Do{j}Request {{\n  string id = 1;\n  int64 n = 2;\n}}\n\n"
-                     f"message Do{j}Response {{\n  string id = 1;\n}}\n" for j in range(RPCS))
-    return (f'syntax = "proto3";\n\npackage s{i}.v1;\n\noption go_package = "{module}/gen/s{i}/v1;s{i}v1";\n\n'
-            f"service S{i}Service {{\n{rpcs}\n}}\n\n{msgs}")
-
-
-def _timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-generate-") as tmp:
         base = Path(tmp)
-        new_project("bench", parent=base, module="example.com/bench", disable=["observability"])
-        seed = base / "bench"
-        shutil.rmtree(seed / "proto" / "bench")
-        shutil.rmtree(seed / "internal" / "handlers" / "bench")
-        for i in range(SERVICES):
-            path = seed / "proto" / f"s{i}" / "v1" / f"s{i}.proto"
-            path.parent.mkdir(parents=True)
-            path.write_text(_proto("example.com/bench", i))
+        seed = seed_project(base, SERVICES, RPCS, run_generate=False)
         buf = tools.find("buf")
         env = tools.tool_env()
         first, baseline, again = [], [], []
         for r in range(ROUNDS):
             work = Path(shutil.copytree(seed, base / f"round{r}"))
-            baseline.append(_timed(lambda w=work: subprocess.run(
+            baseline.append(timed(lambda w=work: subprocess.run(
                 [buf, "generate", "-o", str(w / "bufonly")], cwd=w, env=env, check=True, capture_output=True)))
-            first.append(_timed(lambda w=work: generate(Project(w))))
-            again.append(_timed(lambda w=work: generate(Project(w))))
+            first.append(timed(lambda w=work: generate(Project(w))))
+            again.append(timed(lambda w=work: generate(Project(w))))
         probe = generate(Project(base / "round0"))
         assert probe.up_to_date, "a no-change generate must skip"
         stubs = len(list((base / "round0" / "internal" / "handlers").rglob("rpc_*.go")))

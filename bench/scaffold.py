@@ -8,23 +8,20 @@ few rounds, each on a fresh copy. BENCH_SMOKE=1: 2 services, one round, two scaf
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench._seed import SMOKE, seed_project, timed  # noqa: E402
 from engine.authoring.generate import generate  # noqa: E402
-from engine.authoring.new import new_project  # noqa: E402
 from engine.authoring.packages import scaffold_library, scaffold_package  # noqa: E402
 from engine.authoring.scaffold_workloads import scaffold_webhook, scaffold_worker  # noqa: E402
 from engine.project import Project  # noqa: E402
 
-SMOKE = os.environ.get("BENCH_SMOKE") == "1"
 SERVICES, ROUNDS = (2, 1) if SMOKE else (30, 3)
 
 SCAFFOLDS: dict[str, Callable[[Project], object]] = {
@@ -37,32 +34,10 @@ SCAFFOLDS: dict[str, Callable[[Project], object]] = {
 }
 
 
-def _proto(module: str, i: int, rpcs: int = 10) -> str:
-    methods = "\n".join(f"  rpc Do{j}(Do{j}Request) returns (Do{j}Response) {{}}" for j in range(rpcs))
-    msgs = "\n".join(f"message Do{j}Request {{\n  string id = 1;\n}}\n\nmessage Do{j}Response {{}}\n"
-                     for j in range(rpcs))
-    return (f'syntax = "proto3";\n\npackage s{i}.v1;\n\noption go_package = "{module}/gen/s{i}/v1;s{i}v1";\n\n'
-            f"service S{i}Service {{\n{methods}\n}}\n\n{msgs}")
-
-
-def _timed(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-scaffold-") as tmp:
         base = Path(tmp)
-        new_project("bench", parent=base, module="example.com/bench", disable=["observability"])
-        seed = base / "bench"
-        shutil.rmtree(seed / "proto" / "bench")
-        shutil.rmtree(seed / "internal" / "handlers" / "bench")
-        for i in range(SERVICES):
-            path = seed / "proto" / f"s{i}" / "v1" / f"s{i}.proto"
-            path.parent.mkdir(parents=True)
-            path.write_text(_proto("example.com/bench", i))
-        generate(Project(seed))
+        seed = seed_project(base, SERVICES, 10)
         n = 0
         worst = 0.0
         for what, scaffold in SCAFFOLDS.items():
@@ -72,8 +47,8 @@ def main() -> None:
             for _ in range(ROUNDS):
                 n += 1
                 work = Path(shutil.copytree(seed, base / f"r{n}", symlinks=True))
-                took.append(_timed(lambda w=work, s=scaffold: s(Project(w))))
-                baseline.append(_timed(lambda w=work: generate(Project(w), full=True)))
+                took.append(timed(lambda w=work, s=scaffold: s(Project(w))))
+                baseline.append(timed(lambda w=work: generate(Project(w), full=True)))
             t, b = min(took), min(baseline)
             worst = max(worst, t / b)
             print(f"scaffold {what}, {SERVICES} services: {t * 1000:.0f} ms; its generate: {b * 1000:.0f} ms; "
@@ -82,7 +57,7 @@ def main() -> None:
         for _ in range(ROUNDS):
             n += 1
             work = Path(shutil.copytree(seed, base / f"r{n}", symlinks=True))
-            quick.append(_timed(lambda w=work: scaffold_worker(Project(w), "mailer", no_generate=True)))
+            quick.append(timed(lambda w=work: scaffold_worker(Project(w), "mailer", no_generate=True)))
         print(f"scaffold worker --no-generate, {SERVICES} services: {min(quick) * 1000:.0f} ms (aim < 300 ms)")
         print(f"worst ratio {worst:.2f}x (aim <= 1.5x)")
 

@@ -15,47 +15,36 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench._seed import SMOKE, seed_project, timed  # noqa: E402
 from engine.authoring import tools  # noqa: E402
 from engine.authoring.generate import generate  # noqa: E402
-from engine.authoring.new import new_project  # noqa: E402
 from engine.authoring.operator import CONTROLLER_RUNTIME, CONTROLLER_RUNTIME_VERSION  # noqa: E402
-from engine.authoring.scaffold import scaffold_services  # noqa: E402
 from engine.authoring.scaffold_operator import scaffold_operator  # noqa: E402
 from engine.project import Project  # noqa: E402
 
-SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # tiny sizes, one round, no aim (tests/test_bench_smoke.py)
 SERVICES, ROUNDS = (2, 1) if SMOKE else (30, 3)
-
-
-def _timed(fn) -> float:  # type: ignore[no-untyped-def]
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 def main() -> None:
     os.environ.setdefault("GOFLAGS", "-buildvcs=false")
     with tempfile.TemporaryDirectory(prefix="bench-operator-") as tmp:
         base = Path(tmp)
-        new_project("bench", parent=base, module="example.com/bench", disable=["observability"])
-        seed = base / "bench"
-        scaffold_services(Project(seed), [f"s{i}" for i in range(1, SERVICES)])
+        seed = seed_project(base, SERVICES, 0)  # one RPC each
         go = tools.go()
-        once = None if SMOKE else _timed(lambda: scaffold_operator(Project(shutil.copytree(seed, base / "first")),
+        once = None if SMOKE else timed(lambda: scaffold_operator(Project(shutil.copytree(seed, base / "first")),
                                                                    "widgets", crd_type="Widget"))
         tools.run([go, "get", f"{CONTROLLER_RUNTIME}@{CONTROLLER_RUNTIME_VERSION}"], seed, "go get")
         scaffolds, gens, bare = [], [], []
         for r in range(ROUNDS):
             work = Path(shutil.copytree(seed, base / f"round{r}"))
-            scaffolds.append(_timed(lambda w=work: scaffold_operator(Project(w), "widgets", crd_type="Widget")))
-            gens.append(_timed(lambda w=work: generate(Project(w), full=True)))
+            scaffolds.append(timed(lambda w=work: scaffold_operator(Project(w), "widgets", crd_type="Widget")))
+            gens.append(timed(lambda w=work: generate(Project(w), full=True)))
             bare_dir = Path(shutil.copytree(seed, base / f"bare{r}"))
-            bare.append(_timed(lambda w=bare_dir: scaffold_operator(Project(w), "widgets", crd_type="Widget",
+            bare.append(timed(lambda w=bare_dir: scaffold_operator(Project(w), "widgets", crd_type="Widget",
                                                                     no_generate=True)))
         assert (base / "round0" / "deploy/operators/widgets/crd/widgets.example.com_widgets.yaml").is_file()
         s, g, b = min(scaffolds), min(gens), min(bare)

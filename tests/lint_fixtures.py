@@ -31,6 +31,10 @@ def lint_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # does not analyze the standard library and the module cache again.
 GOLANGCI_CACHE = {"GOLANGCI_LINT_CACHE": os.environ.get("GOLANGCI_LINT_CACHE")
                   or str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "golangci-lint")}
+# The built tools (golangci-lint with the framework's analyzers: a link of golangci-lint, tens of CPU-seconds;
+# the vet tool) are the machine's too, named by the hash of their sources: built once, not once per worker.
+LINT_TOOLS = {"FRAMEWORK_LINT_TOOLS": os.environ.get("FRAMEWORK_LINT_TOOLS")
+              or str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "framework-lint-tools")}
 
 
 @pytest.fixture(autouse=True)
@@ -38,6 +42,7 @@ def lint_env(lint_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One vet tool build per worker: the cache outlives each test's own HOME."""
     monkeypatch.setenv("FRAMEWORK_LINT_CACHE", str(lint_cache))
     monkeypatch.setenv("GOLANGCI_LINT_CACHE", GOLANGCI_CACHE["GOLANGCI_LINT_CACHE"])
+    monkeypatch.setenv("FRAMEWORK_LINT_TOOLS", LINT_TOOLS["FRAMEWORK_LINT_TOOLS"])
     for key, value in {**_GO_ENV, "GOFLAGS": "-buildvcs=false"}.items():
         monkeypatch.setenv(key, value)
 
@@ -270,8 +275,9 @@ def lint_in_process(root: Path, cache: Path, **kwargs: object) -> object:
     from engine.lint.run import lint
     from engine.project import Project
 
-    saved = {k: os.environ.get(k) for k in ("FRAMEWORK_LINT_CACHE", *_GO_ENV, *GOLANGCI_CACHE, "GOFLAGS")}
-    os.environ.update({"FRAMEWORK_LINT_CACHE": str(cache), **_GO_ENV, **GOLANGCI_CACHE, "GOFLAGS": "-buildvcs=false"})
+    saved = {k: os.environ.get(k) for k in ("FRAMEWORK_LINT_CACHE", *_GO_ENV, *GOLANGCI_CACHE, *LINT_TOOLS, "GOFLAGS")}
+    os.environ.update({"FRAMEWORK_LINT_CACHE": str(cache), **_GO_ENV, **GOLANGCI_CACHE, **LINT_TOOLS,
+                       "GOFLAGS": "-buildvcs=false"})
     try:
         return lint(Project(root), **kwargs)  # type: ignore[arg-type]
     finally:

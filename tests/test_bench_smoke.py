@@ -14,6 +14,7 @@ import sys
 import pytest
 from k8s_cluster import BIN as K8S_BIN  # resolved at import, with the real HOME (tests get their own)
 from k8s_cluster import missing_tools
+from lint_fixtures import GOLANGCI_CACHE, LINT_TOOLS  # the machine's (real HOME at import): built once, warm
 
 from tests.conftest import REPO
 
@@ -79,8 +80,7 @@ def test_every_bench_runs_in_smoke_mode(script: str) -> None:
     env.update(BENCH_SMOKE="1", FRAMEWORK_K8S_BIN=str(K8S_BIN))
     if script in ("lint.py", "project.py"):  # compiles Go: the machine's build and module caches, not the test's HOME
         from authoring_fixtures import _GO_ENV
-
-        env.update(_GO_ENV)
+        env.update(_GO_ENV, **LINT_TOOLS, **GOLANGCI_CACHE)
     proc = subprocess.run([sys.executable, str(BENCH / script)], cwd=REPO, env=env, capture_output=True,
                           text=True, stdin=subprocess.DEVNULL, timeout=280, check=False)
     report = f"bench/{script} exited {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"

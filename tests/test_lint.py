@@ -17,6 +17,7 @@ from tests.conftest import REPO, run_cli
 from tests.lint_fixtures import (  # noqa: F401
     GOLANGCI_CACHE,
     HANDLERS,
+    LINT_TOOLS,
     edit,
     line_of,
     lint_cache,
@@ -33,8 +34,8 @@ NPM_LINT = REPO / ".tools" / "npm-lint" / "node_modules"
 
 def framework(*args: str, cwd: Path, cache: Path, **env: str) -> tuple[int, str, str]:
     result = run_cli("framework", *args, cwd=cwd, timeout=300,
-                     env={**_GO_ENV, **GOLANGCI_CACHE, "GOFLAGS": "-buildvcs=false", "FRAMEWORK_LINT_CACHE": str(cache),
-                          **env})
+                     env={**_GO_ENV, **GOLANGCI_CACHE, **LINT_TOOLS, "GOFLAGS": "-buildvcs=false",
+                          "FRAMEWORK_LINT_CACHE": str(cache), **env})
     return result.exit_code, result.stdout, result.stderr
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from engine.lint.run import VET_GO, WHOLE_GO
 from tests.authoring_fixtures import go_caches  # noqa: F401
 from tests.lint_fixtures import (  # noqa: F401
     HANDLERS,
@@ -86,7 +87,7 @@ def test_project_keeping_the_rule_has_no_finding(reports: dict[str, Any], analyz
     assert [f for f in report.findings if f.analyzer == analyzer] == []
     ran = {r.name for r in report.linters if r.status in ("ran", "cached")}
     assert analyzer in ran or any(analyzer in name for name in ran) or (
-        analyzer in GO and "go vet + go analyzers" in ran)
+        analyzer in GO and WHOLE_GO in ran)
 
 
 def test_missing_golangci_lint_is_exit_two_named(lint_projects: tuple[Path, Path], lint_cache: Path,
@@ -107,6 +108,18 @@ def test_clean_project_exits_zero_and_seeded_exits_one(reports: dict[str, Any]) 
     assert reports["clean"].exit_code == 0, reports["clean"].findings
     assert reports["seeded"].exit_code == 1
     assert not [r.name for r in reports["clean"].linters if r.status == "not-implemented"]
+
+
+def test_whole_run_loads_the_go_packages_once(reports: dict[str, Any]) -> None:
+    """docs/reference-lint.md#go-analyzers: a whole run type-checks the Go packages once, in golangci-lint built
+    with the framework's analyzers as a module plugin: no separate `go vet -vettool` load, and go vet's passes and
+    the analyzers' findings come out of that one run under their own names."""
+    for report in (reports["seeded"], reports["clean"]):
+        ran = [r.name for r in report.linters if r.status in ("ran", "cached")]
+        assert WHOLE_GO in ran and VET_GO not in ran and "golangci-lint" not in ran, ran
+    analyzers = {f.analyzer for f in reports["seeded"].findings}
+    assert {"go vet", "golangci-lint", "time-bucketing", "contract"} <= analyzers
+    assert not any(f.rule == "framework" or f.rule == "govet" for f in reports["seeded"].findings)
 
 
 _STORE_BAD = '''import { createConnectTransport } from "@connectrpc/connect-web";
@@ -153,3 +166,22 @@ def test_frontend_stores_reports_raw_api_access_at_its_line(lint_projects: tuple
     (project / bad).write_text(_STORE_GOOD, encoding="utf-8")
     report = lint_in_process(project, lint_cache, analyzers=["frontend-stores"])
     assert report.findings == [] and report.exit_code == 0
+
+
+def test_two_load_fallback_reports_the_same_findings(reports: dict[str, Any], lint_cache: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/reference-lint.md#go-analyzers: with golangci-lint named by $FRAMEWORK_GOLANGCI_LINT (a build that may not
+    hold the plugin) a whole run falls back to two loads, the vet tool beside golangci-lint without its govet, and
+    reports the same analyzers' and tools' findings at the same places as the one-load run."""
+    from engine.lint import golangci
+
+    monkeypatch.setenv("FRAMEWORK_GOLANGCI_LINT", golangci.binary())
+    seeded = reports["roots"][0]
+    report = lint_in_process(seeded, lint_cache)
+    ran = [r.name for r in report.linters if r.status in ("ran", "cached")]
+    assert VET_GO in ran and "golangci-lint" in ran and WHOLE_GO not in ran, ran
+
+    def places(findings: list[Any]) -> set[tuple[str, str, str, int]]:
+        return {(f.analyzer, f.rule, f.file, f.line) for f in findings}
+
+    assert places(report.findings) == places(reports["seeded"].findings)

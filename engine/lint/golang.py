@@ -1,6 +1,7 @@
-"""The Go half of `framework lint` (docs/reference-lint.md#linters): go vet's passes and the framework's go/analysis
-analyzers, compiled once from assets/lint/go into a vet tool cached by the hash of its sources, run by
-`go vet -vettool` over the project in one type-checked load.
+"""The Go half of `framework lint` (docs/reference-lint.md#go-analyzers): go vet's passes and the framework's
+go/analysis analyzers, compiled once from assets/lint/go into a vet tool cached by the hash of its sources, run by
+`go vet -vettool` in one type-checked load on runs that select analyzers or a scope (a whole run runs them inside
+golangci-lint: engine/lint/golangci_plugin.py).
 """
 
 from __future__ import annotations
@@ -11,15 +12,16 @@ import subprocess
 from pathlib import Path
 
 from engine.lint import gotool
-from engine.lint.gotool import LinterCannotRun, go_tool, lint_cache
+from engine.lint.gotool import LinterCannotRun, go_tool, lint_cache, tools_dir
 from engine.lint.gotool import go_binary as _go
 from engine.lint.model import ANALYZERS, ERROR, WARNING, Finding
 from engine.paths import assets_dir
 
-__all__ = ["LinterCannotRun", "go_tool", "lint_cache", "run", "source_hash", "vettool"]
+__all__ = ["LinterCannotRun", "go_tool", "lint_cache", "run", "source_hash", "tools_dir", "vettool"]
 
 GO_LINTER = "go vet"
-_BY_GO_NAME = {a.go_name: a.name for a in ANALYZERS if a.group == "go"}
+BY_GO_NAME = {a.go_name: a.name for a in ANALYZERS if a.group == "go"}
+VET_WARNINGS = ("unusedresult",)  # go vet passes reported as warnings
 
 
 def _source_dir() -> Path:
@@ -105,8 +107,8 @@ def _finding(root: Path, name: str, item: dict) -> Finding:
         rel = Path(file).resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         rel = file
-    analyzer = _BY_GO_NAME.get(name)
+    analyzer = BY_GO_NAME.get(name)
     return Finding(analyzer=analyzer or GO_LINTER, rule=analyzer or name,
-                   severity=ERROR if analyzer or name not in ("unusedresult",) else WARNING, file=rel,
+                   severity=ERROR if analyzer or name not in VET_WARNINGS else WARNING, file=rel,
                    line=int(line) if line.isdigit() else 1, column=int(col) if col.isdigit() else 1,
                    message=str(item.get("message", "")))

@@ -1,6 +1,8 @@
 """golangci-lint in `framework lint` (docs/reference-lint.md#golangci-lint): the pinned binary `make go-tools`
 installs into .tools/bin, run once over `./...` on whole runs; its findings carry golangci-lint's linter name as
-the rule. Never downloaded at run time: a missing binary is a linter that cannot run (exit 2, named).
+the rule. Never downloaded at run time: a missing binary is a linter that cannot run (exit 2, named). On a whole
+run it is the custom build with the framework's analyzers inside (engine/lint/golangci_plugin.py), and its govet
+and plugin findings are reported as go vet's and the analyzers' (docs/reference-lint.md#go-analyzers).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from engine.lint.golang import LinterCannotRun, lint_cache
+from engine.lint.golang import BY_GO_NAME, GO_LINTER, VET_WARNINGS, LinterCannotRun, lint_cache
 from engine.lint.model import ERROR, WARNING, Finding
 from engine.paths import pinned_tool
 
@@ -35,10 +37,18 @@ def binary() -> str:
     return found
 
 
-def run(root: Path) -> list[Finding]:
-    """golangci-lint's findings over the whole module (a project's own .golangci.yml, when present, is read)."""
+def has_own_config(root: Path) -> bool:
+    return any((root / f".golangci.{ext}").is_file() for ext in ("yml", "yaml", "toml", "json"))
+
+
+def run(root: Path, custom: tuple[Path, Path] | None = None) -> list[Finding]:
+    """golangci-lint's findings over the whole module (a project's own .golangci.yml, when present, is read);
+    `custom` = (the build with the framework's analyzers, its configuration): go vet's passes and the analyzers too."""
     argv = [binary(), *_ARGS]
-    if any((root / f".golangci.{ext}").is_file() for ext in ("yml", "yaml", "toml", "json")):
+    if custom:
+        argv = [str(custom[0]), "run", "--allow-parallel-runners", "--config", str(custom[1]),
+                *_ARGS[_ARGS.index("--output.json.path"):]]
+    elif has_own_config(root):
         argv = [binary(), "run", "--allow-parallel-runners", "--output.json.path", "stdout", "--output.text.path", "",
                 "--show-stats=false"]
     env = {"GOLANGCI_LINT_CACHE": str(lint_cache() / "golangci"), **os.environ, "GOWORK": "off"}
@@ -60,8 +70,19 @@ def run(root: Path) -> list[Finding]:
             rel = (root / file).resolve().relative_to(root.resolve()).as_posix()
         except ValueError:
             rel = file
-        out.append(Finding(analyzer=NAME, rule=str(issue.get("FromLinter") or NAME),
-                           severity=WARNING if issue.get("Severity") == "warning" else ERROR, file=rel,
-                           line=int(pos.get("Line") or 1), column=int(pos.get("Column") or 1),
-                           message=str(issue.get("Text", ""))))
+        analyzer, rule, text = _attribute(str(issue.get("FromLinter") or NAME), str(issue.get("Text", "")))
+        warn = issue.get("Severity") == "warning" or (analyzer == GO_LINTER and rule in VET_WARNINGS)
+        out.append(Finding(analyzer=analyzer, rule=rule, severity=WARNING if warn else ERROR, file=rel,
+                           line=int(pos.get("Line") or 1), column=int(pos.get("Column") or 1), message=text))
     return out
+
+
+def _attribute(linter: str, text: str) -> tuple[str, str, str]:
+    """(analyzer, rule, message): golangci-lint prefixes a multi-analyzer linter's text with `<analyzer>: `; govet's
+    findings are go vet's (rule: the pass), the plugin's the framework analyzers' (docs/reference-lint.md#output)."""
+    prefix, sep, rest = text.partition(": ")
+    if linter == "govet" and sep:
+        return GO_LINTER, prefix, rest
+    if linter == "framework" and sep and prefix in BY_GO_NAME:
+        return BY_GO_NAME[prefix], BY_GO_NAME[prefix], rest
+    return NAME, linter, text

@@ -24,8 +24,8 @@ class LinterCannotRun(EngineError):
 
 def source_hash(src: Path) -> str:
     h = hashlib.sha256()
-    for path in sorted(p for p in src.iterdir() if p.is_file()):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in sorted(p for p in src.rglob("*") if p.is_file()):  # packages in subdirectories too
+        h.update(path.relative_to(src).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -44,10 +44,17 @@ def lint_cache() -> Path:
     return Path(override) if override else cache_dir() / "lint"
 
 
+def tools_dir() -> Path:
+    """Where the built tools live (these Go programs, golangci-lint with the analyzers), each named by the hash of
+    its sources: `$FRAMEWORK_LINT_TOOLS`, default the lint cache (docs/reference-lint.md#cache)."""
+    override = os.environ.get("FRAMEWORK_LINT_TOOLS")
+    return Path(override) if override else lint_cache()
+
+
 def go_tool(src: Path, name: str, what: str, hint: str | None = None) -> Path:
-    """The Go program whose sources are `src`, built once into the lint cache as `<name>-<hash of its
+    """The Go program whose sources are `src`, built once into the tools directory as `<name>-<hash of its
     sources>` (offline from the module cache when the proxy is unreachable): a changed source is a new build."""
-    binary = lint_cache() / f"{name}-{source_hash(src)}"
+    binary = tools_dir() / f"{name}-{source_hash(src)}"
     if binary.is_file():
         return binary
     binary.parent.mkdir(parents=True, exist_ok=True)

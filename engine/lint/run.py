@@ -26,6 +26,8 @@ _SUFFIXES = {"go": (".go", "go.mod", "go.sum"), "proto": (".proto", "buf.yaml"),
              "seeds": ("vocab.yaml",),
              "frontend": (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".json")}
 IGNORE_WORD = "lint:ignore"
+WHOLE_GO = "golangci-lint + go vet + go analyzers"  # one load: golangci-lint's custom build
+VET_GO = "go vet + go analyzers"  # one load: the vet tool
 
 
 def _inputs(root: Path) -> dict[str, list[tuple[str, bytes]]]:
@@ -131,7 +133,7 @@ def lint(project: Project, analyzers: list[str] | None = None, scope: list[str] 
 
     tasks: list[tuple[str, str, list[Any], Callable[[], list[Finding]]]] = []  # (name, group, key parts, work)
     skipped: list[LinterRun] = []
-    fallback: dict[str, str] = {}  # task -> the key of a broader cached result to filter
+    fallback: dict[str, list[str]] = {}  # task -> the keys of broader cached results to filter
 
     def want(name: str) -> bool:
         return name in chosen and BY_NAME[name].done
@@ -142,29 +144,41 @@ def lint(project: Project, analyzers: list[str] | None = None, scope: list[str] 
             skipped.append(LinterRun(name=name, status=status, reason="not implemented in this build "
                                      "(docs/reference-lint.md#analyzers)"))
 
-    # Go: go vet's passes and the Go analyzers share one `go vet -vettool` load.
+    # Go (docs/reference-lint.md#go-analyzers): a whole run is one golangci-lint load holding go vet's passes and the
+    # Go analyzers (its custom build); selected or scoped analyzers, a project's own golangci-lint configuration or
+    # a golangci-lint named by $FRAMEWORK_GOLANGCI_LINT run them in one `go vet -vettool` load instead.
     go_selected = [a.name for a in ANALYZERS if a.group == "go" and want(a.name)]
-    if has_go and (whole or go_selected):
-        go_scope = [s for s in rel_scope if s.endswith(".go") or (root / s).is_dir()]
-        name = f"{golang.GO_LINTER} + go analyzers" if whole else "go analyzers"
-        if not rel_scope or go_scope:
-            tasks.append((name, "go", [go_selected, whole, go_scope, golang.source_hash()],
-                          lambda: golang.run(root, go_selected if not whole else [], whole, go_scope)))
-            if rel_scope:  # a whole run over the same content already holds the scope's findings
-                fallback[name] = json.dumps([f"{golang.GO_LINTER} + go analyzers",
-                                             [go_selected, True, [], golang.source_hash()]])
-    elif not has_go and (whole or go_selected):
-        skipped.append(LinterRun(name=golang.GO_LINTER, status="skipped", reason="no go.mod"))
+    custom: tuple[Path, Path] | None = None
     if has_go and whole:  # golangci-lint: found before the cache is read, so a missing binary is never a pass
-        from engine.lint import golangci
+        from engine.lint import golangci, golangci_plugin
 
         try:
             golangci.binary()
-            tasks.append((golangci.NAME, "go", [golangci.VERSION], lambda: golangci.run(root)))
+            if not golangci.has_own_config(root) and not os.environ.get(golangci.OVERRIDE_ENV):
+                built = golangci_plugin.binary()
+                custom = (built, golangci_plugin.config()) if built else None
+            if custom:
+                tasks.append((WHOLE_GO, "go", [golangci.VERSION, golang.source_hash()],
+                              lambda: golangci.run(root, custom)))
+            else:
+                tasks.append((golangci.NAME, "go", [golangci.VERSION], lambda: golangci.run(root)))
         except EngineError as exc:
             skipped.append(LinterRun(name=golangci.NAME, status="failed", reason=exc.message))
     elif whole:
         skipped.append(LinterRun(name="golangci-lint", status="skipped", reason="no go.mod"))
+    if has_go and (whole or go_selected) and not custom:
+        go_scope = [s for s in rel_scope if s.endswith(".go") or (root / s).is_dir()]
+        name = VET_GO if whole else "go analyzers"
+        if not rel_scope or go_scope:
+            tasks.append((name, "go", [go_selected, whole, go_scope, golang.source_hash()],
+                          lambda: golang.run(root, go_selected if not whole else [], whole, go_scope)))
+            if rel_scope:  # a whole run over the same content already holds the scope's findings
+                from engine.lint.golangci import VERSION
+
+                fallback[name] = [json.dumps([WHOLE_GO, [VERSION, golang.source_hash()]]),
+                                  json.dumps([VET_GO, [go_selected, True, [], golang.source_hash()]])]
+    elif not has_go and (whole or go_selected):
+        skipped.append(LinterRun(name=golang.GO_LINTER, status="skipped", reason="no go.mod"))
 
     pool = ThreadPoolExecutor(max_workers=4)
     proto_names = [n for n in ("proto-markers", "proto-options", "static-export", "vendored-protos") if want(n)]
@@ -242,9 +256,11 @@ def lint(project: Project, analyzers: list[str] | None = None, scope: list[str] 
         content = [config_text.hex(), [inputs.get(g, []) for g in groups]]
         key = _key(name, parts, *content)
         cached = cache.get(key)
-        if cached is None and name in fallback:
-            broader = cache.get(_key_with(fallback[name], content))
-            cached = [f for f in broader if f.analyzer != golang.GO_LINTER] if broader is not None else None
+        for head in fallback.get(name, []) if cached is None else []:
+            broader = cache.get(_key_with(head, content))
+            if broader is not None:
+                cached = [f for f in broader if f.analyzer in go_selected]
+                break
         if cached is not None:
             report.findings += cached
             runs.append(LinterRun(name=name, status="cached"))

@@ -1,8 +1,11 @@
-// Command frameworkvet is `framework lint`'s vet tool (docs/reference-lint.md): the standard go vet passes
-// and the framework's analyzers in one binary, run by `go vet -vettool` over one type-checked load.
+// Command frameworkvet is `framework lint`'s vet tool (docs/reference-lint.md#go-analyzers): go vet's passes and
+// the framework's analyzers in one binary, run by `go vet -vettool` for runs that select analyzers or a scope.
+// A whole run loads the packages once, in golangci-lint built with the analyzers as a module plugin (./plugin).
 package main
 
 import (
+	"framework.dev/lint/analyzers"
+	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/passes/appends"
 	"golang.org/x/tools/go/analysis/passes/assign"
 	"golang.org/x/tools/go/analysis/passes/atomic"
@@ -27,16 +30,15 @@ import (
 	"golang.org/x/tools/go/analysis/unitchecker"
 )
 
+// vetPasses are go vet's own passes (reported as linter "go vet" with the pass name as the rule).
+var vetPasses = []*analysis.Analyzer{
+	appends.Analyzer, assign.Analyzer, atomic.Analyzer, bools.Analyzer, composite.Analyzer,
+	copylock.Analyzer, defers.Analyzer, errorsas.Analyzer, httpresponse.Analyzer, ifaceassert.Analyzer,
+	lostcancel.Analyzer, nilfunc.Analyzer, printf.Analyzer, shift.Analyzer, stdmethods.Analyzer,
+	stringintconv.Analyzer, structtag.Analyzer, tests.Analyzer, unmarshal.Analyzer, unreachable.Analyzer,
+	unusedresult.Analyzer,
+}
+
 func main() {
-	unitchecker.Main(
-		// go vet's own passes (reported as linter "go vet" with the pass name as the rule).
-		appends.Analyzer, assign.Analyzer, atomic.Analyzer, bools.Analyzer, composite.Analyzer,
-		copylock.Analyzer, defers.Analyzer, errorsas.Analyzer, httpresponse.Analyzer, ifaceassert.Analyzer,
-		lostcancel.Analyzer, nilfunc.Analyzer, printf.Analyzer, shift.Analyzer, stdmethods.Analyzer,
-		stringintconv.Analyzer, structtag.Analyzer, tests.Analyzer, unmarshal.Analyzer, unreachable.Analyzer,
-		unusedresult.Analyzer,
-		// The framework's analyzers.
-		OptionalDepsGuard, TimeBucketing, Conventions, ReadOnlyFields, ComputedFields, Contract, GuardedFields, HandlerTests,
-		ConfigReach,
-	)
+	unitchecker.Main(append(vetPasses, analyzers.All...)...)
 }
