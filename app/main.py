@@ -95,6 +95,12 @@ def run(program: str, argv: list[str]) -> int:
         code = fast_map(argv[2:])
         if code is not None:
             return code
+    if program == "framework" and argv[:2] == ["project", "shapes"]:  # skips Typer when well formed (bench/project.py)
+        from app.cli.project_shapes_ops import fast as fast_shapes
+
+        code = fast_shapes(argv[2:])
+        if code is not None:
+            return code
     if program == "framework" and argv[:2] == ["cluster", "status"]:  # skips Typer when well formed (bench/cluster.py)
         from app.cli.cluster_views import fast_status
 

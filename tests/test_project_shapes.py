@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.authoring_fixtures import fw, go, go_caches  # noqa: F401
+from tests.authoring_fixtures import fw, fw_text, go, go_caches  # noqa: F401
 from tests.lint_fixtures import lint_cache, lint_env  # noqa: F401
 
 PROTO = "proto/order/v1/order.proto"
@@ -119,6 +119,17 @@ def test_shapes_bad_regex_and_kind_are_usage_errors(shaped: tuple[Path, dict]) -
     assert "not a valid regular expression" in doc["error"]["message"] and "Traceback" not in err
     code, doc, err = fw("project", "shapes", "--kind", "rpc,widget", cwd=root)
     assert code == 2 and "widget" in doc["error"]["message"] and "rpc, message, enum" in doc["error"]["hint"]
+
+
+def test_shapes_answers_the_same_with_or_without_typer(shaped: tuple[Path, dict]) -> None:
+    """docs/reference-project.md#project-shapes: a well-formed `project shapes` skips Typer (bench/project.py);
+    the same request in a form only Typer parses (`--kind=rpc`) answers the same document and text."""
+    root, _ = shaped
+    fast = fw("project", "shapes", "--kind", "rpc", "--grep", "Order", cwd=root)
+    typer_path = fw("project", "shapes", "--kind=rpc", "--grep=Order", cwd=root)
+    assert fast[0] == 0 and fast[:2] == typer_path[:2] and fast[1]["shapes"], (fast, typer_path)
+    text = [fw_text("project", "shapes", *args, cwd=root) for args in (("--kind", "rpc"), ("--kind=rpc",))]
+    assert text[0][0] == 0 and text[0] == text[1] and ": rpc " in text[0][1]
 
 
 @pytest.fixture(scope="module")

@@ -31,19 +31,10 @@ def shapes(ctx: typer.Context,
            grep: str | None = typer.Option(None, "--grep", help="A regular expression over name and detail."),
            kind: list[str] = typer.Option([], "--kind", help="Kinds to list (comma-separated or repeated)."),
            json_output: bool = JSON_OPTION) -> None:
-    def action() -> tuple[Any, int]:
-        from engine.inspection.shapes import compile_grep, parse_kinds, project_shapes
-        from engine.project import find_project
+    from app.cli.database_views import wants_json
+    from app.cli.project_shapes_ops import execute
 
-        parse_kinds(kind)  # bad usage is exit 2 before looking for a project
-        compile_grep(grep)
-        return project_shapes(find_project(), grep=grep, kinds=kind), 0
-
-    def human(result: Any) -> None:
-        for s in result.shapes:
-            out(f"{s.file}:{s.line}: {s.kind} {s.name}" + (f"  ({s.detail})" if s.detail else ""))
-
-    run(ctx, json_output, action, human)
+    raise typer.Exit(execute(grep, kind, wants_json(ctx, json_output)))
 
 
 @app.command("graph", help=HELP["graph"], epilog=examples(
