@@ -11,6 +11,15 @@ import os
 import sys
 
 HELP_FLAGS = ("--help", "-h")
+# `framework <group> <command>` answered without Typer when well formed: (module, function taking the rest of argv
+# and returning an exit code, or None to hand the command to Typer). Their benches: env list (bench/startup.py),
+# project map and shapes (bench/project.py), cluster status (bench/cluster.py).
+FAST = {
+    ("env", "list"): ("app.cli.env_list_ops", "fast"),
+    ("project", "map"): ("app.cli.project_map_ops", "fast"),
+    ("project", "shapes"): ("app.cli.project_shapes_ops", "fast"),
+    ("cluster", "status"): ("app.cli.cluster_views", "fast_status"),
+}
 _FINISHED = [False]  # a command that has written and closed everything: its process may end at once
 
 
@@ -66,12 +75,6 @@ def run(program: str, argv: list[str]) -> int:
         code = fast(argv[1:])
         if code is not None:
             return code
-    if program == "framework" and argv[:2] == ["env", "list"]:  # skips Typer when well formed (bench/startup.py)
-        from app.cli.env_list_ops import fast as fast_list
-
-        code = fast_list(argv[2:])
-        if code is not None:
-            return code
     if program == "framework" and argv[:2] == ["env", "deploy"]:  # skips Typer when well formed (bench/k8s.py)
         import gc
 
@@ -89,22 +92,11 @@ def run(program: str, argv: list[str]) -> int:
             _FINISHED[0] = True
             return code
         gc.set_threshold(*thresholds)
-    if program == "framework" and argv[:2] == ["project", "map"]:  # skips Typer when well formed (bench/project.py)
-        from app.cli.project_map_ops import fast as fast_map
+    fast = FAST.get((argv[0], argv[1])) if program == "framework" and len(argv) > 1 else None
+    if fast is not None:  # well formed, these skip Typer's import and parse; anything else goes to Typer
+        from importlib import import_module
 
-        code = fast_map(argv[2:])
-        if code is not None:
-            return code
-    if program == "framework" and argv[:2] == ["project", "shapes"]:  # skips Typer when well formed (bench/project.py)
-        from app.cli.project_shapes_ops import fast as fast_shapes
-
-        code = fast_shapes(argv[2:])
-        if code is not None:
-            return code
-    if program == "framework" and argv[:2] == ["cluster", "status"]:  # skips Typer when well formed (bench/cluster.py)
-        from app.cli.cluster_views import fast_status
-
-        code = fast_status(argv[2:])
+        code = getattr(import_module(fast[0]), fast[1])(argv[2:])
         if code is not None:
             return code
     from app.cli import invoke
