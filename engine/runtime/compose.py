@@ -39,7 +39,7 @@ from engine.runtime.compose_early import (
     up_args,
 )
 from engine.runtime.external import RuntimeUnavailable
-from engine.runtime.process import Phase, Resource, RolloutEnd, RolloutOptions
+from engine.runtime.process import Phase, Resource, RolloutEnd, RolloutOptions, verdict
 
 POLL = 0.2
 PROJECT_LABEL = "com.docker.compose.project"
@@ -343,22 +343,10 @@ def wait_services(name: str, selected: list[str], started: float, options: Rollo
                 since.pop(n, None)
                 set_phase(r, "progressing" if mine else "pending")
         first = False
-        outcomes = [r.outcome for r in res.values()]
-        if "failed" in outcomes:
-            _close(res, "not_waited")
-            return "DEGRADED", list(res.values())
-        if all(o == "ready" for o in outcomes):
-            return "ready", list(res.values())
-        if time.monotonic() >= deadline:
-            _close(res, "timed_out")
-            return "timed_out", list(res.values())
+        end = verdict(list(res.values()), deadline)
+        if end is not None:
+            return end, list(res.values())
         time.sleep(POLL)
-
-
-def _close(res: dict[str, Resource], outcome: str) -> None:
-    for r in res.values():
-        if r.outcome not in ("ready", "failed"):
-            r.outcome = outcome  # type: ignore[assignment]
 
 
 def compose_observation(project: Project, env: str, spec: EnvironmentSpec, images: dict[str, Any],

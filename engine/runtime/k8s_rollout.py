@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.runtime.k8s import WORKLOAD_KINDS, Kube
-from engine.runtime.process import Phase, Resource, RolloutEnd, RolloutOptions
+from engine.runtime.process import Phase, Resource, RolloutEnd, RolloutOptions, verdict
 
 POLL = 0.25
 # container waiting reasons that do not heal by waiting
@@ -212,20 +212,9 @@ def wait_rollout(
             else:
                 complete_since.pop(key, None)
                 set_phase(key, "progressing" if state == "progressing" else "pending")
-        outcomes = [r.outcome for r in res.values()]
-        if "failed" in outcomes:
-            _close(res, "not_waited")
-            return "DEGRADED", list(res.values())
-        if all(o == "ready" for o in outcomes):
-            return "ready", list(res.values())
-        if time.monotonic() >= deadline:
-            _close(res, "timed_out")
-            return "timed_out", list(res.values())
+        end = verdict(list(res.values()), deadline)
+        if end is not None:
+            return end, list(res.values())
         time.sleep(POLL)
     return "ready", list(res.values())
 
-
-def _close(res: dict[tuple[str, str], Resource], outcome: str) -> None:
-    for r in res.values():
-        if r.outcome not in ("ready", "failed"):
-            r.outcome = outcome  # type: ignore[assignment]

@@ -80,6 +80,27 @@ class Resource(BaseModel):
     replicas: int | None = None
 
 
+def verdict(resources: list[Resource], deadline: float) -> RolloutEnd | None:
+    """A waiting rollout's end once its resources' outcomes decide it (the k8s and Compose runtimes' loops):
+    a failed one makes it DEGRADED, all ready makes it ready, the deadline passed makes it timed_out; the
+    undecided are then closed (`not_waited`, or `timed_out`). None: keep waiting."""
+    import time
+
+    outcomes = [r.outcome for r in resources]
+    end: RolloutEnd | None = None
+    if "failed" in outcomes:
+        end, close = "DEGRADED", "not_waited"
+    elif all(o == "ready" for o in outcomes):
+        return "ready"
+    elif time.monotonic() >= deadline:
+        end, close = "timed_out", "timed_out"
+    if end is not None:
+        for r in resources:
+            if r.outcome not in ("ready", "failed"):
+                r.outcome = close  # type: ignore[assignment]
+    return end
+
+
 def runtime_dir(project_key: str, env: str, root: Path | None = None) -> Path:
     """Records and logs of one environment's instances: under the machine ledger home, or under
     `root` (the control plane keeps its hosted environments' under its data dir)."""
