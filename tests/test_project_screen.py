@@ -88,9 +88,11 @@ async def _scenario(root: Path) -> None:
             assert f" {name}: " in audit
         assert "ERROR    drift" in audit and DRIFTED in audit and "SKIPPED  lint" in audit
         upgrade = str(screen.query_one("#project-upgrade").render())
-        assert upgrade.startswith(f"upgrade check {OLD} -> 0.1.0: 1 merged, 1 new, 1 removed")
+        assert upgrade.startswith(f"upgrade check {OLD} -> 0.1.0: 1 changed, 1 merged, 2 new, 1 removed")
         for status, path in (("merged", DRIFTED), ("new", "internal/bootstrap/bootstrap_test.go"),
-                             ("removed", "internal/bootstrap/version.go")):
+                             ("removed", "internal/bootstrap/version.go"),
+                             ("changed", "internal/handlers/order/handler_test.go"),
+                             ("new", "internal/handlers/order/harness_test.go")):
             assert f"  {status:22} {path}" in upgrade
         assert "framework project upgrade list" in upgrade  # the range has pending playbooks
         tree.move_cursor(drifted_node)
