@@ -161,7 +161,7 @@ def _cmdline(proc: Path) -> bytes:
         return b""
 
 
-def test_a_changed_image_rolls_out_and_the_rollouts_screen_reads_it(box):
+def test_a_changed_image_rolls_out_and_the_rollouts_screen_reads_it(box, monkeypatch: pytest.MonkeyPatch):
     """docs/reference-deploy.md#deploys-to-k8scluster-and-compose-targets: a new image is a new promotion whose
     `up -d` replaces the container (the rollout passes `stabilizing` before `ready`: the apply's recorded
     transitions); the dashboard's Rollouts data (engine.deploy.rollouts) lists the Compose environment's
@@ -194,6 +194,37 @@ def test_a_changed_image_rolls_out_and_the_rollouts_screen_reads_it(box):
     (w,) = row["workloads"]
     assert w["name"] == "api" and w["phase"] == "ready" and w["healthy"] is True and w["ready_replicas"] == 1
     assert w["log_tail"] == [f"serving on {box.port}"] and w["log_file"].startswith("docker logs ")
+    _rollouts_screen_shows(box, monkeypatch)
+
+
+def _rollouts_screen_shows(box: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Rollouts screen (key 2) itself, on a real Pilot: the Compose environment's last rollout, ready, with
+    its container's phase and the tail of its log
+    (docs/reference-deploy.md#deploys-to-k8scluster-and-compose-targets)."""
+    import asyncio
+
+    from app.dashboard import Dashboard
+    from app.settings import deterministic_settings
+    from tests.waiting import until_app
+
+    for key, value in box.demo.env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(box.demo.root)
+
+    async def scenario() -> None:
+        app = Dashboard(project_dir=box.demo.root, settings=deterministic_settings(refresh_seconds=0.5))
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.press("2")
+            await until_app(pilot, lambda: app.current_mode == "rollouts" and app.screen.loads >= 1)
+            row = next(r for r in app.screen.view.environments if r.env == "box")
+            assert row.target == "compose" and row.outcome == "ready" and row.release == "v2"
+            table = app.screen.query_one("#rollout-envs")
+            table.move_cursor(row=table.get_row_index("box"))
+            await until_app(pilot, lambda: f"log tail of api:\nserving on {box.port}" in str(
+                app.screen.query_one("#rollout-log-text").render()))
+            assert app.screen.query_one("#rollout-workloads").get_row("api")[:2] == ["api", "ready"]
+
+    asyncio.run(scenario())
 
 
 def test_env_up_brings_a_local_compose_environment_up(box):
