@@ -177,7 +177,45 @@ class Instance:
                 self.proc.wait(timeout=1)
             except subprocess.TimeoutExpired:
                 pass
+        self._release_port(grace)
         self.path.unlink(missing_ok=True)
+
+    def _release_port(self, grace: float) -> None:
+        """Wait until the instance's port is free while processes of this instance still live: the group
+        leader can be gone while a child the workload started (it inherits the instance's markers) still holds
+        the socket, and the replacement started on the same port at once would find it busy. Those processes
+        are killed if they still hold it after `grace`. A port held by anything else returns at once (the start
+        reports it: PortBusy)."""
+        port = self.record.get("port")
+        if not port:
+            return
+        deadline = time.monotonic() + grace
+        killed = False
+        while not port_free(int(port)):
+            members = self._members()
+            if not members:
+                return
+            if time.monotonic() >= deadline:
+                if killed:
+                    return
+                for pid in members:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                killed, deadline = True, time.monotonic() + grace
+            time.sleep(0.05)
+
+    def _members(self) -> list[int]:
+        """Live processes carrying this instance's markers (the workload and its children)."""
+        found = []
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                marks = read_markers(int(entry.name))
+                if marks and marks.get("FRAMEWORK_OWNED_BY") == OWNER and \
+                        marks.get("FRAMEWORK_INSTANCE") == self.record.get("instance"):
+                    found.append(int(entry.name))
+        return found
 
 
 def observe(project_key: str, env: str, root: Path | None = None) -> list[dict[str, Any]]:
