@@ -57,12 +57,19 @@ class HashCache:
             return
         for rel in stale:
             del self.entries[rel]
-        try:
-            (self.root / CACHE_DIR).mkdir(parents=True, exist_ok=True)
-            ignore = self.root / CACHE_DIR / ".gitignore"
-            if not ignore.exists():
-                atomic_write_bytes(ignore, b"# the framework's caches: never committed\n*\n", durable=False)
-            body = json.dumps({"version": VERSION, "files": self.entries}, separators=(",", ":"))
-            atomic_write_bytes(self.root / CACHE, body.encode("utf-8"), durable=False)
-        except OSError:
-            return
+        body = json.dumps({"version": VERSION, "files": self.entries}, separators=(",", ":"))
+        write_cache(self.root, self.root / CACHE, body)
+
+
+def write_cache(root: Path, path: Path, text: str) -> None:
+    """Write a file under the checkout's `.framework/cache/` (the map's hashes, the libraries' signatures). The
+    cache directory ignores itself (a `.gitignore` of `*`, as pytest's and ruff's caches do); a checkout that
+    cannot be written is answered all the same, uncached."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ignore = root / CACHE_DIR / ".gitignore"
+        if not ignore.exists():
+            atomic_write_bytes(ignore, b"# the framework's caches: never committed\n*\n", durable=False)
+        atomic_write_bytes(path, text.encode("utf-8"), durable=False)
+    except OSError:
+        pass

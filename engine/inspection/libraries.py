@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from engine.authoring import tools
 from engine.authoring.markers import has_marker
 from engine.errors import EngineError, NotFound
-from engine.paths import atomic_write_bytes
+from engine.inspection.hashcache import write_cache
 from engine.project import Project
 
 CACHE = Path(".framework") / "cache" / "libraries"
@@ -237,18 +237,6 @@ def _npm_types(root: Path, project: Project, lib: Library, package: str) -> str:
                       code="not_installed")
 
 
-def _write_cache(root: Path, path: Path, text: str) -> None:
-    """The cache directory ignores itself (a `.gitignore` of `*`, as pytest's and ruff's caches do); a checkout
-    that cannot be written is answered all the same, uncached."""
-    try:
-        ignore = root / CACHE.parent / ".gitignore"
-        if not ignore.exists():
-            atomic_write_bytes(ignore, b"# the framework's caches: never committed\n*\n", durable=False)
-        atomic_write_bytes(path, text.encode("utf-8"), durable=False)
-    except OSError:
-        pass
-
-
 def signatures(project: Project, lib: Library) -> list[Signatures]:
     out = []
     root = project.root
@@ -262,7 +250,7 @@ def signatures(project: Project, lib: Library) -> list[Signatures]:
         else:
             text = _go_doc(root, package) if lib.ecosystem == "go" else _npm_types(root, project, lib, package)
             if cacheable:
-                _write_cache(root, path, text)
+                write_cache(root, path, text)
         out.append(Signatures(name=lib.name, ecosystem=lib.ecosystem, version=lib.version, package=package,
                               cached=cached, text=text))
     return out
