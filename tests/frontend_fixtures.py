@@ -49,12 +49,14 @@ def free_port() -> int:
 
 
 def fixture_env(parent: Path) -> dict[str, str]:
-    """The fixture's own HOME, config and ledger; the machine's Go and npm caches."""
+    """The fixture's own HOME, config and ledger; the machine's Go and npm caches (Go's builds with -trimpath: the
+    generated service's packages come from the machine's build cache whatever the fixture's directory)."""
     home = parent / "home"
     home.mkdir()
-    return {**_GO_ENV, "GOFLAGS": "-buildvcs=false", "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
-            "XDG_CONFIG_HOME": str(home / ".config"), "FRAMEWORK_LEDGER_HOME": str(home / ".framework" / "ledger"),
-            "npm_config_cache": NPM_CACHE, "NEXT_TELEMETRY_DISABLED": "1"}
+    return {**_GO_ENV, "GOFLAGS": "-buildvcs=false -trimpath", "HOME": str(home),
+            "XDG_CACHE_HOME": str(home / ".cache"), "XDG_CONFIG_HOME": str(home / ".config"),
+            "FRAMEWORK_LEDGER_HOME": str(home / ".framework" / "ledger"), "npm_config_cache": NPM_CACHE,
+            "NEXT_TELEMETRY_DISABLED": "1"}
 
 
 @dataclass
@@ -66,6 +68,7 @@ class FrontendProject:
     spa_port: int
     timings: dict[str, float] = field(default_factory=dict)
     docs: dict[str, dict] = field(default_factory=dict)  # --json documents of the set-up commands, by command
+    generated: dict[str, dict[str, bytes]] = field(default_factory=dict)  # the clients' bytes around `generate --full`
 
     def fw(self, *args: str, timeout: float = 600) -> tuple[int, dict, str]:
         result = run_cli("framework", *args, "--json", cwd=self.root, env=self.env, timeout=timeout)
@@ -101,10 +104,15 @@ def frontend_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Front
     assert code == 0, err or doc
     fp.timings["scaffold frontend"] = round(time.monotonic() - began, 1)
     fp.docs["scaffold frontend"] = doc
+    clients = [f"frontends/{f}/src/gen/{rel}" for f in ("site", "spa")
+               for rel in ("shop/v1/shop_pb.ts", "framework/clients.ts")]
     for args in (("generate",), ("generate", "--full")):  # right after the scaffolds: both change nothing
+        if args == ("generate", "--full"):
+            fp.generated["before generate --full"] = {rel: (root / rel).read_bytes() for rel in clients}
         code, doc, err = fp.fw(*args)
         assert code == 0, err or doc
         fp.docs[" ".join(args)] = doc
+    fp.generated["after generate --full"] = {rel: (root / rel).read_bytes() for rel in clients}
     (root / "internal" / "handlers" / "shop" / "rpc_ping.go").write_text(PING_ANSWER)
     dev = root / "deploy" / "kcl" / "dev" / "main.k"
     text = dev.read_text()

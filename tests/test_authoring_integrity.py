@@ -6,8 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from engine.authoring import markers
-from tests.authoring_fixtures import fw, fw_text, git, go, go_caches, project_copy, tree
+from tests.authoring_fixtures import fw, fw_text, git, go, go_caches, go_trimpath, project_copy, tree
+
+# -trimpath: the copies of the generated project share the machine's Go build cache (tests/authoring_fixtures.py).
+pytestmark = pytest.mark.usefixtures("go_trimpath")
 
 
 def test_markers_hash_the_content_without_the_marker() -> None:

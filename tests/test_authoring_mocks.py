@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.authoring_fixtures import fw, go, go_caches, project_copy
+import pytest
+
+from tests.authoring_fixtures import fw, go, go_caches, go_trimpath, project_copy
+
+# -trimpath: the copies of the generated project share the machine's Go build cache (tests/authoring_fixtures.py).
+pytestmark = pytest.mark.usefixtures("go_trimpath")
 
 CONTRACT = '''// Package ordercore is an internal package; its contract is the interface below.
 package ordercore

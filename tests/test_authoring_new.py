@@ -8,11 +8,15 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from engine.authoring.config import FEATURES
-from tests.authoring_fixtures import fw, fw_text, git, go, go_caches, project_copy
+from tests.authoring_fixtures import fw, fw_text, git, go, go_caches, go_trimpath, project_copy
 from tests.devstack_fixtures import free_base, healthz, stacks_cleanup
+
+# -trimpath: the copies of the generated project share the machine's Go build cache (tests/authoring_fixtures.py).
+pytestmark = pytest.mark.usefixtures("go_trimpath")
 
 
 def _files(root: Path) -> set[str]:

@@ -7,38 +7,60 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
-from tests.authoring_fixtures import fw, fw_text, go, go_caches, project_copy, tree
+from tests.authoring_fixtures import fw, fw_text, go, go_caches, go_trimpath, project_copy, tree
 from tests.pg_fixtures import pg_url
+
+# -trimpath: the copies of the generated project share the machine's Go build cache (tests/authoring_fixtures.py).
+pytestmark = pytest.mark.usefixtures("go_trimpath")
 
 
 def test_every_dry_run_lists_files_and_writes_nothing(authored: Path) -> None:
     """Every scaffold has --dry-run (docs/reference-authoring.md#commands) listing the files it would write;
-    none is written."""
+    none is written. One real CLI run (its --json document); the rest in-process (the rule is the engine's)."""
+    from engine.authoring.generate import generate
+    from engine.authoring.scaffold import (
+        scaffold_binary,
+        scaffold_handler_file,
+        scaffold_missing,
+        scaffold_rpc,
+        scaffold_services,
+    )
+    from engine.project import Project
+
     before = tree(authored)
+    code, doc, err = fw("scaffold", "entity", "invoice", "--dry-run", cwd=authored)
+    assert code == 0, err
+    assert doc["dry_run"] is True
+    listed = {"entity": {f["path"] for f in doc["files"]}}
+    project = Project(authored)
     runs = {
-        ("scaffold", "entity", "invoice"): {"proto/order/v1/order.proto", "internal/entities/invoice.go",
-                                            "internal/handlers/order/rpc_create_invoice.go"},
-        ("scaffold", "service", "billing", "audit"): {"proto/billing/v1/billing.proto", "framework.yaml",
-                                                      "internal/handlers/audit/rpc_ping.go"},
-        ("scaffold", "rpc", "order", "Refund", "--stream", "server"): {"internal/handlers/order/rpc_refund.go"},
-        ("scaffold", "handler-file", "order", "pricing"): {"internal/handlers/order/pricing.go"},
-        ("scaffold", "binary", "migrator"): {"cmd/migrator/main.go", "framework.yaml"},
+        "service": lambda: scaffold_services(project, ["billing", "audit"], dry_run=True),
+        "rpc": lambda: scaffold_rpc(project, "order", "Refund", stream="server", dry_run=True),
+        "handler-file": lambda: scaffold_handler_file(project, "order", "pricing", dry_run=True),
+        "binary": lambda: scaffold_binary(project, "migrator", dry_run=True),
     }
-    for args, expected in runs.items():
-        code, doc, err = fw(*args, "--dry-run", cwd=authored)
-        assert code == 0, (args, err)
-        assert doc["dry_run"] is True
-        listed = {f["path"] for f in doc["files"]}
-        assert expected <= listed, (args, listed)
-        migrations = [p for p in listed if p.startswith("db/migrations/")]
-        assert bool(migrations) == (args[1] == "entity"), args
-        assert tree(authored) == before, args
-    code, doc, err = fw("scaffold", "--dry-run", cwd=authored)
-    assert code == 0 and doc["files"] == [], err  # nothing missing: a no-op
-    code, doc, err = fw("generate", "--dry-run", "--full", cwd=authored)
-    assert code == 0 and doc["changed"] == [], err
+    for what, call in runs.items():
+        result = call()
+        assert result.dry_run is True, what
+        listed[what] = {f["path"] for f in result.files}
+    expected = {
+        "entity": {"proto/order/v1/order.proto", "internal/entities/invoice.go",
+                   "internal/handlers/order/rpc_create_invoice.go"},
+        "service": {"proto/billing/v1/billing.proto", "framework.yaml", "internal/handlers/audit/rpc_ping.go"},
+        "rpc": {"internal/handlers/order/rpc_refund.go"},
+        "handler-file": {"internal/handlers/order/pricing.go"},
+        "binary": {"cmd/migrator/main.go", "framework.yaml"},
+    }
+    for what, paths in expected.items():
+        assert paths <= listed[what], (what, listed[what])
+        migrations = [p for p in listed[what] if p.startswith("db/migrations/")]
+        assert bool(migrations) == (what == "entity"), what
+        assert tree(authored) == before, what
+    assert scaffold_missing(project, dry_run=True).files == []  # nothing missing: a no-op
+    assert generate(project, dry_run=True, full=True).changed == []
     assert tree(authored) == before
 
 

@@ -16,9 +16,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.authoring_fixtures import _GO_ENV, fw, fw_text, git, go, go_caches, tree
+from tests.authoring_fixtures import _GO_ENV, fw, fw_text, git, go, go_caches, go_trimpath, goflags, tree
 from tests.devstack_fixtures import free_base, healthz, stacks_cleanup
 from tests.pg_fixtures import pg_server, pg_url
+
+# -trimpath: the copies of the generated project share the machine's Go build cache (tests/authoring_fixtures.py).
+pytestmark = pytest.mark.usefixtures("go_trimpath")
 
 __all__ = ["go_caches", "pg_server", "pg_url", "stacks_cleanup"]
 
@@ -63,7 +66,7 @@ def test_every_scaffold_builds_vets_and_passes_its_tests(workloads: Path, pg_url
     for step in (("build", "./..."), ("vet", "./...")):
         proc = go(*step, cwd=workloads)
         assert proc.returncode == 0, (step, proc.stderr)
-    env = {**os.environ, **_GO_ENV, "GOFLAGS": "-buildvcs=false", "EVENTBUS_TEST_DATABASE_URL": pg_url}
+    env = {**os.environ, **_GO_ENV, "GOFLAGS": goflags(), "EVENTBUS_TEST_DATABASE_URL": pg_url}
     proc = subprocess.run(["go", "test", "-count=1", "-vet=off", "-v", "./..."], cwd=workloads, capture_output=True,
                           text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]

@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.authoring_fixtures import fw, fw_text, go, go_caches  # noqa: F401
+from tests.authoring_fixtures import fw, fw_text, go, go_caches, go_trimpath  # noqa: F401
 from tests.lint_fixtures import lint_cache, lint_env  # noqa: F401
+
+# -trimpath: the copies of the generated project share the machine's Go build cache (tests/authoring_fixtures.py).
+pytestmark = pytest.mark.usefixtures("go_trimpath")
 
 PROTO = "proto/order/v1/order.proto"
 

@@ -15,6 +15,7 @@ import pytest
 
 from tests.authoring_fixtures import _GO_ENV, tree
 from tests.conftest import REPO, run_cli
+from tests.lint_fixtures import LINT_TOOLS
 
 DATA = REPO / "tests" / "data" / "tdd"
 ORDER = "internal/handlers/order"
@@ -34,23 +35,25 @@ class Runs:
     texts: dict[str, str] = field(default_factory=dict)  # the samples after the full run
     go_test: dict[str, str] = field(default_factory=dict)  # test name -> pass/fail (go test -json)
     go_vet: tuple[int, str] = (0, "")
-    lint_cache: Path | None = None  # where the rewriter was built (shared by the in-process test)
+    lint_cache: Path | None = None  # the lint cache of the fixture's runs (shared by the in-process test)
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+def runs(authored: Path, tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    """A copy of the session's `project new shop --mod example.com/shop --service order`, plus `scaffold service
+    billing`; the rewriter built once per machine (named by the hash of its sources, like the lint tools), Go's
+    builds with -trimpath (the unchanged packages come from the machine's build cache)."""
     base = tmp_path_factory.mktemp("tdd")
     home = base / "home"
-    env = {**_GO_ENV, "GOFLAGS": "-buildvcs=false", "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
-           "XDG_CONFIG_HOME": str(home / ".config"), "FRAMEWORK_LINT_CACHE": str(base / "lint-cache")}
+    env = {**_GO_ENV, **LINT_TOOLS, "GOFLAGS": "-buildvcs=false -trimpath", "HOME": str(home),
+           "XDG_CACHE_HOME": str(home / ".cache"), "XDG_CONFIG_HOME": str(home / ".config"),
+           "FRAMEWORK_LINT_CACHE": str(base / "lint-cache")}
 
     def fw(*args: str, cwd: Path) -> tuple[int, dict]:
         result = run_cli("framework", *args, "--json", cwd=cwd, env=env, timeout=300)
         return result.exit_code, json.loads(result.stdout) if result.stdout.strip() else {"stderr": result.stderr}
 
-    code, doc = fw("project", "new", "shop", "--mod", "example.com/shop", "--service", "order", cwd=base)
-    assert code == 0, doc
-    root = base / "shop"
+    root = Path(shutil.copytree(authored, base / "shop", symlinks=True))
     code, doc = fw("scaffold", "service", "billing", cwd=root)
     assert code == 0, doc
     for svc in ("order", "billing"):  # Ping echoes, so the samples' assertions have something to check
@@ -178,7 +181,7 @@ def test_migrated_tests_pass_with_the_real_go_test(runs: Runs) -> None:
 def test_bad_path_is_a_usage_error(runs: Runs, tmp_path: Path) -> None:
     """docs/reference-project.md#how-it-runs: a --path that does not exist, or names a generated test, is exit 2 with
     a clear message and no traceback; nothing is written."""
-    env = {**_GO_ENV, "FRAMEWORK_LINT_CACHE": str(tmp_path / "lint")}
+    env = {**_GO_ENV, **LINT_TOOLS, "FRAMEWORK_LINT_CACHE": str(tmp_path / "lint")}
     before = tree(runs.root)
     for path in ("internal/handlers/nope", f"{ORDER}/handler_test.go"):
         result = run_cli("framework", "project", "migrate", "tdd", "--path", path, "--json", cwd=runs.root, env=env)
@@ -211,6 +214,7 @@ def test_each_unsafe_construct_leaves_its_file_alone(runs: Runs, tmp_path: Path,
     from engine.codemods.tdd import _run_rewriter
 
     monkeypatch.setenv("FRAMEWORK_LINT_CACHE", str(runs.lint_cache))
+    monkeypatch.setenv("FRAMEWORK_LINT_TOOLS", LINT_TOOLS["FRAMEWORK_LINT_TOOLS"])  # the fixture's rewriter
     where = tmp_path / ORDER
     where.mkdir(parents=True)
     for name in EDGE:

@@ -12,7 +12,10 @@ import pytest
 
 from engine.authoring import markers
 from engine.project import Project
-from tests.authoring_fixtures import _GO_ENV, fw, fw_text, git, go, go_caches, tree  # noqa: F401
+from tests.authoring_fixtures import _GO_ENV, fw, fw_text, git, go, go_caches, go_trimpath, tree  # noqa: F401
+
+# -trimpath: the copies of the generated project share the machine's Go build cache (tests/authoring_fixtures.py).
+pytestmark = pytest.mark.usefixtures("go_trimpath")
 
 OLD = "0.0.9"
 BOOT = "internal/bootstrap/bootstrap.go"
