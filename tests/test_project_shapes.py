@@ -138,12 +138,14 @@ def test_shapes_answers_the_same_with_or_without_typer(shaped: tuple[Path, dict]
 @pytest.fixture(scope="module")
 def wired(authored: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy with a worker and a webhook of the order service (the scaffolds), a web frontend whose page calls
-    the order client, and a dev workload that names nothing of the project; an entity with no table."""
+    the order client, and a dev workload that names nothing of the project; an entity with no table. The scaffolds
+    in-process (their commands are tested in tests/test_authoring_workloads.py)."""
+    from engine.authoring.scaffold_workloads import scaffold_webhook, scaffold_worker
+    from engine.project import Project
+
     root = Path(shutil.copytree(authored, tmp_path_factory.mktemp("wired") / "shop", symlinks=True))
-    code, _doc, err = fw("scaffold", "worker", "mailer", cwd=root)
-    assert code == 0, err
-    code, _doc, err = fw("scaffold", "webhook", "stripe", "--service", "order", cwd=root)
-    assert code == 0, err
+    scaffold_worker(Project(root), "mailer")
+    scaffold_webhook(Project(root), "stripe", service="order")
     with (root / "framework.yaml").open("a") as f:
         f.write("frontends:\n  - name: web\n    kind: web\n    dir: web\n    port: 3000\n")
     (root / "web/src/app").mkdir(parents=True)
@@ -200,14 +202,14 @@ def test_delete_service_refused_then_done_and_the_project_still_builds(authored:
     """docs/reference-project.md#project-delete-service: refused while another service imports its client;
     then the handler scaffold, framework.yaml entry, dev KCL workload and birth records go, the proto keeps its
     messages (the tombstone), and `go build ./...` passes."""
+    from engine.authoring.scaffold import scaffold_services
     from engine.errors import InvalidInput
     from engine.inspection.delete import delete_service
     from engine.inspection.shapes import project_shapes
     from engine.project import Project
 
     root = Path(shutil.copytree(authored, tmp_path / "shop", symlinks=True))
-    code, _doc, err = fw("scaffold", "service", "billing", cwd=root)
-    assert code == 0, err
+    assert scaffold_services(Project(root), ["billing"]).born == ["billing"]
     caller = root / "internal/handlers/order/billing_client.go"
     caller.write_text('package order\n\nimport billingv1connect "example.com/shop/gen/billing/v1/billingv1connect"\n\n'
                       "var _ = billingv1connect.NewBillingServiceClient\n")

@@ -72,9 +72,15 @@ def test_check_lists_exactly_the_files_that_change(shop: Path) -> None:
     assert "+\t\tReadHeaderTimeout: 10 * time.Second," in text
     code, doc, err = fw("project", "upgrade", "--dry-run", "--all", cwd=shop)
     assert code == 0 and doc["summary"]["unchanged"] > 5 and doc["summary"]["changed"] == 2
-    for bad in ("9.9.9", "0.0.1", "latest"):
-        code, doc, err = fw("project", "upgrade", "--to", bad, cwd=shop)
-        assert code == 2 and doc["error"]["code"] == "usage" and "0.0.9, 0.1.0" in err, (bad, err)
+    code, doc, err = fw("project", "upgrade", "--to", "9.9.9", cwd=shop)
+    assert code == 2 and doc["error"]["code"] == "usage" and "0.0.9, 0.1.0" in err, err
+    from engine.errors import UsageError
+
+    for bad in ("0.0.1", "latest"):  # the same refusal in-process (the command's exit and stderr: above)
+        with pytest.raises(UsageError) as caught:
+            _upgrade(shop, to=bad)
+        refused = caught.value
+        assert (refused.exit_code, refused.code) == (2, "usage") and "0.0.9, 0.1.0" in refused.hint, bad
     assert tree(shop) == before
 
 
@@ -187,9 +193,11 @@ def test_upgrade_list_and_apply_round_trip(shop: Path) -> None:
     assert [(a["id"], a["version"]) for a in record["applied"]] == [("0.1.0-ci-vet", "0.1.0")]
     assert record["upgrades"] == []
     _upgrade(shop)
-    code, doc, err = fw("project", "upgrade", "list", cwd=shop)
-    assert [p["id"] for p in doc["pending"]] == [p for p in PLAYBOOKS if p != "0.1.0-ci-vet"]
-    assert doc["applied"] == ["0.1.0-ci-vet"] and doc["from_version"] == OLD
+    from engine.upgrade.playbooks import list_pending
+
+    listed = list_pending(Project(shop))
+    assert [p.id for p in listed.pending] == [p for p in PLAYBOOKS if p != "0.1.0-ci-vet"]
+    assert listed.applied == ["0.1.0-ci-vet"] and listed.from_version == OLD
 
 
 def test_a_failed_upgrade_leaves_the_checkout_as_it_was(shop: Path) -> None:
