@@ -184,8 +184,9 @@ def _receive_direct(sock: socket.socket, fd: int) -> int:
     alignment, goes through the page cache (`_write_at`); the fsync before the rename covers both."""
     free: queue.SimpleQueue[mmap.mmap] = queue.SimpleQueue()
     full: queue.SimpleQueue[tuple[mmap.mmap, int] | None] = queue.SimpleQueue()
-    for _ in range(DIRECT_BUFFERS):
-        free.put(mmap.mmap(-1, DIRECT_BYTES))
+    buffers = _take_buffers()
+    for buf in buffers:
+        free.put(buf)
     failed: list[BaseException] = []
 
     def write_out() -> None:
@@ -218,9 +219,31 @@ def _receive_direct(sock: socket.socket, fd: int) -> int:
         full.put(None)
         writer.join()
         sock.close()
+        _give_back(buffers)
     if failed:
         raise failed[0]
     return got
+
+
+# One upload's buffers kept for the next one: a fresh 4 MiB buffer costs ~2.5 ms of page faults at its
+# first use (~0.7 ms mapped with MAP_POPULATE), a reused one nothing; concurrent uploads map their own.
+_SPARE: list[mmap.mmap] = []
+_SPARE_LOCK = threading.Lock()
+
+
+def _take_buffers() -> list[mmap.mmap]:
+    with _SPARE_LOCK:
+        taken = [_SPARE.pop() for _ in range(min(DIRECT_BUFFERS, len(_SPARE)))]
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_POPULATE", 0)
+    return taken + [mmap.mmap(-1, DIRECT_BYTES, flags=flags) for _ in range(DIRECT_BUFFERS - len(taken))]
+
+
+def _give_back(buffers: list[mmap.mmap]) -> None:
+    with _SPARE_LOCK:
+        kept = buffers[:max(0, DIRECT_BUFFERS - len(_SPARE))]
+        _SPARE.extend(kept)
+    for buf in buffers[len(kept):]:
+        buf.close()
 
 
 def _write_at(fd: int, view: memoryview, offset: int, direct: bool) -> bool:
