@@ -11,7 +11,9 @@
    and the bare grpc.aio stream's own ceiling (what the in-stream fallback can reach). A file
    write the same way: POST .../files/write sent by http.client with Content-Length (1 MiB blocks:
    the same sendall as the raw copy's sender), the server splicing the body into the bulk side
-   channel, the daemon writing, fsyncing and renaming the file; alternated with the raw copy.
+   channel, the daemon writing (O_DIRECT on a block device), fsyncing and renaming the file; alternated
+   with the raw copy. Beside it: the commit rule alone (the file written as the daemon writes it and
+   fsync'd, no network), the same through the page cache, and the upload into a tmpfs root.
 3. 100 concurrent round trips through the stream: p99, against 100 concurrent local subprocesses.
 
 A real `platform server` (SQLite) and a real `platform daemon start` (own HOME); the login and
@@ -223,7 +225,7 @@ def throughput(url: str, token: str, work: Path, memory: Path) -> tuple[Pairs, f
 
 def disk_alone(path: Path, target: Path, direct: bool) -> float:
     """MiB/s of what the upload's commit rule costs by itself: the file written into the same directory
-    and fsync'd; no network, no server. `direct`: as the daemon writes on a block device (O_DIRECT, 4 MiB
+    and fsync'd; no network, no server. `direct`: as the daemon writes on a block device (O_DIRECT, 8 MiB
     writes from a reused page-aligned buffer, the tail through the page cache; falls back to the page
     cache where the file system refuses it); else through the page cache (1 MiB writes, writeback started
     every 8 MiB: the daemon's way on tmpfs and other file systems, and its only way before)."""

@@ -66,7 +66,7 @@ def _received(path: Path, data: bytes) -> bool:
 
 
 def test_an_upload_on_a_block_device_goes_direct_and_one_on_tmpfs_is_spliced(tmp_path: Path) -> None:
-    """A file on a block device takes the upload with O_DIRECT (whole 4 MiB buffers, then a tail
+    """A file on a block device takes the upload with O_DIRECT (whole 8 MiB buffers, then a tail
     that is not whole blocks through the page cache: O_DIRECT is off at the end); a tmpfs file keeps
     the splice path (never O_DIRECT); both byte-exact, an empty upload too."""
     if not _on_block_device(tmp_path):
