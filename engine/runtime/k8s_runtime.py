@@ -56,6 +56,12 @@ class K8sRuntime:
         namespace, manifests = render_release(project, env, images, spec.target.namespace)
         return cls(kube, env, namespace, manifests, targets=targets, pending=pending)
 
+    def preload(self, pending: PendingApply) -> None:
+        """Write this apply's objects to the kubectl started early for it, not yet cleared (PendingApply)."""
+        _, rest, prune_set = self._apply_set()
+        if rest and pending.matches(prune_set=prune_set, namespace=self.namespace):
+            pending.preload(rest)
+
     def _apply_set(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None]:
         """(namespaces, the other objects, the ApplySet pruning them or None)."""
         namespaces, rest = split_namespaces(self.manifests)
@@ -78,7 +84,8 @@ class K8sRuntime:
         namespaces, rest, prune_set = self._apply_set()
         declared = workload_objects(rest)
         pending, self.pending = self.pending, None
-        if pending is not None and (not rest or not pending.matches(prune_set=prune_set, namespace=self.namespace)):
+        if pending is not None and (not rest or not pending.matches(prune_set=prune_set, namespace=self.namespace,
+                                                                     manifests=rest)):
             pending.cancel()
             pending = None
         try:
