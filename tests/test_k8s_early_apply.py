@@ -78,10 +78,11 @@ from engine.runtime.k8s import Kube, applyset_name
 from engine.runtime.k8s_runtime import K8sRuntime, render_release
 from engine.releases.store import load_release
 
-ns, objects = render_release(find_project(Path.cwd()), "cluster", load_release(find_project(Path.cwd()), "v2").images)
+images = load_release(find_project(Path.cwd()), "v2").images
+ns, objects = render_release(find_project(Path.cwd()), "cluster", images)
 runtime = K8sRuntime(Kube("k3d-demo"), "cluster", ns, objects)
 pending = runtime.kube.start_apply(prune_set=applyset_name("cluster"), namespace=ns)
-runtime.preload(pending)
+runtime.preload(pending, images)
 for writer in pending._writers:
     writer.join()
 pipe = pending._pipe.fileno()

@@ -242,7 +242,7 @@ def _preload(project: Project, env: str, spec: EnvironmentSpec, version: str, pe
         runtime = K8sRuntime.for_deploy(project, env, spec, release.images, [], pending=pending)
     except (EngineError, OSError, ValueError):
         return
-    runtime.preload(pending)
+    runtime.preload(pending, release.images)
 
 
 def _stages(d: Deployment) -> DeployResult:

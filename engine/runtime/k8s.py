@@ -139,6 +139,7 @@ class PendingApply:
         self.args = args
         self.sent = False
         self.preloaded: str | None = None  # the objects written before they were cleared
+        self.prepared: tuple[Any, Any] | None = None  # ((images, targets), the K8sRuntime that preloaded them)
         self._writers: list[Any] = []
         # its own process group (in this session: a terminal stays reachable for an auth plugin), so
         # the guard's kill reaches kubectl and the guard, never this process
