@@ -140,6 +140,7 @@ class PendingApply:
         self.sent = False
         self.preloaded: str | None = None  # the objects written before they were cleared
         self.prepared: tuple[Any, Any] | None = None  # ((images, targets), the K8sRuntime that preloaded them)
+        self._objects: list[dict[str, Any]] = []  # the preloaded objects themselves
         self._writers: list[Any] = []
         # its own process group (in this session: a terminal stays reachable for an auth plugin), so
         # the guard's kill reaches kubectl and the guard, never this process
@@ -159,22 +160,27 @@ class PendingApply:
         """Started for this apply, and holding no other objects than `manifests` (when given)."""
         if self.sent or self.prune_set != prune_set or self.namespace != namespace:
             return False
-        return manifests is None or self.preloaded is None or manifest_stream(manifests) == self.preloaded
+        return manifests is None or self.preloaded is None or self._holds(manifests)
+
+    def _holds(self, manifests: list[dict[str, Any]]) -> bool:
+        """The preloaded stream is exactly these objects (the same objects: no second encoding)."""
+        same = len(manifests) == len(self._objects) and all(
+            a is b for a, b in zip(manifests, self._objects, strict=True))
+        return same or manifest_stream(manifests) == self.preloaded
 
     def preload(self, manifests: list[dict[str, Any]]) -> None:
         """Write the objects now, not yet cleared: kubectl reads them while the deploy's stages run."""
         if self.sent or self.preloaded is not None:
             return
-        self.preloaded = manifest_stream(manifests)
+        self.preloaded, self._objects = manifest_stream(manifests), list(manifests)
         self._write(self.preloaded, close=False)
 
     def send(self, manifests: list[dict[str, Any]]) -> None:
         """Clear the objects (written now, unless preloaded) and end kubectl's input: it applies them."""
-        stream = manifest_stream(manifests)
-        if self.preloaded is not None and stream != self.preloaded:
+        if self.preloaded is not None and not self._holds(manifests):
             raise KubectlFailed("internal error: the objects cleared are not those written to kubectl")
         self.sent = True
-        self._write(("" if self.preloaded is not None else stream) + CLEARED, close=True)
+        self._write((manifest_stream(manifests) if self.preloaded is None else "") + CLEARED, close=True)
 
     def _write(self, text: str, *, close: bool) -> None:
         """Written from a thread, in order, as communicate() would: kubectl may answer (an error) before
