@@ -225,7 +225,11 @@ def _start_apply(project: Project, env: str, spec: EnvironmentSpec, opts: Deploy
     prune_set = None if opts.targets else applyset_name(env)
     pending = kube.start_apply(prune_set=prune_set, namespace=namespace_of(project, env, spec))
     if opts.version is not None and opts.from_env is None and not opts.targets:
-        _preload(project, env, spec, opts.version, pending)
+        try:
+            _preload(project, env, spec, opts.version, pending)
+        except BaseException:
+            pending.cancel()  # nothing cleared: kubectl ends, having applied nothing
+            raise
     return pending
 
 
