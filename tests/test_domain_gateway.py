@@ -21,7 +21,7 @@ from tests.domain_fixtures import (  # noqa: F401
     publish_claim,
     zone,
 )
-from tests.hosted_fixtures import admin, demo, hosted_env, mint, run_json, seed_org, with_token  # noqa: F401
+from tests.hosted_fixtures import admin, demo, hosted_env, mint_in_store, run_json, seed_org_in_store, with_token  # noqa: F401
 from tests.waiting import until
 from tests.webhooks_fixtures import Server, server_factory  # noqa: F401
 
@@ -53,9 +53,8 @@ def test_verified_domain_serves_its_bound_workload(gateway_plane: Server, zone: 
     the environment's routes through the gateway: PASS for the served domain, FAIL for a TLS
     transport error."""
     ports = gateway_ports(gateway_plane)
-    seed_org(gateway_plane, "acme")
-    admin(gateway_plane, "org", "grant", "acme", *DOMAIN_SCOPES)
-    env = with_token(demo, mint(gateway_plane, "acme", DOMAIN_SCOPES))
+    seed_org_in_store(gateway_plane, "acme", scopes=DOMAIN_SCOPES)
+    env = with_token(demo, mint_in_store(gateway_plane, "acme", DOMAIN_SCOPES))
     hosted_env(demo, gateway_plane.url)
     code, doc = run_json(demo, env, "env", "deploy", "cloud", "--yes", "--timeout", "60")
     assert code == 0, doc
@@ -144,9 +143,8 @@ def test_live_domain_is_reverified_and_its_certificate_renewed(server_factory: A
                                "--gateway-https-port", "0"))
     try:
         port = gateway_ports(srv)["https"]
-        seed_org(srv, "acme")
-        admin(srv, "org", "grant", "acme", *DOMAIN_SCOPES)
-        env = with_token(demo, mint(srv, "acme", DOMAIN_SCOPES))
+        seed_org_in_store(srv, "acme", scopes=DOMAIN_SCOPES)
+        env = with_token(demo, mint_in_store(srv, "acme", DOMAIN_SCOPES))
         hosted_env(demo, srv.url)
         code, doc = run_json(demo, env, "domain", "add", "shop.test", "--env", "cloud")
         run_json(demo, env, "domain", "bind", "shop.test", "--env", "cloud", "--redirect-to", "www.shop.test")
