@@ -65,11 +65,11 @@ def test_domain_commands_walk_the_state_machine(domain_plane: Server, zone: Zone
 
     publish_claim(zone, apex)
 
-    def live() -> Any:
-        code, doc = run_json(demo, env, "domain", "show", "example.test", "--env", "cloud")
-        return doc["result"] if doc["result"]["state"] == "live" else None
-
-    shown = until(live)  # the poller, no verify call
+    # the poller, no verify call: waited for on the HTTP interface, then shown by the CLI
+    until(lambda: _api(domain_plane, token, "GET", "/v1/domains/example.test").json()["state"] == "live")
+    code, doc = run_json(demo, env, "domain", "show", "example.test", "--env", "cloud")
+    shown = doc["result"]
+    assert code == 0 and shown["state"] == "live"
     assert shown["serving"] and shown["verified_at"]
     assert [r["type"] for r in shown["dns"]] == ["A"]  # once verified only routing is left to keep
 
