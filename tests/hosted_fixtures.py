@@ -99,6 +99,17 @@ def seed_org_in_store(srv: Server, org: str, billing: bool = True, scopes: tuple
         engine.dispose()
 
 
+def billing_in_store(srv: Server, org: str, enabled: bool = True) -> None:
+    """`platform server org billing <org> --enable|--disable`'s engine call (set_billing), in this process."""
+    from engine.controlplane.state import set_billing
+
+    engine = _store(srv)
+    try:
+        set_billing(engine, org, enabled)
+    finally:
+        engine.dispose()
+
+
 def mint_in_store(srv: Server, org: str, scopes: tuple[str, ...] = ALL, name: str = "ci") -> str:
     """mint, in this process (the same engine calls on the same store)."""
     from sqlalchemy import select

@@ -11,7 +11,7 @@ from app.settings import deterministic_settings
 from tests.deploy_fixtures import Demo
 from tests.hosted_fixtures import (  # noqa: F401
     Server,
-    admin,
+    billing_in_store,
     demo,
     hosted_env,
     mint_in_store,
@@ -61,7 +61,7 @@ def test_hosted_environment_on_the_plans_and_environments_screens(plane: Server,
                 table = screen.query_one("#env-table")
                 await reload_until(pilot, screen, lambda: table.get_row("cloud")[8].startswith("queued"))
                 assert table.get_row("cloud")[8] == f"queued: billing {action_url}"
-                admin(plane, "org", "billing", "beta", "--enable")
+                billing_in_store(plane, "beta")  # what the admin command runs
                 await reload_until(pilot, screen, lambda: table.get_row("cloud")[8] == "converged")
                 row = table.get_row("cloud")
                 assert (row[3], row[4], row[6]) == ("v1", "ready", "healthy")
