@@ -108,6 +108,15 @@ def domain_org(srv: Server, org: str, scopes: tuple[str, ...] = DOMAIN_SCOPES) -
     return mint(srv, org, scopes)
 
 
+def domain_org_in_store(srv: Server, org: str, scopes: tuple[str, ...] = DOMAIN_SCOPES) -> str:
+    """domain_org through the engine calls its admin commands make, in this process (the admin CLI is not
+    the rule of the tests that use it)."""
+    from tests.hosted_fixtures import mint_in_store, seed_org_in_store
+
+    seed_org_in_store(srv, org, billing=False, scopes=DOMAIN_SCOPES)
+    return mint_in_store(srv, org, scopes)
+
+
 def gateway_ports(srv: Server, timeout: float = 30.0) -> dict[str, int]:
     """The gateway's listeners, as `platform server` printed them."""
     import re

@@ -69,6 +69,65 @@ def mint(srv: Server, org: str, scopes: tuple[str, ...] = ALL, name: str = "ci")
     return done.stdout.strip()
 
 
+def _store(srv: Server) -> Any:
+    """The server's store, opened in this process as `platform server`'s admin commands open it (its
+    DATABASE_URL, else the SQLite file in its data dir), migrated."""
+    from engine.serverstore import store
+    from engine.serverstore.migrations import up
+    from engine.serverstore.url import DB_FILE, sqlalchemy_url
+
+    url = srv.env.get("DATABASE_URL")
+    engine = store.open_engine(sqlalchemy_url(url, srv.env.get("DATABASE_DRIVER")) if url
+                               else f"sqlite:///{(srv.data_dir / DB_FILE).resolve()}")
+    up(engine)
+    return engine
+
+
+def seed_org_in_store(srv: Server, org: str, billing: bool = True, scopes: tuple[str, ...] = ALL) -> None:
+    """seed_org through the engine functions its admin commands call (add_org, grant, set_billing), in this
+    process: for tests whose rule is not the admin CLI (that is test_auth_accounts' and the CLI's own)."""
+    from engine.auth.accounts import add_org, grant
+    from engine.controlplane.state import set_billing
+
+    engine = _store(srv)
+    try:
+        add_org(engine, org)
+        grant(engine, org, list(scopes))
+        if billing:
+            set_billing(engine, org, True)
+    finally:
+        engine.dispose()
+
+
+def billing_in_store(srv: Server, org: str, enabled: bool = True) -> None:
+    """`platform server org billing <org> --enable|--disable`'s engine call (set_billing), in this process."""
+    from engine.controlplane.state import set_billing
+
+    engine = _store(srv)
+    try:
+        set_billing(engine, org, enabled)
+    finally:
+        engine.dispose()
+
+
+def mint_in_store(srv: Server, org: str, scopes: tuple[str, ...] = ALL, name: str = "ci") -> str:
+    """mint, in this process (the same engine calls on the same store)."""
+    from sqlalchemy import select
+
+    from engine.auth import tables as t
+    from engine.auth.tokens import mint as mint_token
+    from engine.serverstore import store
+
+    engine = _store(srv)
+    try:
+        with store.write(engine) as c:
+            org_id = c.execute(select(t.orgs.c.id).where(t.orgs.c.name == org)).scalar_one()
+            return mint_token(c, kind="automation", org_id=org_id, scope=" ".join(scopes), ttl_s=3600,
+                              name=name).token
+    finally:
+        engine.dispose()
+
+
 SLOW = """
 import os, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer

@@ -224,11 +224,10 @@ def test_expired_and_revoked_tokens_are_refused(srv, agent, tmp_path: Path) -> N
     assert listed.returncode != 0 and "expired" in listed.stderr
 
 
-def test_token_of_another_server_is_refused(server_factory, tmp_path: Path, agent) -> None:
+def test_token_of_another_server_is_refused(srv, server_factory, tmp_path: Path, agent) -> None:
     """Attack: token of another server; and no server is current (docs/reference-auth.md#platform-auth,
     `auth login`)."""
-    a, b = server_factory(data_dir=tmp_path / "a"), server_factory(data_dir=tmp_path / "b")
-    seed_accounts(a)
+    a, b = srv, server_factory(data_dir=tmp_path / "b")  # the module's server and one of this test's own
     seed_accounts(b)
     env = client_env(a, tmp_path)
     login(a, env, tmp_path, agent)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.auth_fixtures import (  # noqa: F401
     ADMIN,
@@ -25,6 +26,18 @@ from tests.auth_fixtures import (  # noqa: F401
     start_login,
     stored,
 )
+from tests.webhooks_fixtures import Server, module_server_factory  # noqa: F401
+
+
+@pytest.fixture(scope="module")
+def servers(module_server_factory, tmp_path_factory: pytest.TempPathFactory) -> tuple[Server, Server]:  # noqa: F811
+    """Two control planes for the module, each with the organization and its users: every test signs in from
+    its own clients (HOME, XDG_CONFIG_HOME) and project; the automation tokens are minted on the first only
+    (by one test), the API token of the framework-login test on the second."""
+    a, b = (module_server_factory(data_dir=tmp_path_factory.mktemp(name)) for name in ("a", "b"))
+    seed_accounts(a)
+    seed_accounts(b)
+    return a, b
 
 
 def hosted(name: str, endpoint: str, token_env: str | None = None) -> str:
@@ -65,14 +78,12 @@ def whoami(url: str, token: str) -> httpx.Response:
     return httpx.get(f"{url}/api/auth/whoami", headers={"Authorization": f"Bearer {token}"})
 
 
-def test_framework_login_signs_in_to_every_declared_control_plane_once(server_factory, tmp_path: Path, agent) -> None:
+def test_framework_login_signs_in_to_every_declared_control_plane_once(servers, tmp_path: Path, agent) -> None:
     """`framework login` (docs/reference-auth.md#framework-login-logout-cloud): with no flag, logs in to
     every distinct control plane the environments declare (authorization code + PKCE at
     <endpoint>/oauth/authorize and /oauth/token); cloud status shows endpoint and credential source; logout
     forgets the project's entries."""
-    a, b = server_factory(data_dir=tmp_path / "a"), server_factory(data_dir=tmp_path / "b")
-    seed_accounts(a)
-    seed_accounts(b)
+    a, b = servers
     root = project(tmp_path, {"one": hosted("one", a.url), "two": hosted("two", b.url, "B_TOKEN"),
                               "three": hosted("three", a.url)})
     env = client_env(a, tmp_path)
@@ -105,12 +116,11 @@ def as_json_text(out: str, code: int) -> dict:
     return dict(doc)
 
 
-def test_automation_tokens_need_an_org_admin_session(server_factory, tmp_path: Path, agent) -> None:
+def test_automation_tokens_need_an_org_admin_session(servers, tmp_path: Path, agent) -> None:
     """`cloud token create` (docs/reference-auth.md#token-kinds): no acting user; secret printed once (field
     `secret`); minting needs a human org-admin session (machine credentials refused); list never shows secrets;
     revoke is immediate."""
-    srv = server_factory()
-    seed_accounts(srv)
+    srv = servers[0]
     root = project(tmp_path, {"cloud": hosted("cloud", srv.url), "dev": LOCAL})
     admin_env = client_env(srv, tmp_path, "admin")
     login(srv, admin_env, tmp_path, agent)
@@ -146,11 +156,10 @@ def test_automation_tokens_need_an_org_admin_session(server_factory, tmp_path: P
     assert whoami(srv.url, secret).status_code == 401
 
 
-def test_framework_login_with_a_token_checks_and_stores_it(server_factory, tmp_path: Path, agent) -> None:
+def test_framework_login_with_a_token_checks_and_stores_it(servers, tmp_path: Path, agent) -> None:
     """`framework login` CI form (docs/reference-auth.md#framework-login-logout-cloud): --token (checked
     against the endpoint, stored); a wrong token is refused and nothing is stored."""
-    srv = server_factory()
-    seed_accounts(srv)
+    srv = servers[1]
     env = client_env(srv, tmp_path)
     login(srv, env, tmp_path, agent)
     api_token = as_json(platform(env, "auth", "token", "create", "--name", "ci", "--server", srv.url,

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.auth_fixtures import (  # noqa: F401
     ADMIN,
@@ -24,13 +25,23 @@ from tests.auth_fixtures import (  # noqa: F401
     start_login,
     stored,
 )
+from tests.webhooks_fixtures import Server, module_server_factory  # noqa: F401
 
 
-def test_login_stores_a_prefixed_90_day_token_that_the_api_accepts(server_factory, tmp_path: Path, agent) -> None:
+@pytest.fixture(scope="module")
+def servers(module_server_factory, tmp_path_factory: pytest.TempPathFactory) -> tuple[Server, Server]:  # noqa: F811
+    """Two servers for the module, each with the organization and its users: every test signs in from its own
+    client (HOME, XDG_CONFIG_HOME), so logins, tokens and credentials files are the test's own."""
+    a, b = (module_server_factory(data_dir=tmp_path_factory.mktemp(name)) for name in ("a", "b"))
+    seed_accounts(a)
+    seed_accounts(b)
+    return a, b
+
+
+def test_login_stores_a_prefixed_90_day_token_that_the_api_accepts(servers, tmp_path: Path, agent) -> None:
     """`platform auth login` + access token (docs/reference-auth.md#token-kinds): plt_ prefix, 90 days,
     scope platform:api + org grants."""
-    srv = server_factory()
-    seed_accounts(srv)
+    srv = servers[0]
     env = client_env(srv, tmp_path)
     doc = login(srv, env, tmp_path, agent)
     assert doc["server"] == srv.url and doc["server_source"] == "flag" and doc["user"] == ADMIN
@@ -66,14 +77,12 @@ def test_status_says_where_the_server_came_from_without_a_network_call(tmp_path:
 
 
 def test_two_logins_at_once_keep_both_entries_and_logout_removes_only_its_own(
-    server_factory, tmp_path: Path, agent
+    servers, tmp_path: Path, agent
 ) -> None:
     """Atomic write under a lock (two concurrent logins lose neither entry:
     docs/reference-auth.md#the-credentials-file); logout (docs/reference-auth.md#platform-auth) removes only
     the resolved server's entry; the token stays valid server-side."""
-    a, b = server_factory(data_dir=tmp_path / "a"), server_factory(data_dir=tmp_path / "b")
-    seed_accounts(a)
-    seed_accounts(b)
+    a, b = servers
     env = client_env(a, tmp_path)
     first = start_login(env, tmp_path / "ra", "auth", "login", "--server", a.url)
     second = start_login(env, tmp_path / "rb", "auth", "login", "--server", b.url)
@@ -115,10 +124,10 @@ def test_a_0644_credentials_file_is_narrowed_to_0600_with_a_warning(tmp_path: Pa
     assert "0644" in done.stderr and "warning" in done.stderr and "plt_x" not in done.stderr + done.stdout
 
 
-def test_a_corrupt_credentials_file_is_a_clear_error_and_is_kept(server_factory, tmp_path: Path) -> None:
+def test_a_corrupt_credentials_file_is_a_clear_error_and_is_kept(servers, tmp_path: Path) -> None:
     """Corrupt credentials file (docs/reference-auth.md#the-credentials-file) -> clear error naming it, file
     kept as it was (status, logout, and login before any browser opens)."""
-    srv = server_factory()
+    srv = servers[0]
     env = client_env(srv, tmp_path)
     path = _write_credentials(env, '{"version": 1, "entries": {"http://s:1": {"access_tok', 0o600)
     before = path.read_bytes()

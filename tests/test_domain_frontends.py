@@ -26,7 +26,16 @@ from tests.domain_fixtures import (  # noqa: F401
     publish_claim,
     zone,
 )
-from tests.hosted_fixtures import admin, commit, demo, hosted_env, mint, run_json, seed_org, with_token  # noqa: F401
+from tests.hosted_fixtures import (  # noqa: F401
+    admin,
+    commit,
+    demo,
+    hosted_env,
+    mint_in_store,
+    run_json,
+    seed_org_in_store,
+    with_token,
+)
 from tests.waiting import until
 from tests.webhooks_fixtures import Server, server_factory  # noqa: F401
 
@@ -97,9 +106,8 @@ def test_static_frontend_is_served_from_its_release_over_tls(gateway_plane: Serv
     a base path served under it; laid out again on
     first use where the files are absent; a new release's files served once it is promoted (the old
     release's unchanged); `env smoke` PASSes its route."""
-    seed_org(gateway_plane, "acme")
-    admin(gateway_plane, "org", "grant", "acme", *DOMAIN_SCOPES)
-    env = with_token(demo, mint(gateway_plane, "acme", DOMAIN_SCOPES))
+    seed_org_in_store(gateway_plane, "acme", scopes=DOMAIN_SCOPES)
+    env = with_token(demo, mint_in_store(gateway_plane, "acme", DOMAIN_SCOPES))
     hosted_env(demo, gateway_plane.url)
     _web_sources(demo)
     (demo.root / "admin" / "out").mkdir(parents=True)
@@ -177,9 +185,8 @@ def test_server_frontend_runs_in_a_directory_holding_its_output(gateway_plane: S
     gateway proxies the live domain to it over TLS."""
     from tests.hosted_fixtures import free_port
 
-    seed_org(gateway_plane, "acme")
-    admin(gateway_plane, "org", "grant", "acme", *DOMAIN_SCOPES)
-    env = with_token(demo, mint(gateway_plane, "acme", DOMAIN_SCOPES))
+    seed_org_in_store(gateway_plane, "acme", scopes=DOMAIN_SCOPES)
+    env = with_token(demo, mint_in_store(gateway_plane, "acme", DOMAIN_SCOPES))
     hosted_env(demo, gateway_plane.url)
     built = demo.root / "web" / "build"
     built.mkdir(parents=True)
@@ -246,8 +253,8 @@ def test_upload_refuses_a_file_over_the_control_planes_cap_by_name(server_factor
 
     srv = server_factory()
     try:
-        seed_org(srv, "acme")
-        token = mint(srv, "acme")
+        seed_org_in_store(srv, "acme")
+        token = mint_in_store(srv, "acme")
         env = with_token(demo, token)
         hosted_env(demo, srv.url)
         with (demo.root / "services" / "api" / "model.bin").open("wb") as f:  # shipped with the program's directory

@@ -21,7 +21,7 @@ from tests.domain_fixtures import (  # noqa: F401
     publish_claim,
     zone,
 )
-from tests.hosted_fixtures import admin, demo, hosted_env, mint, run_json, seed_org, with_token  # noqa: F401
+from tests.hosted_fixtures import admin, demo, hosted_env, mint_in_store, run_json, seed_org_in_store, with_token  # noqa: F401
 from tests.waiting import until
 from tests.webhooks_fixtures import Server, server_factory  # noqa: F401
 
@@ -53,9 +53,8 @@ def test_verified_domain_serves_its_bound_workload(gateway_plane: Server, zone: 
     the environment's routes through the gateway: PASS for the served domain, FAIL for a TLS
     transport error."""
     ports = gateway_ports(gateway_plane)
-    seed_org(gateway_plane, "acme")
-    admin(gateway_plane, "org", "grant", "acme", *DOMAIN_SCOPES)
-    env = with_token(demo, mint(gateway_plane, "acme", DOMAIN_SCOPES))
+    seed_org_in_store(gateway_plane, "acme", scopes=DOMAIN_SCOPES)
+    env = with_token(demo, mint_in_store(gateway_plane, "acme", DOMAIN_SCOPES))
     hosted_env(demo, gateway_plane.url)
     code, doc = run_json(demo, env, "env", "deploy", "cloud", "--yes", "--timeout", "60")
     assert code == 0, doc
@@ -129,6 +128,13 @@ def _leaf_serial(port: int, host: str, cafile: str) -> int:
     return int(x509.load_der_x509_certificate(der).serial_number)
 
 
+def _domain(srv: Server, token: str, hostname: str) -> dict[str, Any]:
+    """The domain as the control plane's HTTP interface shows it (what `domain show` prints as its result)."""
+    r = httpx.get(f"{srv.url}/v1/domains/{hostname}", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
 def test_live_domain_is_reverified_and_its_certificate_renewed(server_factory: Any, zone: Zone,  # noqa: F811
                                                                demo: Demo, tmp_path: Any) -> None:  # noqa: F811
     """docs/reference-domains.md#states (domain: DNS verifies -> serving, certificate issued; a live domain
@@ -144,15 +150,16 @@ def test_live_domain_is_reverified_and_its_certificate_renewed(server_factory: A
                                "--gateway-https-port", "0"))
     try:
         port = gateway_ports(srv)["https"]
-        seed_org(srv, "acme")
-        admin(srv, "org", "grant", "acme", *DOMAIN_SCOPES)
-        env = with_token(demo, mint(srv, "acme", DOMAIN_SCOPES))
+        seed_org_in_store(srv, "acme", scopes=DOMAIN_SCOPES)
+        env = with_token(demo, mint_in_store(srv, "acme", DOMAIN_SCOPES))
         hosted_env(demo, srv.url)
         code, doc = run_json(demo, env, "domain", "add", "shop.test", "--env", "cloud")
         run_json(demo, env, "domain", "bind", "shop.test", "--env", "cloud", "--redirect-to", "www.shop.test")
         publish_claim(zone, doc["result"])
-        until(lambda: run_json(demo, env, "domain", "show", "shop.test", "--env", "cloud")[1]["result"]["state"]
-              == "live")
+        token = env["FRAMEWORK_CONTROL_PLANE_TOKEN"]
+        until(lambda: _domain(srv, token, "shop.test")["state"] == "live")  # the poller (HTTP), then the CLI:
+        code, doc = run_json(demo, env, "domain", "show", "shop.test", "--env", "cloud")
+        assert code == 0 and doc["result"]["state"] == "live"
         ca = tmp_path / "ca.pem"
         ca.write_bytes(httpx.get(srv.url + "/gateway/ca.pem", timeout=10).content)
         first = _leaf_serial(port, "shop.test", str(ca))
@@ -160,9 +167,10 @@ def test_live_domain_is_reverified_and_its_certificate_renewed(server_factory: A
         assert renewed != first  # a new leaf, issued before the old one expired, verifying against the CA
 
         zone.withdraw("_platform-challenge.shop.test", "TXT")
-        shown = until(lambda: "no longer published" in str(
-            (d := run_json(demo, env, "domain", "show", "shop.test", "--env", "cloud")[1]["result"])["last_check"])
-            and d)
+        until(lambda: "no longer published" in str(_domain(srv, token, "shop.test")["last_check"]))
+        code, doc = run_json(demo, env, "domain", "show", "shop.test", "--env", "cloud")
+        shown = doc["result"]
+        assert code == 0 and "no longer published" in str(shown["last_check"])
         assert shown["state"] == "live" and shown["serving"] is True
         assert "NXDOMAIN" in shown["last_check"]["result"]
         assert httpx.get(f"http://127.0.0.1:{gateway_ports(srv)['http']}/", headers={"Host": "shop.test"},

@@ -11,7 +11,7 @@ from app.settings import deterministic_settings
 from screens.environments.detail import EnvironmentDetailScreen
 from screens.environments.domains import DomainsScreen
 from tests.deploy_fixtures import Demo
-from tests.domain_fixtures import Zone, domain_org, publish_claim, quiet_plane, zone  # noqa: F401
+from tests.domain_fixtures import Zone, domain_org_in_store, publish_claim, quiet_plane, zone  # noqa: F401
 from tests.hosted_fixtures import demo, hosted_env, run_json, with_token  # noqa: F401
 from tests.screen_fixtures import SIZE, environ
 from tests.waiting import until_app
@@ -24,7 +24,7 @@ def test_domains_view_shows_state_binding_dns_and_runs_actions(quiet_plane: Serv
     verification with the command lines of add/verify/bind/unbind/rm; `v` verifies the selected
     domain (pending_dns -> live once the zone carries its records), `u` unbinds it (still live),
     `x` removes it."""
-    env = with_token(demo, domain_org(quiet_plane, "acme"))
+    env = with_token(demo, domain_org_in_store(quiet_plane, "acme"))
     hosted_env(demo, quiet_plane.url)
     code, doc = run_json(demo, env, "domain", "add", "shop.test", "--env", "cloud")
     assert code == 0
@@ -74,7 +74,7 @@ def test_domains_view_adds_and_binds_through_its_input(quiet_plane: Server, zone
     `framework domain add` line as the hostname is typed and claims it on the control plane (pending_dns);
     `b` binds the selected domain to a target, `t` replaces that with a 308 redirect; escape closes the
     input without running anything."""
-    env = with_token(demo, domain_org(quiet_plane, "acme"))
+    env = with_token(demo, domain_org_in_store(quiet_plane, "acme"))
     hosted_env(demo, quiet_plane.url)
 
     async def scenario() -> None:
@@ -127,7 +127,7 @@ def test_domains_view_is_in_the_screen_catalog_and_chooses_an_environment(quiet_
     number key): `9` opens Domains without an environment's detail; it reads the control plane of the first environment
     that has one (local and self-managed environments without a control plane are not offered) and `e`
     moves to the next, its command lines following."""
-    env = with_token(demo, domain_org(quiet_plane, "acme"))
+    env = with_token(demo, domain_org_in_store(quiet_plane, "acme"))
     hosted_env(demo, quiet_plane.url)
     hosted_env(demo, quiet_plane.url, name="edge")
     code, _ = run_json(demo, env, "domain", "add", "shop.test", "--env", "cloud")

@@ -15,7 +15,7 @@ import httpx
 from tests.deploy_fixtures import FRAMEWORK_BIN, Demo
 from tests.domain_fixtures import (  # noqa: F401
     Zone,
-    domain_org,
+    domain_org_in_store,
     domain_plane,
     publish_claim,
     quiet_plane,
@@ -38,7 +38,7 @@ def test_domain_commands_walk_the_state_machine(domain_plane: Server, zone: Zone
     `verify` before DNS is published exits 0 with the claim still `pending_dns`; once the zone carries the
     records the server's poller makes it live by itself; `bind --target` then `--redirect-to` replaces the
     binding; `unbind` keeps the domain and its verification; `ls` lists every domain; `rm` removes it."""
-    token = domain_org(domain_plane, "acme")
+    token = domain_org_in_store(domain_plane, "acme")
     hosted_env(demo, domain_plane.url)
     env = with_token(demo, token)
 
@@ -65,11 +65,11 @@ def test_domain_commands_walk_the_state_machine(domain_plane: Server, zone: Zone
 
     publish_claim(zone, apex)
 
-    def live() -> Any:
-        code, doc = run_json(demo, env, "domain", "show", "example.test", "--env", "cloud")
-        return doc["result"] if doc["result"]["state"] == "live" else None
-
-    shown = until(live)  # the poller, no verify call
+    # the poller, no verify call: waited for on the HTTP interface, then shown by the CLI
+    until(lambda: _api(domain_plane, token, "GET", "/v1/domains/example.test").json()["state"] == "live")
+    code, doc = run_json(demo, env, "domain", "show", "example.test", "--env", "cloud")
+    shown = doc["result"]
+    assert code == 0 and shown["state"] == "live"
     assert shown["serving"] and shown["verified_at"]
     assert [r["type"] for r in shown["dns"]] == ["A"]  # once verified only routing is left to keep
 
@@ -96,7 +96,7 @@ def test_verify_checks_dns_now_in_every_state(quiet_plane: Server, zone: Zone, d
     server at each call, also once the domain is live: a withdrawn ownership record is reported as this
     verification's result (exit 0; the state stays `live`, serving, and the ownership record to publish is
     listed again), and publishing it again is reported at the next `verify`."""
-    token = domain_org(quiet_plane, "acme")
+    token = domain_org_in_store(quiet_plane, "acme")
     hosted_env(demo, quiet_plane.url)
     env = with_token(demo, token)
     code, doc = run_json(demo, env, "domain", "add", "shop.test", "--env", "cloud")
@@ -128,7 +128,7 @@ def test_verify_checks_dns_now_in_every_state(quiet_plane: Server, zone: Zone, d
 
 def _race(red: Server, blue: Server, zone: Zone) -> None:  # noqa: F811
     """Two organizations (red through one server, blue through `blue`) claim and verify one name."""
-    tokens = {org: domain_org(red, org) for org in ("red", "blue", "green")}
+    tokens = {org: domain_org_in_store(red, org) for org in ("red", "blue", "green")}
     planes = {"red": red, "blue": blue, "green": red}
     claims = {}
     for org in ("red", "blue"):
@@ -196,8 +196,8 @@ def test_domain_endpoints_check_who_asks_and_what(domain_plane: Server, zone: Zo
     """Domain authority (docs/reference-domains.md#http-interface) and bad input: no token 401; a token without the
     domain scope 403; another organization's domain is not found; a bad hostname and a binding naming
     both or neither of target and redirect are refused (400, exit 1) and change nothing."""
-    token = domain_org(domain_plane, "acme")
-    deploy_only = domain_org(domain_plane, "other", ("deploy:read",))
+    token = domain_org_in_store(domain_plane, "acme")
+    deploy_only = domain_org_in_store(domain_plane, "other", ("deploy:read",))
     assert httpx.get(domain_plane.url + "/v1/domains", timeout=10).status_code == 401
     assert _api(domain_plane, deploy_only, "GET", "/v1/domains").status_code == 403
     assert _api(domain_plane, token, "POST", "/v1/domains", {"hostname": "a.test"}).status_code == 200

@@ -9,7 +9,16 @@ import asyncio
 from app.dashboard import Dashboard
 from app.settings import deterministic_settings
 from tests.deploy_fixtures import Demo
-from tests.hosted_fixtures import Server, admin, demo, hosted_env, mint, plane, seed_org, server_factory  # noqa: F401
+from tests.hosted_fixtures import (  # noqa: F401
+    Server,
+    billing_in_store,
+    demo,
+    hosted_env,
+    mint_in_store,
+    plane,
+    seed_org_in_store,
+    server_factory,
+)
 from tests.screen_fixtures import SIZE
 from tests.test_screen_environments import reload_until
 from tests.waiting import until_app
@@ -19,8 +28,8 @@ def test_hosted_environment_on_the_plans_and_environments_screens(plane: Server,
     """Hosted states (docs/reference-hosted.md#commands-on-hosted-environments: queued on billing, exit 7
     with the wait and action URL; goes live by itself; env stop) and status, as the dashboard shows them;
     the deploy is the Plans screen's (confirm bound to the plan digest)."""
-    seed_org(plane, "beta", billing=False)
-    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "beta")
+    seed_org_in_store(plane, "beta", billing=False)
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint_in_store(plane, "beta")
     hosted_env(demo, plane.url)
     demo.run("env", "build", "cloud", "--release", "v1", check=True)
     action_url = f"{plane.url}/billing/beta"
@@ -52,7 +61,7 @@ def test_hosted_environment_on_the_plans_and_environments_screens(plane: Server,
                 table = screen.query_one("#env-table")
                 await reload_until(pilot, screen, lambda: table.get_row("cloud")[8].startswith("queued"))
                 assert table.get_row("cloud")[8] == f"queued: billing {action_url}"
-                admin(plane, "org", "billing", "beta", "--enable")
+                billing_in_store(plane, "beta")  # what the admin command runs
                 await reload_until(pilot, screen, lambda: table.get_row("cloud")[8] == "converged")
                 row = table.get_row("cloud")
                 assert (row[3], row[4], row[6]) == ("v1", "ready", "healthy")

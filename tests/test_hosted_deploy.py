@@ -11,10 +11,10 @@ from tests.hosted_fixtures import (  # noqa: F401
     demo,
     environ_of_hosted,
     hosted_env,
-    mint,
+    mint_in_store,
     pids_of_hosted,
     plane,
-    seed_org,
+    seed_org_in_store,
     server_factory,
 )
 from tests.waiting import until
@@ -25,8 +25,8 @@ def test_hosted_deploy_converges_on_the_control_plane(plane: Server, demo: Demo)
     (docs/reference-hosted.md#commands-on-hosted-environments); the CLI waits on its status and exits 0 once
     healthy. Re-deploying the running release appends nothing. `ledger where` names the control plane and
     the declaration; `cloud releases` lists the release."""
-    seed_org(plane, "acme")
-    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "acme")
+    seed_org_in_store(plane, "acme")
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint_in_store(plane, "acme")
     port = hosted_env(demo, plane.url)
     code, doc = demo.json("env", "deploy", "cloud", "--yes", "--timeout", "60")
     assert code == 0, doc
@@ -56,8 +56,8 @@ def test_the_control_plane_restarts_a_crashed_workload(plane: Server, demo: Demo
     import os
     import signal
 
-    seed_org(plane, "acme")
-    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "acme")
+    seed_org_in_store(plane, "acme")
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint_in_store(plane, "acme")
     port = hosted_env(demo, plane.url)
     code, doc = demo.json("env", "deploy", "cloud", "--yes")
     assert code == 0, doc
@@ -77,8 +77,8 @@ def test_ci_run_reads_a_hosted_environment_from_its_control_plane(plane: Server,
     on the control plane form its timeline; the promotion carries the run id (`<run>.<attempt>`)."""
     from tests.hosted_fixtures import run_json
 
-    seed_org(plane, "acme")
-    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "acme")
+    seed_org_in_store(plane, "acme")
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint_in_store(plane, "acme")
     hosted_env(demo, plane.url)
     ci = {**demo.env, "GITHUB_RUN_ID": "4242", "GITHUB_RUN_ATTEMPT": "2"}
     code, doc = run_json(demo, ci, "env", "deploy", "cloud", "--yes", "--no-wait")

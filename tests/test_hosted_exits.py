@@ -14,9 +14,9 @@ from tests.hosted_fixtures import (  # noqa: F401
     commit,
     demo,
     hosted_env,
-    mint,
+    mint_in_store,
     plane,
-    seed_org,
+    seed_org_in_store,
     server_factory,
     slow_start,
 )
@@ -28,8 +28,8 @@ CRASH = "import sys\nsys.exit(3)\n"
 def test_unreachable_and_refused_credentials_exit_2_naming_what_was_tried(plane: Server, demo: Demo) -> None:  # noqa: F811
     """Exit 2 (undetermined): a refused credential names its source and the sources tried; an unreachable
     control plane names the endpoint; nothing is promoted either way."""
-    seed_org(plane, "acme")
-    token = mint(plane, "acme")
+    seed_org_in_store(plane, "acme")
+    token = mint_in_store(plane, "acme")
     hosted_env(demo, plane.url)
     demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = "plt_not-a-token"
     code, doc = demo.json("env", "deploy", "cloud", "--yes")
@@ -51,8 +51,8 @@ def test_unreachable_and_refused_credentials_exit_2_naming_what_was_tried(plane:
 def test_degraded_and_wait_budget_exits(plane: Server, demo: Demo) -> None:  # noqa: F811
     """Exit 1: the control plane's rollout is DEGRADED (a crash loop); exit 8: the wait budget expired
     while it was converging (a slow start), the promotion recorded either way."""
-    seed_org(plane, "acme")
-    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "acme")
+    seed_org_in_store(plane, "acme")
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint_in_store(plane, "acme")
     hosted_env(demo, plane.url, name="slowcloud", service="slow")
     code, doc = demo.json("env", "deploy", "slowcloud", "--yes", "--timeout", "1")
     assert code == 8 and doc["error"]["code"] == "wait_timed_out" and doc["appended"] is True
@@ -68,8 +68,8 @@ def test_degraded_and_wait_budget_exits(plane: Server, demo: Demo) -> None:  # n
 def test_release_is_immutable_on_the_control_plane(plane: Server, demo: Demo, tmp_path: Path) -> None:  # noqa: F811
     """Records: releases are immutable: the same version over different artifacts is refused by the control
     plane (nothing promoted); over the same artifacts it is a no-op."""
-    seed_org(plane, "acme")
-    token = mint(plane, "acme")
+    seed_org_in_store(plane, "acme")
+    token = mint_in_store(plane, "acme")
     other = make_demo(tmp_path / "other")
     other.edit_api("different bytes")
     for d in (demo, other):
@@ -95,8 +95,8 @@ def test_a_newer_promotion_supersedes_the_wait(plane: Server, demo: Demo) -> Non
     from tests.deploy_fixtures import FRAMEWORK_BIN
     from tests.hosted_fixtures import cp_get
 
-    seed_org(plane, "acme")
-    token = mint(plane, "acme")
+    seed_org_in_store(plane, "acme")
+    token = mint_in_store(plane, "acme")
     demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = token
     hosted_env(demo, plane.url, service="slow")
     slow_start(demo, 600)  # still rolling out when the newer promotion lands, however loaded the machine
@@ -120,8 +120,8 @@ def test_stop_during_a_rollout_leaves_nothing_running(plane: Server, demo: Demo)
     started). Waited for: the rollout's end, recorded on its apply row, then nothing runs."""
     from tests.hosted_fixtures import cp_get, pids_of_hosted
 
-    seed_org(plane, "acme")
-    token = mint(plane, "acme")
+    seed_org_in_store(plane, "acme")
+    token = mint_in_store(plane, "acme")
     demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = token
     hosted_env(demo, plane.url, service="slow")
     slow_start(demo, 600)  # the stop lands mid-rollout

@@ -18,11 +18,11 @@ from tests.hosted_fixtures import (  # noqa: F401
     cp_get,
     demo,
     hosted_env,
-    mint,
+    mint_in_store,
     plane,
     run_json,
     second_machine,
-    seed_org,
+    seed_org_in_store,
     server_factory,
     slow_start,
     start_server,
@@ -42,10 +42,10 @@ def test_deploy_read_token_cannot_promote_but_deploy_write_records_gates(plane: 
     """Scopes (docs/reference-hosted.md#the-http-interface-v1-json-bearer-tokens): a token with only
     deploy:read cannot promote (nothing appended); gate recording needs only deploy:write, deliberately
     weaker than promote; append-only and idempotent."""
-    seed_org(plane, "acme")
-    full = mint(plane, "acme", name="full")
-    reader = mint(plane, "acme", ("deploy:read",), name="reader")
-    writer = mint(plane, "acme", ("deploy:read", "deploy:write"), name="writer")
+    seed_org_in_store(plane, "acme")
+    full = mint_in_store(plane, "acme", name="full")
+    reader = mint_in_store(plane, "acme", ("deploy:read",), name="reader")
+    writer = mint_in_store(plane, "acme", ("deploy:read", "deploy:write"), name="writer")
     hosted_env(demo, plane.url)
     demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = reader
     code, doc = demo.json("env", "deploy", "cloud", "--yes")
@@ -75,9 +75,9 @@ def test_deploy_read_token_cannot_promote_but_deploy_write_records_gates(plane: 
 def test_organizations_are_isolated_both_ways(plane: Server, demo: Demo, tmp_path: Path) -> None:  # noqa: F811
     """`cloud releases` lists the caller's organization's releases (the request carries no
     organization); neither organization sees the other's releases or environments."""
-    seed_org(plane, "acme")
-    seed_org(plane, "beta")
-    a, b = mint(plane, "acme"), mint(plane, "beta")
+    seed_org_in_store(plane, "acme")
+    seed_org_in_store(plane, "beta")
+    a, b = mint_in_store(plane, "acme"), mint_in_store(plane, "beta")
     other = make_demo(tmp_path / "b")
     other.edit_api("beta's")
     hosted_env(demo, plane.url)
@@ -107,8 +107,8 @@ def test_two_machines_race_one_promotion_on_postgresql(server_factory: Callable[
     (two ledger homes) approve the same plan at once -> exactly one promotion is appended, the other exits 3."""
     srv = server_factory(extra_env={"DATABASE_URL": pg_url})
     try:
-        seed_org(srv, "acme")
-        token = mint(srv, "acme")
+        seed_org_in_store(srv, "acme")
+        token = mint_in_store(srv, "acme")
         hosted_env(demo, srv.url)
         one = {**demo.env, "FRAMEWORK_CONTROL_PLANE_TOKEN": token}
         two = {**second_machine(demo, tmp_path), "FRAMEWORK_CONTROL_PLANE_TOKEN": token}
@@ -135,8 +135,8 @@ def test_control_plane_killed_mid_rollout(server_factory: Callable[..., Server],
     srv = server_factory(extra_env={"PLATFORM_ROLLOUT_TIMEOUT_S": "60"})
     restarted: Server | None = None
     try:
-        seed_org(srv, "acme")
-        token = mint(srv, "acme")
+        seed_org_in_store(srv, "acme")
+        token = mint_in_store(srv, "acme")
         port = hosted_env(demo, srv.url, service="slow")
         slow_start(demo, 10)  # the kill lands mid-rollout, however loaded the machine
         env = {**demo.env, "FRAMEWORK_CONTROL_PLANE_TOKEN": token}
@@ -177,8 +177,8 @@ def test_two_servers_on_one_postgresql_converge_once(server_factory: Callable[..
     one = server_factory(data_dir=data, extra_env={"DATABASE_URL": pg_url, "PLATFORM_CONVERGE_LEASE_S": "2"})
     two = start_server(data, one.env, one.token)  # the admin token exists: the second start prints none
     try:
-        seed_org(one, "acme")
-        token = mint(one, "acme")
+        seed_org_in_store(one, "acme")
+        token = mint_in_store(one, "acme")
         port = hosted_env(demo, one.url)
         code, doc = run_json(demo, {**demo.env, "FRAMEWORK_CONTROL_PLANE_TOKEN": token}, "env", "deploy", "cloud",
                              "--yes", "--timeout", "60")

@@ -12,9 +12,9 @@ from tests.hosted_fixtures import (  # noqa: F401
     commit,
     demo,
     hosted_env,
-    mint,
+    mint_in_store,
     plane,
-    seed_org,
+    seed_org_in_store,
     server_factory,
 )
 
@@ -30,8 +30,8 @@ def test_no_billing_queues_then_goes_live_by_itself(plane: Server, demo: Demo) -
     """States: an organization without billing -> the deploy is accepted and recorded, exit 7, `.queued`
     names the wait and an action URL; `env start` is refused with the server's reason; a newer deploy
     replaces the queued one; enabling billing (the admin command) makes it go live by itself."""
-    seed_org(plane, "beta", billing=False)
-    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "beta")
+    seed_org_in_store(plane, "beta", billing=False)
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint_in_store(plane, "beta")
     port = hosted_env(demo, plane.url)
     code, doc = demo.json("env", "deploy", "cloud", "--yes")
     assert code == 7 and doc["error"]["code"] == "queued"
@@ -68,8 +68,8 @@ def test_stop_start_delete_and_a_new_environment(plane: Server, demo: Demo) -> N
     """States: `env stop` is never refused and keeps data; `env start --wait` converges it again;
     `env delete` needs --yes without a terminal, removes deployments and state, and a later deploy of
     the same name creates a new environment. Non-hosted environments are refused naming the command."""
-    seed_org(plane, "acme")
-    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "acme")
+    seed_org_in_store(plane, "acme")
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint_in_store(plane, "acme")
     port = hosted_env(demo, plane.url)
     code, doc = demo.json("env", "deploy", "cloud", "--yes")
     assert code == 0, doc
@@ -111,8 +111,8 @@ def test_delete_on_a_terminal_needs_the_typed_name(plane: Server, demo: Demo) ->
     from tests.deploy_fixtures import FRAMEWORK_BIN
     from tests.test_deploy_tty import showing, tmux
 
-    seed_org(plane, "acme")
-    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "acme")
+    seed_org_in_store(plane, "acme")
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint_in_store(plane, "acme")
     hosted_env(demo, plane.url)
     assert demo.json("env", "deploy", "cloud", "--yes", "--no-wait")[0] == 0
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in demo.env.items()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from tests.deploy_fixtures import Demo
-from tests.hosted_fixtures import Server, demo, hosted_env, mint, plane, seed_org, server_factory  # noqa: F401
+from tests.hosted_fixtures import Server, demo, hosted_env, mint_in_store, plane, seed_org_in_store, server_factory  # noqa: F401
 from tests.test_progress import ANSI, BAR, on_pty
 
 
@@ -14,8 +14,8 @@ def test_hosted_deploy_shows_an_upload_bar_on_a_terminal_and_none_with_json(plan
     """README.md#progress-and-shell-completion: a deploy to a hosted environment uploads the release's file
     artifacts the control plane lacks (docs/reference-hosted.md#commands-on-hosted-environments); on a
     terminal an `upload` bar counts them, with --json nothing does."""
-    seed_org(plane, "acme")
-    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint(plane, "acme")
+    seed_org_in_store(plane, "acme")
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint_in_store(plane, "acme")
     hosted_env(demo, plane.url)
     code, screen = on_pty(["env", "deploy", "cloud", "--yes", "--timeout", "60"], demo.root, demo.env)
     text = ANSI.sub("", screen)
