@@ -55,7 +55,8 @@ def _all_ran(srv: Server, accepted: dict[str, str]) -> None:
         rows = {d["id"]: d for d in history(srv, limit=1000)}
         return all(i in rows and rows[i]["run"] and rows[i]["run"]["status"] == "succeeded" for i in accepted)
 
-    until(done, timeout=120, what="every accepted delivery's run to execute")
+    # each poll reads the whole history (hundreds of deliveries) from the server: poll every 0.5 s, not 50 ms
+    until(done, timeout=120, what="every accepted delivery's run to execute", interval=0.5)
     rows = history(srv, limit=1000)
     assert len({d["run"]["id"] for d in rows if d["run"]}) == len(
         [d for d in rows if d["outcome"] == "run_started"]

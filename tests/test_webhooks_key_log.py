@@ -183,7 +183,7 @@ def test_two_server_processes_on_one_sqlite_dir_start_each_key_once(server_facto
     accepted = {name: doc["delivery"] for name, doc in answers if doc["status"] == "accepted"}
     assert len(accepted) == 150
     assert all(doc["duplicate_of"] == accepted[name] for name, doc in answers if doc["status"] == "retry")
-    rows = until(
-        lambda: history(b, limit=1000) if len(history(b, limit=1000)) == 300 else None, what="history"
+    rows = until(  # each poll reads 300 deliveries from the server: every 0.5 s, not 50 ms
+        lambda: history(b, limit=1000) if len(history(b, limit=1000)) == 300 else None, what="history", interval=0.5
     )
     assert sum(1 for d in rows if d["outcome"] == "queued") == 150
