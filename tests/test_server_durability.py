@@ -85,7 +85,8 @@ def test_two_processes_one_postgres_duplicates_start_one_run(
     url_b = act["url_with_token"].replace(a.url, b.url)
 
     async def burst() -> list[dict]:
-        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=40)) as client:
+        # 30 s per request as the other bursts here (httpx's default 5 s is too short on a loaded machine)
+        async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=40)) as client:
             rs = await asyncio.gather(
                 *(
                     client.post(url, content=b"same", headers={"Idempotency-Key": "one"})
