@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import socket
+import tempfile
 import threading
 from pathlib import Path
 
@@ -133,22 +134,24 @@ def test_a_caller_hanging_up_mid_splice_cancels_the_write(stack: Stack) -> None:
 
 def test_the_daemon_receives_with_splice_and_falls_back_to_copies(tmp_path: Path) -> None:
     """The daemon's end of an upload (engine.daemon.bulk._receive): the bytes from the socket into
-    the file until the half-close, whole; a file that refuses splice(2) (O_APPEND: EINVAL) gets
-    them by recv_into / write instead, equally whole."""
+    the file until the half-close, whole (a tmpfs file: splice(2); a file on a block device goes
+    direct, tests/test_daemon_upload_direct.py); a file that refuses splice(2) (O_APPEND: EINVAL)
+    gets them by recv_into / write instead, equally whole."""
     data = os.urandom(5 * BLOCK + 333)
-    for flags in (0, os.O_APPEND):
-        ours, theirs = socket.socketpair()
-        target = tmp_path / f"recv-{flags}.bin"
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | flags, 0o600)
-        sender = threading.Thread(target=lambda s=theirs: (s.sendall(data), s.shutdown(socket.SHUT_WR)))
-        sender.start()
-        try:
-            assert _receive(ours, fd) == len(data)
-        finally:
-            os.close(fd)
-            sender.join()
-            theirs.close()
-        assert target.read_bytes() == data
+    with tempfile.TemporaryDirectory(dir="/dev/shm" if os.path.isdir("/dev/shm") else tmp_path) as memory:
+        for where, flags in ((Path(memory), 0), (tmp_path, os.O_APPEND)):
+            ours, theirs = socket.socketpair()
+            target = where / f"recv-{flags}.bin"
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | flags, 0o600)
+            sender = threading.Thread(target=lambda s=theirs: (s.sendall(data), s.shutdown(socket.SHUT_WR)))
+            sender.start()
+            try:
+                assert _receive(ours, fd) == len(data)
+            finally:
+                os.close(fd)
+                sender.join()
+                theirs.close()
+            assert target.read_bytes() == data
 
 
 def test_a_stream_drop_fails_a_spliced_upload_clearly(stack: Stack) -> None:

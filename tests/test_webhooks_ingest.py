@@ -132,3 +132,39 @@ def test_503_when_the_delivery_cannot_be_recorded(server_factory, tmp_path: Path
     assert history(srv) == []
     assert httpx.post(act["url_with_token"], content=b"payload").status_code == 202
     assert len(history(srv)) == 1
+
+
+def test_stored_payload_is_json_dumps_compact_and_body_parsing_is_json_loads() -> None:
+    """`trigger.payload` (docs/reference-webhooks.md#webhook-ingestion): the body is parsed JSON,
+    else the raw text, and the stored payload is exactly `json.dumps(payload, separators=(",", ":"))`
+    (the recorder's encoder is built once; its output must not differ by a byte); the scrubbed
+    headers keep lower-cased names, join repeated ones and drop secret-carrying ones."""
+    from engine.hooks.payload import build_payload, parse_body, scrub_headers
+    from engine.server.ingest import _COMPACT
+
+    bodies = [
+        b'{"ref": "main", "n": 1}',
+        b' [1, 2.5, -0.0, 1e300, 123456789012345678901234567890, null, true] ',
+        b'{"s": "\\u00e9\\u2028 \\" \\\\ \\n \\u0000", "nested": {"a": [{}, []]}}',
+        b"NaN",
+        b"[Infinity, -Infinity]",
+        "\ufeff{}".encode(),  # a UTF-8 BOM: not JSON for json.loads either
+        b"{} {}",  # extra data
+        b"plain text \xff not utf-8",
+        b"",
+        b"   ",
+    ]
+    for body in bodies:
+        text = body.decode("utf-8", errors="replace")
+        try:
+            expected = json.loads(text)
+        except ValueError:
+            expected = text
+        parsed = parse_body(body)
+        assert json.dumps(parsed) == json.dumps(expected), body
+        payload = build_payload(body, [("Content-Type", "application/json")], [("ref", "main")], "application/json")
+        assert _COMPACT(payload) == json.dumps(payload, separators=(",", ":")), body
+    headers = [("X-Event", "push"), ("x-event", "again"), ("Authorization", "Bearer x"), ("X-Acme-Signature", "s"),
+               ("X-Mine", "m"), ("Host", "h")]
+    assert scrub_headers(headers, "x-mine") == {"x-event": "push, again", "host": "h"}
+    assert scrub_headers(headers) == {"x-event": "push, again", "x-mine": "m", "host": "h"}

@@ -1,0 +1,145 @@
+"""The daemon's end of an upload on a block device
+(docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes): the bytes from the bulk
+connection go to the file with O_DIRECT (no copy into the page cache), the tail that is not whole
+blocks through the page cache, and the file is byte-exact; elsewhere (tmpfs) the splice path stays; a
+write that fails stops the receiving at once and is raised, never left half-hidden."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import mmap
+import os
+import resource
+import signal
+import socket
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.daemon.bulk import DIRECT_ALIGN, DIRECT_BYTES, _direct, _receive, _write_at
+
+
+def _on_block_device(path: Path) -> bool:
+    return os.major(os.stat(path).st_dev) != 0
+
+
+@contextlib.contextmanager
+def _sending(data: bytes) -> Iterator[tuple[socket.socket, list[BaseException]]]:
+    """Our end of a socket pair whose other end sends `data` and half-closes (errors kept)."""
+    ours, theirs = socket.socketpair()
+    errors: list[BaseException] = []
+
+    def send() -> None:
+        try:
+            theirs.sendall(data)
+            theirs.shutdown(socket.SHUT_WR)
+        except OSError as exc:
+            errors.append(exc)
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    try:
+        yield ours, errors
+    finally:
+        sender.join(30)
+        theirs.close()
+        assert not sender.is_alive(), "the sender was left blocked"
+
+
+def _received(path: Path, data: bytes) -> bool:
+    """`data` through `_receive` into a new file at `path`; whether O_DIRECT was chosen for it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with _sending(data) as (ours, errors):
+            assert _receive(ours, fd) == len(data)
+        assert not errors
+        direct = bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_DIRECT)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return direct
+
+
+def test_an_upload_on_a_block_device_goes_direct_and_one_on_tmpfs_is_spliced(tmp_path: Path) -> None:
+    """A file on a block device takes the upload with O_DIRECT (whole 8 MiB buffers, then a tail
+    that is not whole blocks through the page cache: O_DIRECT is off at the end); a tmpfs file keeps
+    the splice path (never O_DIRECT); both byte-exact, an empty upload too."""
+    if not _on_block_device(tmp_path):
+        pytest.skip(f"{tmp_path} is not on a block device")
+    data = os.urandom(2 * DIRECT_BYTES + 3 * DIRECT_ALIGN + 777)
+    target = tmp_path / "direct.bin"
+    assert _direct_at_open(tmp_path / "probe.bin")
+    assert not _received(target, data)  # the tail turned O_DIRECT off
+    assert target.read_bytes() == data
+    aligned = data[:DIRECT_BYTES + DIRECT_ALIGN]
+    assert _received(tmp_path / "aligned.bin", aligned)  # no tail: O_DIRECT stayed on to the end
+    assert (tmp_path / "aligned.bin").read_bytes() == aligned
+    assert _received(tmp_path / "empty.bin", b"") and (tmp_path / "empty.bin").read_bytes() == b""
+    if os.path.isdir("/dev/shm"):
+        with tempfile.TemporaryDirectory(dir="/dev/shm") as memory:
+            assert not _direct_at_open(Path(memory) / "probe.bin")
+            assert not _received(Path(memory) / "spliced.bin", data)
+            assert (Path(memory) / "spliced.bin").read_bytes() == data
+
+
+def _direct_at_open(path: Path) -> bool:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        return _direct(fd)
+    finally:
+        os.close(fd)
+        path.unlink()
+
+
+def test_a_write_that_is_not_whole_blocks_turns_o_direct_off_for_the_rest(tmp_path: Path) -> None:
+    """`_write_at`: whole blocks at an aligned offset go with O_DIRECT; a piece with a partial block
+    writes its whole blocks direct and the rest through the page cache, and from then on every write
+    goes through the page cache (a misaligned offset can never go direct); the bytes land in order."""
+    if not _on_block_device(tmp_path):
+        pytest.skip(f"{tmp_path} is not on a block device")
+    pieces = [os.urandom(2 * DIRECT_ALIGN), os.urandom(DIRECT_ALIGN + 5), os.urandom(3 * DIRECT_ALIGN)]
+    fd = os.open(tmp_path / "pieces.bin", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    states, offset = [], 0
+    try:
+        assert _direct(fd)
+        direct = True
+        for piece in pieces:
+            with mmap.mmap(-1, len(piece) + DIRECT_ALIGN) as buf:  # page-aligned, as the daemon's buffers
+                buf[:len(piece)] = piece
+                with memoryview(buf) as view:
+                    direct = _write_at(fd, view[:len(piece)], offset, direct)
+            states.append((direct, bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_DIRECT)))
+            offset += len(piece)
+    finally:
+        os.close(fd)
+    assert states == [(True, True), (False, False), (False, False)]
+    assert (tmp_path / "pieces.bin").read_bytes() == b"".join(pieces)
+
+
+def test_a_failing_write_stops_the_receive_at_once_and_is_raised(tmp_path: Path) -> None:
+    """A write the file system refuses mid-upload (here EFBIG: a file size limit of 6 MiB; on a real
+    disk ENOSPC the same way) ends the receive with that error -- not after the rest of the upload
+    came -- and the sender is cut off, not left blocked (the daemon then answers `stream_lost`,
+    nothing written: engine.daemon.files)."""
+    if not _on_block_device(tmp_path):
+        pytest.skip(f"{tmp_path} is not on a block device")
+    limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    fd = os.open(tmp_path / "limited.bin", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (6 << 20, limits[1]))
+        with _sending(os.urandom(64 << 20)) as (ours, errors):
+            with pytest.raises(OSError) as raised:
+                _receive(ours, fd)
+        assert raised.value.errno == errno.EFBIG
+        assert errors and isinstance(errors[0], OSError)  # the sender was cut off mid-way
+        assert os.fstat(fd).st_size <= 6 << 20
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+        signal.signal(signal.SIGXFSZ, previous)
+        os.close(fd)
