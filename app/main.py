@@ -79,6 +79,9 @@ def run(program: str, argv: list[str]) -> int:
         import gc
 
         from app.cli.env_deploy_ops import fast as fast_deploy
+        from engine.pydantic_plugins import skip_plugin_discovery
+
+        skip_plugin_discovery()  # no importlib.metadata scan when no pydantic plugin is installed (~25 ms)
 
         # A deploy is one short-lived process making few reference cycles: the collector's passes
         # over its imports' ~30k objects and the dicts of its manifests and kubectl's answer (and a

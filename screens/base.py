@@ -8,10 +8,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from screens.catalog import BY_NAME
 from screens.widgets.empty_state import EmptyState
+from screens.widgets.footer import DashboardFooter
 from screens.widgets.sidebar import Sidebar
 
 
@@ -26,7 +27,7 @@ class DashboardScreen(Screen[None]):
         with Vertical(id="body"):
             yield Static(BY_NAME[self.NAME].title, classes="title")
             yield from self.compose_body()
-        yield Footer()
+        yield DashboardFooter()
 
     def compose_body(self) -> ComposeResult:
         yield from ()

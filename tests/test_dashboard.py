@@ -288,6 +288,37 @@ def test_first_frame_is_the_real_screen_and_the_engine_read_follows_it(demo_proj
     asyncio.run(scenario())
 
 
+def test_the_first_frame_styles_only_what_it_shows(demo_project: Path) -> None:
+    """First paint (README.md#dashboard): the first frame has the table focused, the footer's keys in
+    their final style and only app.tcss's rules; a screen shown before the first frame's callbacks ran
+    still gets its rules from screens.tcss (read before it is styled), as later ones do."""
+    from textual.events import Ready
+    from textual.widgets._footer import FooterKey
+
+    seen: dict[str, object] = {}
+
+    class Early(Dashboard):
+        def on_ready(self, event: Ready) -> None:
+            event.prevent_default()  # Dashboard.on_ready does not run: nor do the first frame's callbacks
+            sources = {Path(path).name for path, _ in self.stylesheet.source}
+            keys = self.screen.query(FooterKey)
+            seen.update(focused=getattr(self.focused, "id", None), screens_css="screens.tcss" in sources,
+                        compact=[k.has_class("-compact") for k in keys if "compact" in (k._reactive_connect or {})])
+
+    async def scenario() -> None:
+        app = Early(project_dir=demo_project, settings=deterministic_settings())
+        async with app.run_test(size=SIZE) as pilot:
+            await until_app(pilot, lambda: bool(seen), what="the first frame")
+            assert seen["focused"] == "env-table" and seen["screens_css"] is False
+            assert seen["compact"] and not any(seen["compact"])  # type: ignore[arg-type]
+            await pilot.press("4")
+            await until_app(pilot, lambda: getattr(app.screen, "NAME", "") == "devstacks", what="Dev stacks")
+            stacks = app.screen.query_one("#stacks-table")
+            assert (str(stacks.styles.max_height), str(stacks.styles.height)) == ("12", "auto")  # screens.tcss
+
+    asyncio.run(scenario())
+
+
 def test_an_engine_read_runs_on_a_daemon_thread_that_quit_does_not_wait_for() -> None:
     """First paint / STYLE (engine calls off the UI thread): a screen's read runs on a daemon
     thread, so quitting mid-read never waits for it; its result or error reaches the awaiting worker."""

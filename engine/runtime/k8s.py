@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from engine.environments.model import Target
 from engine.errors import EngineError
@@ -102,11 +102,31 @@ class Kube:
         return PendingApply(self, prune_set=prune_set, namespace=namespace)
 
 
+# kubectl's input ends only when this guard says so: `awk` passes the objects through line by line
+# (kubectl reads them, maps their kinds and fetches their schemas at once) and ends kubectl's input
+# only on the line `GO`, which no JSON document is. Its own input ending without it (the deploy was
+# refused, or died) kills the whole process group, kubectl included, while awk still holds
+# kubectl's input open: kubectl never sees the end of a stream it was not cleared to apply.
+GUARD = ("awk '$0 == \"GO\" { go = 1; exit } { print; fflush() } END { if (!go) system(\"kill -9 0\") }' "
+         '| "$@"')
+CLEARED = "GO\n"
+
+
+def manifest_stream(manifests: list[dict[str, Any]]) -> str:
+    """The objects as kubectl reads them: a stream of JSON documents, as `env render` prints a stream
+    of YAML ones (not one v1/List: kubectl checks the server's field validation per object kind in
+    the small OpenAPI v3 documents of its group, where a List makes it fetch and parse the whole
+    OpenAPI v2 document, ~75 ms)."""
+    return "".join(json.dumps(m) + "\n" for m in manifests)
+
+
 class PendingApply:
-    """One `kubectl apply --server-side` started before its objects are known: kubectl's own start
-    (the Go runtime, loading the kubeconfig) overlaps the deploy's stages up to the promotion, and
-    its objects go to its stdin (`-f -`) once the promotion is recorded. Until `send`, kubectl has
-    read nothing and changed nothing; `cancel` (a deploy refused before its apply) ends it."""
+    """One `kubectl apply --server-side` started before its objects are cleared for applying:
+    kubectl's own start (the Go runtime, loading the kubeconfig) overlaps the deploy's stages up to
+    the promotion. Its objects may be written early (`preload`: kubectl decodes them and reads their
+    kinds' OpenAPI documents meanwhile), but kubectl's input ends, and kubectl applies, only when
+    `send` clears them once the promotion is recorded (GUARD); `cancel` (a deploy refused before its
+    apply), a deploy that dies, or a timeout kills kubectl with its input still open."""
 
     def __init__(self, kube: Kube, *, prune_set: str | None, namespace: str) -> None:
         self.kube, self.prune_set, self.namespace = kube, prune_set, namespace
@@ -118,54 +138,85 @@ class PendingApply:
             env = {"KUBECTL_APPLYSET": "true"}
         self.args = args
         self.sent = False
-        self._writer: Any = None
+        self.preloaded: str | None = None  # the objects written before they were cleared
+        self.prepared: tuple[Any, Any] | None = None  # ((images, targets), the K8sRuntime that preloaded them)
+        self._objects: list[dict[str, Any]] = []  # the preloaded objects themselves
+        self._writers: list[Any] = []
+        # its own process group (in this session: a terminal stays reachable for an auth plugin), so
+        # the guard's kill reaches kubectl and the guard, never this process
         try:
             self.proc = subprocess.Popen(
-                ["kubectl", "--context", kube.context, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+                ["sh", "-c", GUARD, "sh", "kubectl", "--context", kube.context, *args],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                env={**os.environ, **(env or {})}, process_group=0)
         except OSError as exc:
             raise RuntimeUnavailable(f"cannot run kubectl: {exc}") from exc
+        assert self.proc.stdin is not None
+        self._pipe: IO[str] = self.proc.stdin
+        self.proc.stdin = None  # written by _write's threads; communicate() only reads
 
-    def matches(self, *, prune_set: str | None, namespace: str) -> bool:
-        return not self.sent and self.prune_set == prune_set and self.namespace == namespace
+    def matches(self, *, prune_set: str | None, namespace: str,
+                manifests: list[dict[str, Any]] | None = None) -> bool:
+        """Started for this apply, and holding no other objects than `manifests` (when given)."""
+        if self.sent or self.prune_set != prune_set or self.namespace != namespace:
+            return False
+        return manifests is None or self.preloaded is None or self._holds(manifests)
+
+    def _holds(self, manifests: list[dict[str, Any]]) -> bool:
+        """The preloaded stream is exactly these objects (the same objects: no second encoding)."""
+        same = len(manifests) == len(self._objects) and all(
+            a is b for a, b in zip(manifests, self._objects, strict=True))
+        return same or manifest_stream(manifests) == self.preloaded
+
+    def preload(self, manifests: list[dict[str, Any]]) -> None:
+        """Write the objects now, not yet cleared: kubectl reads them while the deploy's stages run."""
+        if self.sent or self.preloaded is not None:
+            return
+        self.preloaded, self._objects = manifest_stream(manifests), list(manifests)
+        self._write(self.preloaded, close=False)
 
     def send(self, manifests: list[dict[str, Any]]) -> None:
-        """Hand kubectl its objects and end its input: it applies them. Written from a thread, as
-        communicate() would: kubectl may answer (an error) before it read them all."""
+        """Clear the objects (written now, unless preloaded) and end kubectl's input: it applies them."""
+        if self.preloaded is not None and not self._holds(manifests):
+            raise KubectlFailed("internal error: the objects cleared are not those written to kubectl")
+        self.sent = True
+        self._write((manifest_stream(manifests) if self.preloaded is None else "") + CLEARED, close=True)
+
+    def _write(self, text: str, *, close: bool) -> None:
+        """Written from a thread, in order, as communicate() would: kubectl may answer (an error) before
+        it read them all."""
         import threading
 
-        self.sent = True
-        # a stream of documents, as `env render` prints them (not one v1/List: kubectl checks the
-        # server's field validation per object kind in the small OpenAPI v3 documents of its group,
-        # where a List makes it fetch and parse the whole OpenAPI v2 document, ~75 ms)
-        stream = "".join(json.dumps(m) + "\n" for m in manifests)
-        pipe, self.proc.stdin = self.proc.stdin, None  # communicate() only reads from here on
-        assert pipe is not None
+        pipe, before = self._pipe, list(self._writers)
 
         def write() -> None:
+            for earlier in before:
+                earlier.join()
             try:
-                pipe.write(stream)
-                pipe.close()
+                pipe.write(text)
+                pipe.flush()
+                if close:
+                    pipe.close()
             except (OSError, ValueError):  # kubectl stopped reading: its stderr says why
                 pass
 
-        self._writer = threading.Thread(target=write, daemon=True)
-        self._writer.start()
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        self._writers.append(writer)
 
     def result(self) -> list[dict[str, Any]]:
         """kubectl's answer: the applied objects as the API server returned them."""
         try:
             out, err = self.proc.communicate(timeout=self.kube.timeout)
         except subprocess.TimeoutExpired as exc:
-            self.proc.kill()
-            self.proc.communicate()
+            self._kill()
             raise KubectlFailed(f"kubectl apply did not answer within {exc.timeout:g}s",
                                 exit_code=2, code="cluster_unreachable") from exc
         except BaseException:  # interrupted: kubectl does not outlive the deploy (as subprocess.run)
-            self.proc.kill()
+            self._kill()
             raise
-        if self._writer is not None:
-            self._writer.join()
+        for writer in self._writers:
+            writer.join()
         if self.proc.returncode != 0:
             raise kubectl_error(self.args, err)
         try:
@@ -175,13 +226,23 @@ class PendingApply:
         return list(doc.get("items") or ([doc] if doc.get("kind") else []))
 
     def cancel(self) -> None:
-        """End a kubectl never sent its objects (nothing applied); a no-op once sent."""
+        """End a kubectl whose objects were never cleared (nothing applied); a no-op once sent."""
         if self.sent:
             return
         self.sent = True
-        if self.proc.poll() is None:
-            self.proc.kill()
+        self._kill()
+
+    def _kill(self) -> None:
+        """kubectl and its guard, at once (the guard holds kubectl's input open until then)."""
+        import signal
+
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         self.proc.communicate()
+        for writer in self._writers:
+            writer.join()
 
 
 def kubectl_error(args: list[str], stderr: str) -> EngineError:

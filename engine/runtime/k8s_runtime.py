@@ -52,9 +52,20 @@ class K8sRuntime:
         """The runtime of one deploy; `pending` is the kubectl apply the deploy started early
         (engine/deploy/deploy.py), used when it was started for this namespace and prune set."""
         assert spec.target is not None
+        if pending is not None and pending.prepared is not None and pending.prepared[0] == (images, targets):
+            runtime: K8sRuntime = pending.prepared[1]  # rendered for these images when it was preloaded
+            return runtime
         kube = pending.kube if pending is not None else check_k8s(spec.target)
         namespace, manifests = render_release(project, env, images, spec.target.namespace)
         return cls(kube, env, namespace, manifests, targets=targets, pending=pending)
+
+    def preload(self, pending: PendingApply, images: dict[str, Any]) -> None:
+        """Write this apply's objects to the kubectl started early for it, not yet cleared (PendingApply);
+        the deploy's apply of the same images then reuses this render."""
+        _, rest, prune_set = self._apply_set()
+        if rest and pending.matches(prune_set=prune_set, namespace=self.namespace):
+            pending.preload(rest)
+            pending.prepared = ((images, [] if self.prune else None), self)
 
     def _apply_set(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None]:
         """(namespaces, the other objects, the ApplySet pruning them or None)."""
@@ -78,7 +89,8 @@ class K8sRuntime:
         namespaces, rest, prune_set = self._apply_set()
         declared = workload_objects(rest)
         pending, self.pending = self.pending, None
-        if pending is not None and (not rest or not pending.matches(prune_set=prune_set, namespace=self.namespace)):
+        if pending is not None and (not rest or not pending.matches(prune_set=prune_set, namespace=self.namespace,
+                                                                     manifests=rest)):
             pending.cancel()
             pending = None
         try:

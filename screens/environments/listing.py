@@ -100,6 +100,10 @@ class EnvironmentsScreen(TableKeys, DashboardScreen):
         *table_bindings("environments"),
     ]
     FILTER_PLACEHOLDER = "filter: name, kind, target or workload (esc clears)"
+    # Focus the table as the screen is composed. Textual's default ("*") would focus the sidebar, the
+    # first focusable widget, and on_mount's focus() would then move it: two extra restyles of the
+    # sidebar and the table before the first frame (bench/dashboard.py).
+    AUTO_FOCUS = "#env-table"
 
     def __init__(self) -> None:
         super().__init__()

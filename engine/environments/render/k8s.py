@@ -81,12 +81,12 @@ def workload_manifests(w: Workload, root: Path | None) -> list[dict[str, Any]]:
     """A workload's `manifests` (an operator's CRDs and RBAC, docs/reference-authoring.md#operators-and-crds):
     each entry is one object, or a path or glob relative to the project root whose YAML documents are
     taken as they are."""
-    import yaml
-
     out: list[dict[str, Any]] = []
     for entry in w.manifests:
         docs: list[Any] = [entry]
         if isinstance(entry, str):
+            import yaml  # only for manifest files: a deploy of workloads declaring none parses no YAML
+
             if root is None:
                 raise RenderError(f"workload {w.name!r}: manifest file {entry!r} needs the project's root")
             base = root.resolve()
