@@ -20,7 +20,7 @@ import pytest
 
 from tests.auth_fixtures import ConsentAgent, client_env, login, seed_accounts, stored
 from tests.waiting import until
-from tests.webhooks_fixtures import ROOT, Server, isolated_env, start_server
+from tests.webhooks_fixtures import ROOT, Server, _tls, isolated_env, start_server
 
 HEARTBEAT_MS = "300"
 FAST = {"PLATFORM_DAEMON_HEARTBEAT_MS": HEARTBEAT_MS, "PLATFORM_DAEMON_BACKOFF_MS": "100",
@@ -66,7 +66,7 @@ class Stack:
 
     def api(self, method: str, path: str, url: str | None = None, **kw: Any) -> httpx.Response:
         return httpx.request(method, (url or self.srv.url) + "/api/daemons" + path, timeout=60,
-                             headers={"Authorization": f"Bearer {self.token}"}, **kw)
+                             headers={"Authorization": f"Bearer {self.token}"}, verify=_tls(), **kw)
 
     def start(self, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
         log = open(self.work.parent / f"daemon-{len(self.daemons)}.out", "w")  # noqa: SIM115

@@ -103,3 +103,15 @@ def pg_url(pg_server: PgServer) -> Iterator[str]:
         user=pg_server.user, host=pg_server.host, port=pg_server.port, dbname=dbname, password=None
     ):
         yield pg_server.url(dbname)
+
+
+@pytest.fixture(scope="module")
+def module_pg_url(pg_server: PgServer) -> Iterator[str]:
+    """A fresh database for one test module whose tests share it (each keeps its own names)."""
+    from pytest_postgresql.janitor import DatabaseJanitor
+
+    dbname = "m_" + uuid.uuid4().hex[:12]
+    with DatabaseJanitor(
+        user=pg_server.user, host=pg_server.host, port=pg_server.port, dbname=dbname, password=None
+    ):
+        yield pg_server.url(dbname)

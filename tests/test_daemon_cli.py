@@ -19,6 +19,17 @@ from tests.gateway_fixtures import ROOT, Stack, doc_of, make_stack, platform, re
 from tests.waiting import until
 
 
+def until_connected(env: dict[str, str], name: str, what: str) -> None:
+    """Until `platform daemon status --name <name>` exits 0 (running and connected): first wait, in this
+    process, for the instance's record to say its stream is connected (what that command reads), so the
+    command is asked once rather than polled (each call a Python start)."""
+    from engine.daemon.control import record_of
+
+    path = Path(env["HOME"]) / ".platform" / "instances" / name
+    until(lambda: ((record_of(path) or {}).get("stream") or {}).get("connected"), what=f"{what}: the record")
+    until(lambda: platform(env, "daemon", "status", "--name", name).returncode == 0, what=what)
+
+
 @pytest.fixture(scope="module")
 def bare(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """A server and a logged-in user; no daemon registered yet."""
@@ -57,7 +68,7 @@ def test_background_start_status_logs_and_graceful_stop(bare: Stack) -> None:
     started = doc_of(platform(bare.env, "daemon", "start", "--name", "dev", "--root", str(bare.work),
                               "--background", "--json"))
     assert started["background"] is True and started["pid"] > 0
-    until(lambda: platform(bare.env, "daemon", "status", "--name", "dev").returncode == 0, what="connected")
+    until_connected(bare.env, "dev", "connected")
     status = doc_of(platform(bare.env, "daemon", "status", "--name", "dev", "--json"))
     assert status["running"] and status["connected"] and status["pid"] == started["pid"]
     assert status["stream"]["server"] and status["binary"] and status["roots"] == [str(bare.work.resolve())]
@@ -84,7 +95,7 @@ def test_logs_follow_prints_new_lines(bare: Stack) -> None:
     """daemon logs: the last lines, then live follow of what the daemon logs next."""
     registered(bare)
     platform(bare.env, "daemon", "start", "--name", "dev", "--root", str(bare.work), "--background")
-    until(lambda: platform(bare.env, "daemon", "status", "--name", "dev").returncode == 0, what="connected")
+    until_connected(bare.env, "dev", "connected")
     follower = subprocess.Popen([sys.executable, "-m", "app.main", "platform", "daemon", "logs", "--name", "dev",
                                  "-n", "1"], cwd=ROOT, env=bare.env, stdout=subprocess.PIPE, text=True)
     try:
@@ -104,7 +115,7 @@ def test_logged_in_but_unregistered_start_registers_itself(bare: Stack) -> None:
     non-interactive: no browser is needed) and connects."""
     env = {**bare.env, "PLATFORM_SERVER_URL": bare.srv.url}
     platform(env, "daemon", "start", "--name", "auto", "--root", str(bare.work), "--background", "--non-interactive")
-    until(lambda: platform(env, "daemon", "status", "--name", "auto").returncode == 0, what="auto-registered")
+    until_connected(env, "auto", "auto-registered")
     assert (bare.instance.with_name("auto") / "credentials.json").exists()
     platform(env, "daemon", "stop", "--name", "auto")
 
@@ -129,7 +140,7 @@ def test_non_interactive_without_login_awaits_credentials(bare: Stack, tmp_path:
     tmp = instance / ".incoming"
     tmp.write_bytes(creds)
     os.replace(tmp, instance / "credentials.json")
-    until(lambda: platform(env, "daemon", "status", "--name", "waiting").returncode == 0, what="connected")
+    until_connected(env, "waiting", "connected")
     platform(env, "daemon", "stop", "--name", "waiting")
 
 
@@ -215,7 +226,7 @@ def test_register_and_start_sign_in_through_the_browser_when_not_logged_in(bare:
         answer = agent.consent(start.url())
         agent.follow(answer.location or "")
         instance = other / ".platform" / "instances" / "late"
-        until(lambda: platform(env2, "daemon", "status", "--name", "late").returncode == 0, what="connected")
+        until_connected(env2, "late", "connected")
         assert (instance / "credentials.json").exists()
         platform(env2, "daemon", "stop", "--name", "late")
         assert start.proc.wait(15) == 0

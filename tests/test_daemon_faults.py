@@ -26,6 +26,7 @@ from tests.gateway_fixtures import (
     platform,
     registered,
     sigkill,
+    stack,  # noqa: F401
 )
 from tests.waiting import until
 from tests.webhooks_fixtures import isolated_env, start_server
@@ -48,6 +49,19 @@ def shell_in_thread(stack: Stack, command: str) -> tuple[threading.Thread, dict[
 
 def log_text(stack: Stack) -> str:
     return (stack.instance / "daemon.log").read_text()
+
+
+@pytest.fixture
+def dev(stack: Stack) -> Stack:  # noqa: F811
+    """The module's one server, login and daemon `dev`, connected: started again when a test before
+    killed it, registered again when one revoked its token (the tests below that do not restart the
+    server share it)."""
+    if stack.record().get("state") == "awaiting_credentials":
+        registered(stack)
+    if not stack.daemons or stack.daemons[-1].poll() is not None:
+        stack.start()
+    stack.connected()
+    return stack
 
 
 @pytest.fixture
@@ -98,55 +112,42 @@ def test_server_killed_and_restarted(ported: Any, tmp_path: Path) -> None:
     assert r.status_code == 200 and r.json()["stdout"] == "back\n"
 
 
-def test_daemon_sigkilled(tmp_path: Path) -> None:
+def test_daemon_sigkilled(dev: Stack) -> None:
     """Daemon SIGKILLed: the in-flight request fails with stream_lost (502), the server no longer
     lists the daemon within the heartbeat window, `daemon status` exits 1 and `daemon ls` shows
     the record without RUNNING: leftover."""
-    stack = make_stack(tmp_path)
-    try:
-        registered(stack)
-        proc = stack.start()
-        stack.connected()
-        assert [d["name"] for d in stack.listed()] == ["dev"]
-        thread, out = shell_in_thread(stack, "sleep 60")
-        until(lambda: (stack.record().get("sessions") or {}).get("shell"), what="the shell to run")
-        sigkill(proc)
-        thread.join(10)
-        assert out["status"] == 502 and out["body"]["error"]["code"] == "stream_lost", out
-        # within the heartbeat window (3 x 300 ms; the kernel's reset usually tells it at once), plus
-        # scheduling slack on a loaded shared machine
-        until(lambda: stack.listed() == [], timeout=3 * 0.3 + 5, what="the server to drop the daemon")
-        status = platform(stack.env, "daemon", "status", "--name", "dev", "--json")
-        assert status.returncode == 1 and json.loads(status.stdout)["running"] is False
-        listed = json.loads(platform(stack.env, "daemon", "ls", "--json").stdout)["instances"]
-        assert [(i["name"], i["running"], i["note"]) for i in listed] == [
-            ("dev", False, "record without running: leftover")]
-        r = stack.api("POST", "/dev/shell", json={"command": "true"})
-        assert r.status_code == 503 and r.json()["error"]["code"] == "daemon_not_connected"
-    finally:
-        stack.stop_all()
-        stack.srv.stop()
+    stack, proc = dev, dev.daemons[-1]
+    assert [d["name"] for d in stack.listed()] == ["dev"]
+    thread, out = shell_in_thread(stack, "sleep 60")
+    until(lambda: (stack.record().get("sessions") or {}).get("shell"), what="the shell to run")
+    sigkill(proc)
+    thread.join(10)
+    assert out["status"] == 502 and out["body"]["error"]["code"] == "stream_lost", out
+    # within the heartbeat window (3 x 300 ms; the kernel's reset usually tells it at once), plus
+    # scheduling slack on a loaded shared machine
+    until(lambda: stack.listed() == [], timeout=3 * 0.3 + 5, what="the server to drop the daemon")
+    status = platform(stack.env, "daemon", "status", "--name", "dev", "--json")
+    assert status.returncode == 1 and json.loads(status.stdout)["running"] is False
+    listed = json.loads(platform(stack.env, "daemon", "ls", "--json").stdout)["instances"]
+    assert [(i["name"], i["running"], i["note"]) for i in listed] == [
+        ("dev", False, "record without running: leftover")]
+    r = stack.api("POST", "/dev/shell", json={"command": "true"})
+    assert r.status_code == 503 and r.json()["error"]["code"] == "daemon_not_connected"
 
 
-def test_revoked_token_closes_the_stream_and_awaits_credentials(tmp_path: Path) -> None:
+def test_revoked_token_closes_the_stream_and_awaits_credentials(dev: Stack) -> None:
     """Revoked daemon token: the server closes the stream, the daemon publishes
     awaiting_credentials and polls; a new registration (new credentials file) brings it back."""
-    stack = make_stack(tmp_path)
-    try:
-        registered(stack)
-        stack.start()
-        stack.connected()
-        r = stack.api("POST", "/dev/revoke")
-        assert r.status_code == 200 and r.json()["revoked"]
-        until(lambda: stack.record().get("state") == "awaiting_credentials", what="awaiting_credentials")
-        assert stack.record()["stream"]["connected"] is False and stack.listed() == []
-        assert "refused the daemon token" in log_text(stack)
-        registered(stack)
-        stack.connected()
-        assert stack.api("POST", "/dev/shell", json={"command": "echo ok"}).json()["stdout"] == "ok\n"
-    finally:
-        stack.stop_all()
-        stack.srv.stop()
+    stack = dev
+    log_before = len(log_text(stack))
+    r = stack.api("POST", "/dev/revoke")
+    assert r.status_code == 200 and r.json()["revoked"]
+    until(lambda: stack.record().get("state") == "awaiting_credentials", what="awaiting_credentials")
+    assert stack.record()["stream"]["connected"] is False and stack.listed() == []
+    assert "refused the daemon token" in log_text(stack)[log_before:]
+    registered(stack)
+    stack.connected()
+    assert stack.api("POST", "/dev/shell", json={"command": "echo ok"}).json()["stdout"] == "ok\n"
 
 
 def _raw_call(target: str, metadata: tuple[tuple[str, str], ...], frames: list[bytes]) -> grpc.RpcError | None:
@@ -161,46 +162,41 @@ def _raw_call(target: str, metadata: tuple[tuple[str, str], ...], frames: list[b
     return None
 
 
-def test_malformed_frames_from_a_client_that_is_not_a_daemon(tmp_path: Path) -> None:
+def test_malformed_frames_from_a_client_that_is_not_a_daemon(dev: Stack) -> None:
     """Bad input on the gateway: no token, a login token instead of a daemon token, a daemon token
     whose first frame is no Hello, bytes that are no Frame, a Hello with another daemon's name,
     and raw garbage on the port: each is refused and closed; the gateway and the real daemon go on."""
     from engine.daemon import proto
 
-    stack = make_stack(tmp_path)
-    try:
-        registered(stack)
-        stack.start()
-        stack.connected()
-        target = gateway_of(stack.srv)
-        token = json.loads((stack.instance / "credentials.json").read_text())["token"]
-        daemon = (("authorization", f"Bearer {token}"),)
-        hello = proto.serialize(proto.Frame(hello=proto.pb().Hello(name="dev", instance_id="x")))
-        other = proto.serialize(proto.Frame(hello=proto.pb().Hello(name="someone-else", instance_id="y")))
-        heartbeat = proto.serialize(proto.Frame(heartbeat=proto.pb().Heartbeat(sent_us=1)))
-        assert _raw_call(target, (), [hello]).code() == grpc.StatusCode.UNAUTHENTICATED
-        login = (("authorization", f"Bearer {stack.token}"),)
-        assert _raw_call(target, login, [hello]).code() == grpc.StatusCode.UNAUTHENTICATED
-        assert _raw_call(target, daemon, [heartbeat]).code() == grpc.StatusCode.INVALID_ARGUMENT
-        assert _raw_call(target, daemon, [other]).code() == grpc.StatusCode.PERMISSION_DENIED
-        garbage = _raw_call(target, daemon, [b"\xff\xff\xff\xff not a frame"])
-        assert garbage is not None and garbage.code() in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN,
-                                                          grpc.StatusCode.INVALID_ARGUMENT)
-        host, port = target.rsplit(":", 1)
-        with socket.create_connection((host, int(port)), timeout=5) as sock:
-            sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" + os.urandom(512))
-            sock.settimeout(5)
-            try:
-                sock.recv(1024)
-            except OSError:
-                pass
-        # the real daemon was never disturbed: same stream, requests work
-        assert stack.api("POST", "/dev/shell", json={"command": "echo still"}).json()["stdout"] == "still\n"
-        assert [d["name"] for d in stack.listed()] == ["dev"]
-        assert not [line for line in stack.srv.lines if "Traceback" in line], "".join(stack.srv.lines)
-    finally:
-        stack.stop_all()
-        stack.srv.stop()
+    stack = dev
+    lines_before = len(stack.srv.lines)
+    target = gateway_of(stack.srv)
+    token = json.loads((stack.instance / "credentials.json").read_text())["token"]
+    daemon = (("authorization", f"Bearer {token}"),)
+    hello = proto.serialize(proto.Frame(hello=proto.pb().Hello(name="dev", instance_id="x")))
+    other = proto.serialize(proto.Frame(hello=proto.pb().Hello(name="someone-else", instance_id="y")))
+    heartbeat = proto.serialize(proto.Frame(heartbeat=proto.pb().Heartbeat(sent_us=1)))
+    assert _raw_call(target, (), [hello]).code() == grpc.StatusCode.UNAUTHENTICATED
+    login = (("authorization", f"Bearer {stack.token}"),)
+    assert _raw_call(target, login, [hello]).code() == grpc.StatusCode.UNAUTHENTICATED
+    assert _raw_call(target, daemon, [heartbeat]).code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert _raw_call(target, daemon, [other]).code() == grpc.StatusCode.PERMISSION_DENIED
+    garbage = _raw_call(target, daemon, [b"\xff\xff\xff\xff not a frame"])
+    assert garbage is not None and garbage.code() in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN,
+                                                      grpc.StatusCode.INVALID_ARGUMENT)
+    host, port = target.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" + os.urandom(512))
+        sock.settimeout(5)
+        try:
+            sock.recv(1024)
+        except OSError:
+            pass
+    # the real daemon was never disturbed: same stream, requests work
+    assert stack.api("POST", "/dev/shell", json={"command": "echo still"}).json()["stdout"] == "still\n"
+    assert [d["name"] for d in stack.listed()] == ["dev"]
+    since = stack.srv.lines[lines_before:]
+    assert not [line for line in since if "Traceback" in line], "".join(since)
 
 
 def test_restarted_daemon_closes_the_old_instance_at_once(tmp_path: Path) -> None:
@@ -232,15 +228,12 @@ def test_restarted_daemon_closes_the_old_instance_at_once(tmp_path: Path) -> Non
         stack.srv.stop()
 
 
-def test_pty_survives_a_stream_drop_and_is_reattached(tmp_path: Path) -> None:
+def test_pty_survives_a_stream_drop_and_is_reattached(dev: Stack) -> None:
     """A PTY survives a stream drop (< 30 s): the daemon keeps the terminal and its scrollback;
     when the stream is back the server re-attaches it, and what the terminal wrote meanwhile
     arrives; keystrokes work again."""
-    stack = make_stack(tmp_path)
+    stack, proc = dev, dev.daemons[-1]
     try:
-        registered(stack)
-        proc = stack.start()
-        stack.connected()
         pty = stack.api("POST", "/dev/pty", json={"command": "/bin/sh"}).json()["pty_id"]
 
         def text() -> str:
@@ -263,6 +256,6 @@ def test_pty_survives_a_stream_drop_and_is_reattached(tmp_path: Path) -> None:
         until(lambda: stack.api("POST", f"/dev/pty/{pty}/input", json={"data": "echo after-$((40+2))\n"}
                                 ).status_code == 200, what="the terminal to be attached again")
         until(lambda: "after-42" in text(), what="output after the re-attach")
+        stack.api("POST", f"/dev/pty/{pty}/close")
     finally:
-        stack.stop_all()
-        stack.srv.stop()
+        os.kill(proc.pid, signal.SIGCONT)  # never leave the shared daemon stopped

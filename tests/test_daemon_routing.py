@@ -3,27 +3,51 @@ reaches the process holding its stream, whichever process it was sent to."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Iterator
+
+import pytest
 
 from tests.gateway_fixtures import FAST, Stack, make_stack, registered
-from tests.pg_fixtures import pg_url  # noqa: F401
+from tests.pg_fixtures import module_pg_url, pg_server  # noqa: F401
 from tests.waiting import until
-from tests.webhooks_fixtures import isolated_env, start_server
+from tests.webhooks_fixtures import Server, isolated_env, start_server
 
 
-def test_requests_are_routed_to_the_process_holding_the_stream(tmp_path: Path, pg_url: str) -> None:  # noqa: F811
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory, module_pg_url: str) -> Iterator[tuple[Server, Server, Stack]]:  # noqa: F811
+    """Servers a and b on one PostgreSQL database, and a login on a with the daemon `dev` registered (not
+    started): one set for the module, each test starts its own daemon and stops it."""
+    tmp = tmp_path_factory.mktemp("routing")
+    env = isolated_env(tmp, **FAST, DATABASE_URL=module_pg_url)
+    a = start_server(tmp / "a", env, None, "--gateway-port", "0")
+    b = start_server(tmp / "b", env, a.token, "--gateway-port", "0")
+    try:
+        stack = make_stack(tmp, a)
+        registered(stack)
+        yield a, b, stack
+        stack.stop_all()
+    finally:
+        b.stop()
+        a.stop()
+
+
+@pytest.fixture
+def routed(servers: tuple[Server, Server, Stack]) -> tuple[Server, Server, Stack]:
+    """The module's servers, once no daemon of a test before is listed on either any more."""
+    a, b, stack = servers
+    until(lambda: stack.listed(a.url) == [] and stack.listed(b.url) == [], what="no daemon left from a test before")
+    return servers
+
+
+def test_requests_are_routed_to_the_process_holding_the_stream(routed: tuple[Server, Server, Stack]) -> None:
     """Daemon connected to server a; shell, a streamed file read and write (over a's bulk side
     channel) and a terminal sent to server b are answered through a (the daemon_streams row names
     a); b lists the daemon as held by a."""
-    env = isolated_env(tmp_path, **FAST, DATABASE_URL=pg_url)
-    a = start_server(tmp_path / "a", env, None, "--gateway-port", "0")
-    b = start_server(tmp_path / "b", env, a.token, "--gateway-port", "0")
-    stack: Stack | None = None
+    a, b, stack = routed
     try:
-        stack = make_stack(tmp_path, a)
-        registered(stack)
+        before = stack.record().get("instance_id")
         stack.start()
-        stack.connected()
+        stack.connected(before)
         held = until(lambda: stack.listed(b.url), what="b to see the daemon")
         assert held[0]["server"].endswith("@" + a.url) and held[0]["active"] is None  # not held by b
         r = stack.api("POST", "/dev/shell", b.url, json={"command": "echo via-b"})
@@ -44,10 +68,7 @@ def test_requests_are_routed_to_the_process_holding_the_stream(tmp_path: Path, p
         r = stack.api("POST", "/dev/shell", b.url, json={"command": "true"})
         assert r.status_code == 503 and r.json()["error"]["code"] == "daemon_not_connected"
     finally:
-        if stack is not None:
-            stack.stop_all()
-        b.stop()
-        a.stop()
+        stack.stop_all()
 
 
 class Proxy:
@@ -113,22 +134,19 @@ class Proxy:
         self.listener.close()
 
 
-def test_a_terminal_survives_its_daemon_moving_to_another_server_process(tmp_path: Path, pg_url: str) -> None:  # noqa: F811
+def test_a_terminal_survives_its_daemon_moving_to_another_server_process(
+        routed: tuple[Server, Server, Stack]) -> None:
     """A PTY opened through server a keeps working when the daemon's stream comes back through
     server b (a load balancer moved it): b adopts the terminal from the daemon's scrollback, and a
     relays the terminal's requests to b."""
     from tests.gateway_fixtures import gateway_of
 
-    env = isolated_env(tmp_path, **FAST, DATABASE_URL=pg_url)
-    a = start_server(tmp_path / "a", env, None, "--gateway-port", "0")
-    b = start_server(tmp_path / "b", env, a.token, "--gateway-port", "0")
+    a, b, stack = routed
     proxy = Proxy(gateway_of(a))
-    stack: Stack | None = None
     try:
-        stack = make_stack(tmp_path, a)
-        registered(stack)
+        before = stack.record().get("instance_id")
         stack.start("--gateway", proxy.address)
-        stack.connected()
+        stack.connected(before)
         pty = stack.api("POST", "/dev/pty", json={"command": "/bin/sh"}).json()["pty_id"]
 
         def text() -> str:
@@ -152,8 +170,5 @@ def test_a_terminal_survives_its_daemon_moving_to_another_server_process(tmp_pat
         until(typed, what="output after the move")
         assert "one-1" in text()  # the scrollback came along
     finally:
-        if stack is not None:
-            stack.stop_all()
+        stack.stop_all()
         proxy.close()
-        b.stop()
-        a.stop()

@@ -22,13 +22,14 @@ from tests.waiting import until, until_app
 from tests.webhooks_fixtures import WORKFLOW, Server, history, server, server_factory  # noqa: F401
 
 
-def _setup(srv: Server, tmp_path: Path, *extra: str) -> None:
-    """Automation + trigger through the real CLI (the same client the dashboard uses)."""
-    wf = tmp_path / "wf.yaml"
-    wf.write_text(WORKFLOW)
-    assert srv.cli("automation", "create", "triage", "--workflow", str(wf)).returncode == 0
-    done = srv.cli("trigger", "add", "triage", "ci", *extra)
-    assert done.returncode == 0, done.stderr
+def _setup(srv: Server, tmp_path: Path) -> None:
+    """Automation + trigger through the engine calls `platform automation create` and `platform trigger add`
+    make (the same client the dashboard uses; the commands themselves: tests/test_webhooks_cli.py)."""
+    from engine.hooks import client
+    from engine.hooks.definition import definition_from
+
+    client.create_automation("triage", WORKFLOW, server=(srv.url, srv.token))
+    client.add_trigger("triage", definition_from(None, "ci", None, False, {}), server=(srv.url, srv.token))
 
 
 def _settings(srv: Server, **extra: Any) -> Any:

@@ -20,7 +20,9 @@ FAST_LEASE = {"PLATFORM_RUN_LEASE_SECONDS": "1"}
 
 def _load(urls: list[str], total: int, kill_after: int, kill: callable) -> dict[str, str]:
     """Send `total` distinct deliveries, 20 at a time, spread over `urls`; SIGKILL the first
-    server once `kill_after` were accepted. Returns delivery id -> key of every 202."""
+    server once `kill_after` were accepted (20 more in flight, and more to come: the kill lands under
+    load; every accepted one becomes a run, so `total` is what the test costs). Returns delivery id ->
+    key of every 202."""
     accepted: dict[str, str] = {}
     killed = threading.Event()
 
@@ -53,7 +55,8 @@ def _all_ran(srv: Server, accepted: dict[str, str]) -> None:
         rows = {d["id"]: d for d in history(srv, limit=1000)}
         return all(i in rows and rows[i]["run"] and rows[i]["run"]["status"] == "succeeded" for i in accepted)
 
-    until(done, timeout=120, what="every accepted delivery's run to execute")
+    # each poll reads the whole history (hundreds of deliveries) from the server: poll every 0.5 s, not 50 ms
+    until(done, timeout=120, what="every accepted delivery's run to execute", interval=0.5)
     rows = history(srv, limit=1000)
     assert len({d["run"]["id"] for d in rows if d["run"]}) == len(
         [d for d in rows if d["outcome"] == "run_started"]
@@ -65,7 +68,7 @@ def test_sigkill_under_load_loses_no_accepted_delivery_sqlite(server_factory, tm
     history and its run executes after restart (SQLite store)."""
     first = server_factory(extra_env=FAST_LEASE)
     act = make_trigger(first, tmp_path)
-    accepted = _load([act["url_with_token"]], total=300, kill_after=60, kill=first.kill)
+    accepted = _load([act["url_with_token"]], total=150, kill_after=60, kill=first.kill)
     restarted = server_factory(token=first.token, extra_env=FAST_LEASE)
     _all_ran(restarted, accepted)
 
@@ -82,7 +85,8 @@ def test_two_processes_one_postgres_duplicates_start_one_run(
     url_b = act["url_with_token"].replace(a.url, b.url)
 
     async def burst() -> list[dict]:
-        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=40)) as client:
+        # 30 s per request as the other bursts here (httpx's default 5 s is too short on a loaded machine)
+        async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=40)) as client:
             rs = await asyncio.gather(
                 *(
                     client.post(url, content=b"same", headers={"Idempotency-Key": "one"})
@@ -111,7 +115,7 @@ def test_sigkill_one_of_two_postgres_processes_loses_nothing(
     b = server_factory(token=a.token, extra_env=env)
     act = make_trigger(a, tmp_path)
     urls = [act["url_with_token"], act["url_with_token"].replace(a.url, b.url)]
-    accepted = _load(urls, total=300, kill_after=60, kill=a.kill)
+    accepted = _load(urls, total=150, kill_after=60, kill=a.kill)
     _all_ran(b, accepted)
 
 

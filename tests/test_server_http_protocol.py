@@ -9,8 +9,16 @@ import json
 import socket
 from pathlib import Path
 
+import pytest
+
 from tests.http_fixtures import responses as _responses
-from tests.webhooks_fixtures import make_trigger, server, server_factory  # noqa: F401
+from tests.webhooks_fixtures import Server, make_trigger, module_server_factory  # noqa: F401
+
+
+@pytest.fixture(scope="module")
+def server(module_server_factory) -> Server:  # noqa: F811
+    """One server for the module's tests; each test has its own automation, so its history is its own."""
+    return module_server_factory()
 
 
 def _request(path: str, body: bytes, *headers: str) -> bytes:
@@ -25,7 +33,7 @@ def _connect(url: str) -> socket.socket:
 
 def test_a_response_is_one_write(server, tmp_path: Path) -> None:
     """Status line, headers and body of a 202 arrive together: the first read holds all of it."""
-    act = make_trigger(server, tmp_path)
+    act = make_trigger(server, tmp_path, "one-write")
     path = "/" + act["url_with_token"].split("/", 3)[3]
     with _connect(server.url) as sock:
         sock.sendall(_request(path, b'{"n": 1}', "Content-Type: application/json"))
@@ -37,7 +45,7 @@ def test_a_response_is_one_write(server, tmp_path: Path) -> None:
 
 def test_pipelined_requests_get_every_response_in_order(server, tmp_path: Path) -> None:
     """Three requests written at once on one connection: three complete answers, in order."""
-    act = make_trigger(server, tmp_path)
+    act = make_trigger(server, tmp_path, "pipelined")
     path = "/" + act["url_with_token"].split("/", 3)[3]
     with _connect(server.url) as sock:
         sock.sendall(
@@ -58,7 +66,7 @@ def test_pipelined_requests_get_every_response_in_order(server, tmp_path: Path) 
 
 def test_connection_close_sends_the_whole_response_first(server, tmp_path: Path) -> None:
     """With `Connection: close` the server closes after the response, never before its body."""
-    act = make_trigger(server, tmp_path)
+    act = make_trigger(server, tmp_path, "close")
     path = "/" + act["url_with_token"].split("/", 3)[3]
     with _connect(server.url) as sock:
         sock.sendall(_request(path, b"x", "Connection: close"))

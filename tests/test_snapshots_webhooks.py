@@ -15,7 +15,7 @@ import pytest
 from app.dashboard import Dashboard
 from app.settings import deterministic_settings
 from tests.waiting import until
-from tests.webhooks_fixtures import WORKFLOW, Server, history, server_factory  # noqa: F401
+from tests.webhooks_fixtures import WORKFLOW, Server, history, module_server_factory  # noqa: F401
 
 SIZE = (140, 36)
 PUBLIC = "https://hooks.example.test"
@@ -79,21 +79,27 @@ async def _settle(pilot: Any, rounds: int = 200) -> None:
     raise AssertionError("layout never settled")
 
 
-@pytest.fixture
-def populated(server_factory, tmp_path: Path) -> Server:  # noqa: F811
+@pytest.fixture(scope="module")
+def populated(module_server_factory) -> Server:  # noqa: F811
     """triage/ci activated with three deliveries (one a retry) whose runs finished; triage/github
-    (HMAC, not activated); triage/nightly activated then disabled."""
-    srv = server_factory(extra_env={"PLATFORM_PUBLIC_URL": PUBLIC})
-    wf = tmp_path / "wf.yaml"
-    wf.write_text(WORKFLOW)
-    assert srv.cli("automation", "create", "triage", "--workflow", str(wf)).returncode == 0
-    for args in (("ci", "--filter", "has(trigger.payload.body.ref)"),
-                 ("github", "--hmac-header", "X-Hub-Signature-256", "--hmac-prefix", "sha256="), ("nightly",)):
-        assert srv.cli("trigger", "add", "triage", *args).returncode == 0
-    ci = srv.cli_json("trigger", "activate", "triage", "ci")
-    srv.cli_json("trigger", "activate", "triage", "nightly")
-    srv.cli_json("trigger", "disable", "triage", "nightly")
-    target = ci["url_with_token"].replace(PUBLIC, srv.url)
+    (HMAC, not activated); triage/nightly activated then disabled. One server for the module: the
+    screens shown do not change it (the token modal's rotation changes no text the others show).
+    Set up with the engine calls the `platform automation`/`trigger` commands make (those commands
+    are tested in tests/test_webhooks_cli.py)."""
+    from engine.hooks import client
+    from engine.hooks.definition import definition_from
+
+    srv = module_server_factory(extra_env={"PLATFORM_PUBLIC_URL": PUBLIC})
+    at = (srv.url, srv.token)
+    client.create_automation("triage", WORKFLOW, server=at)
+    for name, filter_, hmac in (("ci", "has(trigger.payload.body.ref)", {}),
+                                ("github", None, {"header": "X-Hub-Signature-256", "prefix": "sha256="}),
+                                ("nightly", None, {})):
+        client.add_trigger("triage", definition_from(None, name, filter_, False, hmac), server=at)
+    ci = client.activate("triage", "ci", None, server=at)
+    client.activate("triage", "nightly", None, server=at)
+    client.set_enabled("triage", "nightly", False, server=at)
+    target = ci.url_with_token.replace(PUBLIC, srv.url)
     for body, request_id in (({"ref": "main"}, "a"), ({"ref": "main"}, "a"), ({"other": 1}, "b")):
         assert httpx.post(target, json=body, headers={"X-Request-Id": request_id}, timeout=30).status_code == 202
     until(lambda: all(d["outcome"] in ("run_started", "retry", "filtered_out") and

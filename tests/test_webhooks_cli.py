@@ -6,8 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import pytest
 
-from tests.webhooks_fixtures import WORKFLOW, server, server_factory  # noqa: F401
+from tests.webhooks_fixtures import WORKFLOW, Server, module_server_factory, server_factory  # noqa: F401
+
+
+@pytest.fixture(scope="module")
+def server(module_server_factory) -> Server:  # noqa: F811
+    """One server for the module's tests that need a running one (each uses its own names)."""
+    return module_server_factory()
 
 
 def test_automation_and_trigger_lifecycle_from_the_cli(server, tmp_path: Path) -> None:

@@ -6,20 +6,27 @@ import asyncio
 from pathlib import Path
 
 import httpx
+import pytest
 
 from engine.hooks.payload import build_payload, dedupe_key
 from tests.waiting import until
-from tests.webhooks_fixtures import history, make_trigger, server, server_factory  # noqa: F401
+from tests.webhooks_fixtures import Server, history, make_trigger, module_server_factory  # noqa: F401
 
 
-def _outcomes(srv) -> list[str]:
-    return sorted(d["outcome"] for d in history(srv))
+@pytest.fixture(scope="module")
+def server(module_server_factory) -> Server:  # noqa: F811
+    """One server for the module's tests; each test has its own automation, so its history is its own."""
+    return module_server_factory()
+
+
+def _outcomes(srv, automation: str) -> list[str]:
+    return sorted(d["outcome"] for d in history(srv, automation))
 
 
 def test_each_key_header_makes_a_retry_that_starts_no_run(server, tmp_path: Path) -> None:
     """The key is the first present of Idempotency-Key, X-Idempotency-Key, X-Request-Id,
     X-Delivery-Id; a retry is recorded but never starts a second run."""
-    act = make_trigger(server, tmp_path)
+    act = make_trigger(server, tmp_path, "key-headers")
     for n, header in enumerate(("Idempotency-Key", "X-Idempotency-Key", "X-Request-Id", "X-Delivery-Id")):
         first = httpx.post(act["url_with_token"], content=f"a{n}".encode(), headers={header: f"k{n}"})
         again = httpx.post(act["url_with_token"], content=f"b{n}".encode(), headers={header: f"k{n}"})
@@ -30,14 +37,15 @@ def test_each_key_header_makes_a_retry_that_starts_no_run(server, tmp_path: Path
         act["url_with_token"], content=b"c", headers={"Idempotency-Key": "k0", "X-Request-Id": "new"}
     )
     assert r.json()["status"] == "retry"
-    until(lambda: "queued" not in _outcomes(server), what="runs to start")
-    assert _outcomes(server).count("run_started") == 4 and _outcomes(server).count("retry") == 5
-    assert sum(1 for d in history(server) if d["run"]) == 4
+    until(lambda: "queued" not in _outcomes(server, "key-headers"), what="runs to start")
+    outcomes = _outcomes(server, "key-headers")
+    assert outcomes.count("run_started") == 4 and outcomes.count("retry") == 5
+    assert sum(1 for d in history(server, "key-headers") if d["run"]) == 4
 
 
 def test_identical_body_within_the_minute_is_a_retry(server, tmp_path: Path) -> None:
     """With no key header, an identical body within the same minute is a retry; another body is not."""
-    act = make_trigger(server, tmp_path)
+    act = make_trigger(server, tmp_path, "same-body")
     a = httpx.post(act["url_with_token"], json={"n": 1}).json()
     b = httpx.post(act["url_with_token"], json={"n": 1}).json()
     c = httpx.post(act["url_with_token"], json={"n": 2}).json()
@@ -55,7 +63,7 @@ def test_identical_body_within_the_minute_is_a_retry(server, tmp_path: Path) -> 
 
 def test_simultaneous_copies_start_one_run(server, tmp_path: Path) -> None:
     """A retry never starts a second run, also when the copies arrive at the same moment."""
-    act = make_trigger(server, tmp_path)
+    act = make_trigger(server, tmp_path, "copies")
 
     async def burst() -> list[dict]:
         async with httpx.AsyncClient(limits=httpx.Limits(max_connections=30)) as client:
@@ -69,16 +77,16 @@ def test_simultaneous_copies_start_one_run(server, tmp_path: Path) -> None:
 
     answers = asyncio.run(burst())
     assert sum(1 for a in answers if a["status"] == "accepted") == 1
-    assert len(history(server)) == 30
-    until(lambda: "queued" not in _outcomes(server), what="the run to start")
-    assert sum(1 for d in history(server) if d["run"]) == 1
+    assert len(history(server, "copies")) == 30
+    until(lambda: "queued" not in _outcomes(server, "copies"), what="the run to start")
+    assert sum(1 for d in history(server, "copies") if d["run"]) == 1
 
 
 def test_payload_scrubs_secret_headers_and_query_and_keeps_the_rest(server, tmp_path: Path) -> None:
     """trigger.payload: body (JSON, else raw text), headers and query with secret-carrying entries
     removed (Authorization, Cookie, X-Gitlab-Token, signature headers, the configured header;
     token, secret, key, api_key, sig, signature, access_token), content_type."""
-    act = make_trigger(server, tmp_path, "triage", "ci", {"hmac": {"header": "X-Acme-Check"}}, secret="k")
+    act = make_trigger(server, tmp_path, "scrub", "ci", {"hmac": {"header": "X-Acme-Check"}}, secret="k")
     httpx.post(
         act["url"],
         params={
@@ -103,7 +111,7 @@ def test_payload_scrubs_secret_headers_and_query_and_keeps_the_rest(server, tmp_
         },
         content=b"plain text body",
     )
-    [d] = history(server)
+    [d] = history(server, "scrub")
     payload = d["payload"]
     assert payload["body"] == "plain text body" and payload["content_type"] == "text/plain"
     assert payload["query"] == {"ref": "main"}

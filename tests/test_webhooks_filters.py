@@ -10,41 +10,45 @@ import pytest
 
 from engine.hooks.filters import MAX_FILTER_CHARS, FilterInvalid, compile_filter
 from tests.waiting import until
-from tests.webhooks_fixtures import WORKFLOW, history, make_trigger, server_factory  # noqa: F401
+from tests.webhooks_fixtures import WORKFLOW, Server, history, make_trigger, module_server_factory  # noqa: F401
 
 
-def test_invalid_filter_is_refused_with_its_position(server_factory, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def srv(module_server_factory) -> Server:  # noqa: F811
+    """One server for the module (filter time limit 500 ms); each test has its own automation."""
+    return module_server_factory(extra_env={"PLATFORM_FILTER_TIMEOUT_MS": "500"})
+
+
+def test_invalid_filter_is_refused_with_its_position(srv: Server, tmp_path: Path) -> None:
     """An invalid filter is refused when the trigger is saved, with line and column; nothing saved."""
     with pytest.raises(FilterInvalid) as caught:
         compile_filter("trigger.payload.body.action == ")
     assert (caught.value.line, caught.value.column) == (1, 32)
     with pytest.raises(FilterInvalid, match="limit"):
         compile_filter("true && " * (MAX_FILTER_CHARS // 8 + 1) + "true")
-    srv = server_factory()
     wf = tmp_path / "wf.yaml"
     wf.write_text(WORKFLOW)
-    assert srv.cli_json("automation", "create", "triage", "--workflow", str(wf))["ok"]
-    doc = srv.cli_json("trigger", "add", "triage", "ci", "--filter", "has(trigger.payload.body.x) &&")
+    assert srv.cli_json("automation", "create", "invalid", "--workflow", str(wf))["ok"]
+    doc = srv.cli_json("trigger", "add", "invalid", "ci", "--filter", "has(trigger.payload.body.x) &&")
     assert doc["exit_code"] == 2 and doc["error"]["code"] == "invalid_filter" and doc["error"]["column"]
     listed = srv.cli_json("automation", "list")
-    assert listed["automations"][0]["triggers"] == []
+    assert [a["triggers"] for a in listed["automations"] if a["name"] == "invalid"] == [[]]
 
 
-def test_filter_decides_and_errors_count_as_no_match(server_factory, tmp_path: Path) -> None:
+def test_filter_decides_and_errors_count_as_no_match(srv: Server, tmp_path: Path) -> None:
     """The filter decides whether a delivery proceeds; an evaluation error (or the time limit)
     counts as "did not match" and is recorded in history."""
-    srv = server_factory(extra_env={"PLATFORM_FILTER_TIMEOUT_MS": "500"})
     opened = make_trigger(
         srv,
         tmp_path,
-        "triage",
+        "decides",
         "opened",
         filter='has(trigger.payload.body.action) && trigger.payload.body.action == "opened"',
     )
     slow = make_trigger(
         srv,
         tmp_path,
-        "triage",
+        "decides",
         "slow",
         filter=(
             "trigger.payload.body.all(x, trigger.payload.body.all(y,"
@@ -57,7 +61,7 @@ def test_filter_decides_and_errors_count_as_no_match(server_factory, tmp_path: P
     assert httpx.post(slow["url_with_token"], json=list(range(2000))).status_code == 202
 
     def settled() -> list[dict]:
-        items = history(srv)
+        items = history(srv, "decides")
         return items if len(items) == 5 and all(d["outcome"] != "queued" for d in items) else []
 
     items = until(settled, what="filters to be evaluated")

@@ -9,14 +9,21 @@ import hmac
 from pathlib import Path
 
 import httpx
+import pytest
 
 from engine.hooks.models import HmacConfig
 from engine.hooks.signature import sign, verify
-from tests.webhooks_fixtures import history, make_trigger, server, server_factory  # noqa: F401
+from tests.webhooks_fixtures import Server, history, make_trigger, module_server_factory  # noqa: F401
 
 GITHUB_SECRET = "It's a Secret to Everybody"
 GITHUB_BODY = b"Hello, World!"
 GITHUB_SIGNATURE = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+
+
+@pytest.fixture(scope="module")
+def server(module_server_factory) -> Server:  # noqa: F811
+    """One server for the module's tests; each test has its own automation, so its history is its own."""
+    return module_server_factory()
 
 
 def test_github_published_vector_signs_and_verifies() -> None:
@@ -33,7 +40,7 @@ def test_real_sender_formats_accepted_by_the_server(server, tmp_path: Path) -> N
     github = make_trigger(
         server,
         tmp_path,
-        "triage",
+        "formats",
         "github",
         {"hmac": {"header": "X-Hub-Signature-256", "prefix": "sha256="}},
         secret=GITHUB_SECRET,
@@ -58,7 +65,7 @@ def test_real_sender_formats_accepted_by_the_server(server, tmp_path: Path) -> N
     shopify = make_trigger(
         server,
         tmp_path,
-        "triage",
+        "formats",
         "shopify",
         {"hmac": {"header": "X-Shopify-Hmac-Sha256", "encoding": "base64"}},
         secret=shop_secret,
@@ -77,7 +84,7 @@ def test_real_sender_formats_accepted_by_the_server(server, tmp_path: Path) -> N
     sha1 = make_trigger(
         server,
         tmp_path,
-        "triage",
+        "formats",
         "legacy",
         {"hmac": {"header": "X-Hub-Signature", "algorithm": "sha1", "prefix": "sha1="}},
         secret="k1",
@@ -86,11 +93,11 @@ def test_real_sender_formats_accepted_by_the_server(server, tmp_path: Path) -> N
     assert httpx.post(sha1["url"], content=b"one", headers={"X-Hub-Signature": sig1}).status_code == 202
 
     sha512 = make_trigger(
-        server, tmp_path, "triage", "strong", {"hmac": {"algorithm": "sha512"}}, secret="k5"
+        server, tmp_path, "formats", "strong", {"hmac": {"algorithm": "sha512"}}, secret="k5"
     )
     sig5 = hmac.new(b"k5", b"five", hashlib.sha512).hexdigest()
     assert httpx.post(sha512["url"], content=b"five", headers={"X-Signature-256": sig5}).status_code == 202
-    assert {d["auth_method"] for d in history(server)} == {"hmac"}
+    assert {d["auth_method"] for d in history(server, "formats")} == {"hmac"}
 
 
 def test_bad_signatures_are_the_404_and_token_keeps_working(server, tmp_path: Path) -> None:
@@ -99,7 +106,7 @@ def test_bad_signatures_are_the_404_and_token_keeps_working(server, tmp_path: Pa
     act = make_trigger(
         server,
         tmp_path,
-        "triage",
+        "bad-sigs",
         "github",
         {"hmac": {"header": "X-Hub-Signature-256", "prefix": "sha256="}},
         secret=GITHUB_SECRET,
@@ -135,7 +142,7 @@ def test_secrets_never_stored_or_shown_after_activation(server, tmp_path: Path) 
     act = make_trigger(
         server,
         tmp_path,
-        "triage",
+        "sealed",
         "github",
         {"hmac": {"header": "X-Hub-Signature-256", "prefix": "sha256="}},
         secret=GITHUB_SECRET,
@@ -149,7 +156,7 @@ def test_secrets_never_stored_or_shown_after_activation(server, tmp_path: Path) 
         == 202
     )
     listing = server.cli("automation", "list", "--json").stdout
-    shown = listing + server.cli("trigger", "history", "triage", "github", "--json").stdout
+    shown = listing + server.cli("trigger", "history", "sealed", "github", "--json").stdout
     raw = b"".join(p.read_bytes() for p in server.data_dir.glob("platform.db*"))
     for secret in (
         act["token"],

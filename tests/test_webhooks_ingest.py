@@ -8,11 +8,18 @@ import sqlite3
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.waiting import until
-from tests.webhooks_fixtures import history, make_trigger, server, server_factory  # noqa: F401
+from tests.webhooks_fixtures import Server, history, make_trigger, module_server_factory, server_factory  # noqa: F401
 
 MIB = 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def server(module_server_factory) -> Server:  # noqa: F811
+    """One server for the module's tests; each test has its own automation, so its history is its own."""
+    return module_server_factory()
 
 
 def _same_404(responses: list[httpx.Response]) -> None:
@@ -27,13 +34,13 @@ def _same_404(responses: list[httpx.Response]) -> None:
 def test_token_in_path_and_bearer_accept_and_run_reads_payload(server, tmp_path: Path) -> None:
     """Ways in: token in path or `Authorization: Bearer` -> 202; the run starts
     asynchronously and reads trigger.payload."""
-    act = make_trigger(server, tmp_path)
+    act = make_trigger(server, tmp_path, "ways-in")
     r1 = httpx.post(act["url_with_token"], json={"ref": "main"})
     r2 = httpx.post(act["url"], json={"ref": "dev"}, headers={"Authorization": f"Bearer {act['token']}"})
     assert (r1.status_code, r2.status_code) == (202, 202)
 
     def succeeded() -> list[dict]:
-        runs = [d for d in history(server) if d["run"] and d["run"]["status"] == "succeeded"]
+        runs = [d for d in history(server, "ways-in") if d["run"] and d["run"]["status"] == "succeeded"]
         return runs if len(runs) == 2 else []
 
     done = until(succeeded, what="two runs")
@@ -46,7 +53,7 @@ def test_token_in_path_and_bearer_accept_and_run_reads_payload(server, tmp_path:
 def test_one_identical_404_for_unknown_trigger_wrong_token_and_bad_signature(server, tmp_path: Path) -> None:
     """Authentication rules: wrong token, unknown trigger and bad signature all produce the
     identical 404 response (status, body and headers)."""
-    act = make_trigger(server, tmp_path, "triage", "signed", {"hmac": {}}, secret="s3cret")
+    act = make_trigger(server, tmp_path, "identical-404", "signed", {"hmac": {}}, secret="s3cret")
     base = act["url"].rsplit("/", 1)[0]
     responses = [
         httpx.post(f"{base}/trg_0000000000000000", content=b"{}"),
@@ -59,26 +66,26 @@ def test_one_identical_404_for_unknown_trigger_wrong_token_and_bad_signature(ser
         httpx.post(act["url"], content=b"{}", headers={"X-Signature-256": "not hex at all"}),
     ]
     _same_404(responses)
-    assert history(server) == []
+    assert history(server, "identical-404") == []
 
 
 def test_disabled_trigger_409_only_after_authentication(server, tmp_path: Path) -> None:
     """States: a delivery to a disabled trigger gets 409 - once authentication passed; a wrong
     token still gets the 404. The refusal is recorded in history."""
-    act = make_trigger(server, tmp_path)
-    assert server.cli_json("trigger", "disable", "triage", "ci")["enabled"] is False
+    act = make_trigger(server, tmp_path, "disabled")
+    assert server.cli_json("trigger", "disable", "disabled", "ci")["enabled"] is False
     assert httpx.post(act["url_with_token"], content=b"x").status_code == 409
     assert httpx.post(act["url"] + "/whk_wrong", content=b"x").status_code == 404
-    [refused] = history(server)
+    [refused] = history(server, "disabled")
     assert (refused["status_code"], refused["outcome"], refused["run"]) == (409, "refused", None)
-    assert server.cli_json("trigger", "enable", "triage", "ci")["enabled"] is True
+    assert server.cli_json("trigger", "enable", "disabled", "ci")["enabled"] is True
     assert httpx.post(act["url_with_token"], content=b"y").status_code == 202
 
 
 def test_body_over_1_mib_is_413_counted_on_bytes_read(server, tmp_path: Path) -> None:
     """Limits: webhook body 1 MiB max -> 413, by Content-Length or by bytes actually read from a
     chunked body without Content-Length; exactly 1 MiB is accepted."""
-    act = make_trigger(server, tmp_path)
+    act = make_trigger(server, tmp_path, "limits")
 
     def chunked(total: int):
         sent = 0
@@ -92,14 +99,14 @@ def test_body_over_1_mib_is_413_counted_on_bytes_read(server, tmp_path: Path) ->
     assert big.status_code == 413 and "content-length" not in big.request.headers
     assert httpx.post(f"{act['url']}/whk_wrong", content=chunked(MIB + 10)).status_code == 413
     assert httpx.post(act["url_with_token"], content=chunked(MIB)).status_code == 202
-    codes = sorted(d["status_code"] for d in history(server))
+    codes = sorted(d["status_code"] for d in history(server, "limits"))
     assert codes == [202, 413, 413]  # the wrong-token 413 is not recorded: it authenticated nothing
 
 
 def test_rotate_kills_old_token_at_once(server, tmp_path: Path) -> None:
     """States: rotate -> the old token stops working immediately; the new one works."""
-    act = make_trigger(server, tmp_path)
-    rotated = server.cli_json("trigger", "rotate", "triage", "ci")
+    act = make_trigger(server, tmp_path, "rotate")
+    rotated = server.cli_json("trigger", "rotate", "rotate", "ci")
     assert rotated["token"] != act["token"]
     assert httpx.post(act["url_with_token"], content=b"1").status_code == 404
     assert (

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from engine.server import keys
 from engine.server.ingest import BatchRecorder, Submission, Verdict
 from engine.serverstore import store
 from tests.waiting import until
-from tests.webhooks_fixtures import history, make_trigger, server_factory  # noqa: F401
+from tests.webhooks_fixtures import history, make_trigger, module_server_factory, server_factory  # noqa: F401
 
 
 class Store:
@@ -58,13 +59,22 @@ class Store:
             return int(db.execute(sql).fetchone()[0])
 
 
-@pytest.fixture
-def sqlite_store(server_factory, tmp_path: Path) -> Store:
-    srv = server_factory()
-    act = make_trigger(srv, tmp_path)
+@pytest.fixture(scope="module")
+def stopped_store(module_server_factory, tmp_path_factory: pytest.TempPathFactory) -> Store:  # noqa: F811
+    """One real server's data dir with a trigger, made once per module; the server stopped."""
+    srv = module_server_factory()
+    act = make_trigger(srv, tmp_path_factory.mktemp("store"))
     srv.stop()
     trigger_id, token = act["url_with_token"].rsplit("/", 2)[-2:]
     return Store(srv.data_dir, trigger_id, token)
+
+
+@pytest.fixture
+def sqlite_store(stopped_store: Store, tmp_path: Path) -> Store:
+    """A copy of that data dir for this test alone (the files of a stopped server, so a copy is the same store)."""
+    data_dir = tmp_path / "data"
+    shutil.copytree(stopped_store.data_dir, data_dir)
+    return Store(data_dir, stopped_store.trigger_id, stopped_store.token)
 
 
 def _batches(names: list[str], size: int) -> list[list[str]]:
@@ -157,7 +167,10 @@ def test_two_server_processes_on_one_sqlite_dir_start_each_key_once(server_facto
     urls = [act["url_with_token"], act["url_with_token"].replace(a.url, b.url)]
 
     async def burst() -> list[tuple[str, dict]]:
-        async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=40)) as client:
+        # 300 requests over 40 connections: a request waits for a free connection as long as it takes (on a
+        # loaded machine the pool can stay busy longer than the 30 s a request itself may take)
+        timeout = httpx.Timeout(30, pool=None)
+        async with httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=40)) as client:
 
             async def one(n: int, url: str) -> tuple[str, dict]:
                 r = await client.post(url, content=b"{}", headers={"X-Delivery-Id": f"same-{n}"})
@@ -170,7 +183,7 @@ def test_two_server_processes_on_one_sqlite_dir_start_each_key_once(server_facto
     accepted = {name: doc["delivery"] for name, doc in answers if doc["status"] == "accepted"}
     assert len(accepted) == 150
     assert all(doc["duplicate_of"] == accepted[name] for name, doc in answers if doc["status"] == "retry")
-    rows = until(
-        lambda: history(b, limit=1000) if len(history(b, limit=1000)) == 300 else None, what="history"
+    rows = until(  # each poll reads 300 deliveries from the server: every 0.5 s, not 50 ms
+        lambda: history(b, limit=1000) if len(history(b, limit=1000)) == 300 else None, what="history", interval=0.5
     )
     assert sum(1 for d in rows if d["outcome"] == "queued") == 150
