@@ -9,14 +9,18 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: E402,F401
+from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_in_process_stop_fixture  # noqa: E402,F401
 
 from tests.waiting import until  # noqa: E402
 
 
 def current_of(demo, env: str):
-    code, doc = demo.json("ledger", "show", env)
-    return doc["promotions"][0]["id"] if doc["promotions"] else None
+    """The environment's current promotion id, read from the demo's machine ledger in this process (a wait
+    polls it: a `framework ledger show` per poll would cost a Python start each)."""
+    from engine.ledger.store import Ledger
+
+    with Ledger.open("demo") as ledger:  # the demo fixture points FRAMEWORK_LEDGER_HOME at its ledger
+        return ledger.current_id(env)
 
 
 def popen(demo, *args: str) -> subprocess.Popen[str]:
