@@ -75,7 +75,10 @@ def test_in_flight_rollout_declines_with_4_and_supersede_replaces_it_with_6(demo
     svc.write_text(svc.read_text() + "\n# v2\n")
     demo.commit("v2")
     demo.run("env", "build", "gated", "--release", "v2", check=True)
-    first = popen(demo, "env", "deploy", "gated", "v1", "--yes", "--json", "--grace", "300")
+    # the first wait cannot end ready while the test supersedes it: v1 and v2 share the gate file, and a
+    # first deploy that saw the gate open and stabilized before the superseding promotion landed would exit 0
+    first = popen(demo, "env", "deploy", "gated", "v1", "--yes", "--json", "--grace", "300",
+                  "--stability-window", "300")
     until(lambda: current_of(demo, "gated"), what="the first promotion")
     code, doc = demo.json("env", "deploy", "gated", "v2", "--yes")
     assert code == 4 and doc["error"]["code"] == "rollout_in_flight"
