@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -108,18 +107,17 @@ def test_never_ready_pod_times_out_with_exit_8(kdemo):
 
 def test_crash_looping_pod_is_degraded_exit_1(kdemo):
     """Exit 1 DEGRADED: a crash-looping container fails the rollout fast (outcome `failed`), without
-    waiting out the budget; env status reports the workload DEGRADED and exits 1."""
+    waiting out the budget (a rollout that waited it out ends `timed_out` with exit 8, not `failed` with exit 1:
+    the outcome is the proof, no clock); env status reports the workload DEGRADED and exits 1."""
     kd = kdemo
     kd.edit_kcl(f'image = "{API}"', 'image = "registry.example.test/demo/crashloop"')
     kd.release("v1", {"api": ("registry.example.test/demo/crashloop", digest("cl")),
                       "web": (WEB, digest("web-1"))})
-    start = time.monotonic()
     code, doc = kd.json("env", "deploy", "cluster", "v1", "--yes", "--timeout", "120")
     assert code == 1, doc
     assert doc["error"]["code"] == "degraded" and doc["rollout"]["phase"] == "DEGRADED"
     res = {r["name"]: r for r in doc["rollout"]["resources"]}
     assert res["api"]["outcome"] == "failed" and "CrashLoopBackOff" in res["api"]["message"]
-    assert time.monotonic() - start < 60
     code, st = kd.json("env", "status", "cluster")
     assert code == 1
     assert {w["name"]: w["phase"] for w in st["environments"][0]["workloads"]}["api"] == "DEGRADED"
