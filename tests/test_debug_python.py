@@ -141,8 +141,8 @@ def test_target_crash_mid_session_is_reported_and_stop_cleans_up(debug: Debug) -
     """Point 3: the target dies while debugged: status reports the exit and the last output; later
     commands say it exited (exit 1); stop leaves no process behind."""
     debug.ok("start", "api")
-    until(lambda: debug.ok("status")["target_pid"] and "api listening" in "\n".join(debug.ok("status")["output"]),
-         what="target pid and its first output")
+    until(lambda: (doc := debug.ok("status"))["target_pid"] and "api listening" in "\n".join(doc["output"]),
+         what="target pid and its first output")  # one `debug status` per poll
     target = debug.ok("status")["target_pid"]
     os.kill(target, signal.SIGKILL)
     gone = wait_state(debug, "exited")

@@ -9,14 +9,18 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: E402,F401
+from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_in_process_stop_fixture  # noqa: E402,F401
 
 from tests.waiting import until  # noqa: E402
 
 
 def current_of(demo, env: str):
-    code, doc = demo.json("ledger", "show", env)
-    return doc["promotions"][0]["id"] if doc["promotions"] else None
+    """The environment's current promotion id, read from the demo's machine ledger in this process (a wait
+    polls it: a `framework ledger show` per poll would cost a Python start each)."""
+    from engine.ledger.store import Ledger
+
+    with Ledger.open("demo") as ledger:  # the demo fixture points FRAMEWORK_LEDGER_HOME at its ledger
+        return ledger.current_id(env)
 
 
 def popen(demo, *args: str) -> subprocess.Popen[str]:
@@ -71,7 +75,10 @@ def test_in_flight_rollout_declines_with_4_and_supersede_replaces_it_with_6(demo
     svc.write_text(svc.read_text() + "\n# v2\n")
     demo.commit("v2")
     demo.run("env", "build", "gated", "--release", "v2", check=True)
-    first = popen(demo, "env", "deploy", "gated", "v1", "--yes", "--json", "--grace", "300")
+    # the first wait cannot end ready while the test supersedes it: v1 and v2 share the gate file, and a
+    # first deploy that saw the gate open and stabilized before the superseding promotion landed would exit 0
+    first = popen(demo, "env", "deploy", "gated", "v1", "--yes", "--json", "--grace", "300",
+                  "--stability-window", "300")
     until(lambda: current_of(demo, "gated"), what="the first promotion")
     code, doc = demo.json("env", "deploy", "gated", "v2", "--yes")
     assert code == 4 and doc["error"]["code"] == "rollout_in_flight"

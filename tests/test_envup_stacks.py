@@ -78,7 +78,7 @@ def test_foreign_listener_in_the_block_is_never_signalled(demo_repo, stacks_clea
     foreign = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(base + 50)],
                                cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        until(lambda: framework("env", "devstack", "key", cwd=repo).returncode == 0 and _listening(base + 50),
+        until(lambda: _listening(base + 50) and framework("env", "devstack", "key", cwd=repo).returncode == 0,
              what="foreign listener")
         up = framework_json("env", "up", "dev", "--no-build", cwd=repo)
         assert up["ok"], up

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: E402,F401
+from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_in_process_stop_fixture  # noqa: E402,F401
 
 from tests.waiting import until  # noqa: E402
 
@@ -25,13 +25,14 @@ def drift_v1_running_v2_promoted(demo) -> None:
     demo.commit("change")
     demo.run("env", "build", "dev", "--release", "v2", check=True)
     assert demo.json("env", "deploy", "dev", "v1", "--yes", *FAST)[0] == 0
-    code = (
-        "from engine.ledger.store import Ledger\nfrom engine.project import find_project\n"
-        "from engine.releases.store import load_release\np = find_project()\nr = load_release(p, 'v2')\n"
-        "l = Ledger.open('demo')\nl.append_promotion('dev', 'v2', r.images, direction='AHEAD', "
-        "expected_current=l.current_id('dev'))\n"
-    )
-    subprocess.run([sys.executable, "-c", code], cwd=demo.root, env=demo.env, check=True)
+    from engine.ledger.store import Ledger
+    from engine.project import find_project
+    from engine.releases.store import load_release
+
+    release = load_release(find_project(demo.root), "v2")
+    with Ledger.open("demo") as ledger:  # the demo's FRAMEWORK_LEDGER_HOME (the fixture sets it)
+        ledger.append_promotion("dev", "v2", release.images, direction="AHEAD",
+                                expected_current=ledger.current_id("dev"))
 
 
 def test_status_reports_release_images_phases_health_provenance(demo):
@@ -160,13 +161,14 @@ def test_hosted_and_k8s_status_are_undetermined_exit_2(demo):
 
 def test_local_sessions_shown_and_discarded_after_24h(demo):
     """Local sessions appear in status; rows unrefreshed for 24 h are discarded."""
-    code = (
-        "import time\nfrom engine.ledger.store import Ledger\nl = Ledger.open('demo')\n"
-        "l.upsert_session('/wt/a', 'dev', 'feature', True)\nl.upsert_session('/wt/b', 'dev', 'old', False)\n"
-        "l.conn.execute(\"UPDATE sessions SET refreshed_at=? WHERE worktree='/wt/b'\", (time.time()-25*3600,))\n"
-        "l.upsert_session('/wt/c', 'dev', 'gone', False)\nl.mark_stopped('/wt/c')\n"
-    )
-    subprocess.run([sys.executable, "-c", code], cwd=demo.root, env=demo.env, check=True)
+    from engine.ledger.store import Ledger
+
+    with Ledger.open("demo") as ledger:  # the demo's FRAMEWORK_LEDGER_HOME (the fixture sets it)
+        ledger.upsert_session("/wt/a", "dev", "feature", True)
+        ledger.upsert_session("/wt/b", "dev", "old", False)
+        ledger.conn.execute("UPDATE sessions SET refreshed_at=? WHERE worktree='/wt/b'", (time.time() - 25 * 3600,))
+        ledger.upsert_session("/wt/c", "dev", "gone", False)
+        ledger.mark_stopped("/wt/c")
     code, doc = demo.json("env", "status", "dev")
     sessions = {s["worktree"]: s for s in doc["environments"][0]["sessions"]}
     assert set(sessions) == {"/wt/a", "/wt/c"}
