@@ -106,7 +106,7 @@ def stats_server(server_factory: Any, tmp_path: Path) -> Any:  # noqa: F811
     rows = [(0, "run_started", 1_000), (0, "run_started", 3_000), (0, "retry", 2_000), (0, "refused", 500)]
     rows += [(m, "run_started", 2_000 + 1_000 * m) for m in range(1, 60, 3)]
     rows += [(m, "run_started", 40_000) for m in (10, 10, 10, 11, 11)]
-    seed(srv, rows)
+    seed(srv, rows, "triage")
     return srv
 
 
