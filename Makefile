@@ -4,11 +4,10 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Three workers on the 2-core machine, each taking whole files (--dist loadfile): with two, the cores were busy
-# only ~73% of the run (tests wait on servers, rollouts and child processes), so a third fills the gaps. A
-# module's module- and session-scoped fixtures (the k8s control plane, PostgreSQL, Go test streams, a
-# generated project) are built once per worker. `make test PYTEST_ARGS=` runs serially.
-PYTEST_ARGS ?= -n 3 --dist loadfile
+# Two workers (the machine's cores), each taking whole files (--dist loadfile): a module's module- and
+# session-scoped fixtures (the k8s control plane, PostgreSQL, Go test streams, a generated project) are
+# built once per worker. `make test PYTEST_ARGS=` runs serially.
+PYTEST_ARGS ?= -n 2 --dist loadfile
 
 .PHONY: run test bytecode bench bench-deps lint venv clean snapshots system-deps postgres go-tools npm-tools k8s-tools cluster-tools compose-tools
 
