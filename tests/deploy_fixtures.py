@@ -144,18 +144,13 @@ def make_demo(tmp_path: Path) -> Demo:
 
 
 def stop_all(demo: Demo) -> None:
-    """Stop every process a test started: the runtime's own marker-checked stop, per environment."""
-    code = (
-        "import sys\nfrom pathlib import Path\nfrom engine.runtime.process import stop_env\n"
-        "for d in (Path(sys.argv[1]) / 'projects' / 'demo' / 'runtime').glob('*'): stop_env('demo', d.name)\n"
-    )
-    subprocess.run(
-        [sys.executable, "-c", code, demo.env["FRAMEWORK_LEDGER_HOME"]],
-        env=demo.env,
-        cwd=REPO,
-        check=False,
-        timeout=60,
-    )
+    """Stop every process a test started: the runtime's own marker-checked stop, per environment, called
+    in the test's own process (no Python child to start: ~0.25 CPU-s a test)."""
+    from engine.runtime.process import stop_env
+
+    ledger = Path(demo.env["FRAMEWORK_LEDGER_HOME"])
+    for d in sorted((ledger / "projects" / "demo" / "runtime").glob("*")):
+        stop_env("demo", d.name, root=ledger)
 
 
 GATED_SERVICE = """
@@ -229,26 +224,3 @@ def demo_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         yield d
     finally:
         stop_all(d)
-
-
-def stop_all_in_process(demo: Demo) -> None:
-    """stop_all's engine call made in the test's own process (no Python child to start: ~0.25 CPU-s a test)."""
-    from engine.runtime.process import stop_env
-
-    ledger = Path(demo.env["FRAMEWORK_LEDGER_HOME"])
-    for d in sorted((ledger / "projects" / "demo" / "runtime").glob("*")):
-        stop_env("demo", d.name, root=ledger)
-
-
-@pytest.fixture(name="demo")
-def demo_in_process_stop_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """demo_fixture whose teardown stops the test's processes with stop_all_in_process."""
-    d = make_demo(tmp_path)
-    for key in ("HOME", "XDG_CACHE_HOME", "FRAMEWORK_LEDGER_HOME", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
-                "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
-        monkeypatch.setenv(key, d.env[key])
-    monkeypatch.chdir(d.root)
-    try:
-        yield d
-    finally:
-        stop_all_in_process(d)

@@ -13,7 +13,7 @@ from markdown_it import MarkdownIt
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ci_fixtures import project_fixture  # noqa: E402,F401
-from deploy_fixtures import FRAMEWORK_BIN, demo_in_process_stop_fixture  # noqa: E402,F401
+from deploy_fixtures import FRAMEWORK_BIN, demo_fixture  # noqa: E402,F401
 
 
 def html(markdown: str) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import demo_in_process_stop_fixture  # noqa: E402,F401
+from deploy_fixtures import demo_fixture  # noqa: E402,F401
 
 WORKFLOW = Path(".github") / "workflows" / "deploy-staging.yml"
 EXPRESSION = re.compile(r"\$\{\{.*?\}\}")

@@ -12,7 +12,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import demo_in_process_stop_fixture  # noqa: E402,F401
+from deploy_fixtures import demo_fixture  # noqa: E402,F401
 
 FAST = ("--stability-window", "0.3")
 

@@ -10,7 +10,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import demo_in_process_stop_fixture  # noqa: E402,F401
+from deploy_fixtures import demo_fixture  # noqa: E402,F401
 
 FAST = ("--stability-window", "0.3")
 
@@ -20,10 +20,23 @@ def get(port: int, path: str = "/") -> str:
         return resp.read().decode()
 
 
-def promotions(demo) -> list[dict]:
-    code, doc = demo.json("ledger", "show", "dev")
-    assert code == 0
-    return doc["promotions"]
+def promotions(demo, env: str = "dev") -> list[dict]:
+    """The environment's promotions, as `ledger show <env>` reads them (its engine call, in-process: the
+    command itself runs as a real process in test_from_env_deploys_exactly_what_that_env_runs)."""
+    from engine.ledger.transfer import show
+    from engine.project import Project
+
+    return show(Project(demo.root), env).model_dump(mode="json")["promotions"]
+
+
+def build_release(demo, name: str) -> None:
+    """`framework env build dev --release <name>`'s engine call, in-process (a setup step here; the command
+    runs as a real process in test_plan_writes_nothing_and_approve_applies_only_that_plan)."""
+    from engine.builds.dispatch import env_build
+    from engine.project import Project
+
+    result = env_build(Project(demo.root), "dev", release=name)
+    assert result.release is not None and all(b.status != "failed" for b in result.builds), result
 
 
 def test_deploy_dev_starts_both_waits_healthy_and_records(demo):
@@ -105,7 +118,7 @@ def test_exit_5_next_step_run_as_printed_deploys_with_the_plan_digest(demo):
 
 def test_plan_writes_nothing_and_approve_applies_only_that_plan(demo):
     """--plan writes nothing; --approve <digest> applies that plan; a stale digest is refused with exit 3."""
-    demo.run("env", "build", "dev", "--release", "v1", check=True)
+    demo.run("env", "build", "dev", "--release", "v1", check=True)  # the real command, once
     code, plan = demo.json("env", "deploy", "dev", "v1", "--plan")
     assert code == 0 and plan["mode"] == "dry_run" and plan["applied"] is False
     digest = plan["deploy_plan"]["digest"]
@@ -118,7 +131,7 @@ def test_plan_writes_nothing_and_approve_applies_only_that_plan(demo):
     # the saved plan no longer matches live state once the environment moved
     demo.edit_api("v2 greeting")
     demo.commit("v2")
-    demo.run("env", "build", "dev", "--release", "v2", check=True)
+    build_release(demo, "v2")
     code, moved = demo.json("env", "deploy", "dev", "v2", "--approve", digest, *FAST)
     assert code == 3 and moved["refusal"]["code"] == "promotion_conflict"
 
@@ -126,10 +139,10 @@ def test_plan_writes_nothing_and_approve_applies_only_that_plan(demo):
 def test_older_release_deploys_behind_byte_for_byte(demo):
     """No rollback (docs/reference-deploy.md#env-deploy): deploying an older release is an ordinary deploy
     labelled BEHIND, and runs its own bytes from the file store (releases redeploy exactly)."""
-    demo.run("env", "build", "dev", "--release", "v1", check=True)
+    build_release(demo, "v1")
     demo.edit_api("second")
     c2 = demo.commit("second greeting")
-    demo.run("env", "build", "dev", "--release", "v2", check=True)
+    build_release(demo, "v2")
     assert demo.json("env", "deploy", "dev", "v2", "--yes", *FAST)[0] == 0
     assert json.loads(get(demo.ports["api"]))["message"] == "hello from dev"  # env var wins over default
     code, doc = demo.json("env", "deploy", "dev", "v1", "--yes", *FAST)
@@ -170,7 +183,7 @@ def test_unknown_version_and_rule_1_refusals_exit_1(demo):
 
 def test_expect_current_and_expect_unbound(demo):
     """--expect-current <id> / --expect-unbound: compare-and-set preconditions refused with exit 3."""
-    demo.run("env", "build", "dev", "--release", "v1", check=True)
+    build_release(demo, "v1")
     code, doc = demo.json("env", "deploy", "dev", "v1", "--yes", "--expect-current", "prm_other", *FAST)
     assert code == 3
     code, doc = demo.json("env", "deploy", "dev", "v1", "--yes", "--expect-unbound", *FAST)
@@ -214,7 +227,7 @@ def test_k8s_environment_without_its_context_is_refused_before_anything_is_writt
     for flags in (("--dry-run",), ("--yes", "--skip-preflight"), ("v1", "--yes", "--skip-preflight")):
         code, doc = demo.json("env", "deploy", "cluster", *flags)
         assert code == 1 and "Traceback" not in json.dumps(doc), (flags, doc)
-    assert promotions(demo) == [] and demo.json("ledger", "show", "cluster")[1]["promotions"] == []
+    assert promotions(demo) == [] and promotions(demo, "cluster") == []
 
 
 def test_events_stream_one_json_line_per_phase_change(demo):
@@ -258,11 +271,11 @@ def test_from_env_deploys_exactly_what_that_env_runs(demo):
 def test_nil_plan_when_the_running_release_is_unknown_offers_the_yes_form(demo):
     """A missing plan (docs/reference-deploy.md#env-deploy: deploy_plan nil) means no plan could be
     computed; next_step offers --yes."""
-    demo.run("env", "build", "dev", "--release", "v1", check=True)
+    build_release(demo, "v1")
     assert demo.json("env", "deploy", "dev", "v1", "--yes", "--no-wait")[0] == 0
     demo.edit_api("two")
     demo.commit("two")
-    demo.run("env", "build", "dev", "--release", "v2", check=True)
+    build_release(demo, "v2")
     (demo.root / ".framework" / "releases" / "v1.json").unlink()  # the running release is not in this checkout
     code, doc = demo.json("env", "deploy", "dev", "v2", "--plan")
     assert code == 0 and doc["deploy_plan"] is None
@@ -287,7 +300,7 @@ def test_compose_target_fails_clearly_without_docker_compose(demo):
     assert "docker" in doc["error"]["message"].lower() and "compose" in doc["error"]["message"].lower()
     code, doc = demo.json("env", "deploy", "box", "--dry-run")  # preflight: the missing tool, named
     assert code == 1 and "docker" in doc["error"]["message"].lower()
-    assert demo.json("ledger", "show", "box")[1]["promotions"] == []
+    assert promotions(demo, "box") == []
 
 
 def test_a_deploy_evaluates_its_environment_once(demo):

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_in_process_stop_fixture  # noqa: E402,F401
+from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: E402,F401
 
 from tests.waiting import until  # noqa: E402
 

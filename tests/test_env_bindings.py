@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import demo_in_process_stop_fixture  # noqa: E402,F401
+from deploy_fixtures import demo_fixture  # noqa: E402,F401
 
 
 def _bind(demo, env: str, bindings: str) -> None:

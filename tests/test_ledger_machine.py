@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import demo_in_process_stop_fixture, git  # noqa: E402,F401
+from deploy_fixtures import demo_fixture, git  # noqa: E402,F401
 
 from engine.ledger.store import Gate, Ledger, PromotionConflict, RolloutInFlight  # noqa: E402
 

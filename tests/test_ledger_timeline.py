@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import add_gated_env, demo_in_process_stop_fixture  # noqa: E402,F401
+from deploy_fixtures import add_gated_env, demo_fixture  # noqa: E402,F401
 
 from engine.ledger.store import Ledger  # noqa: E402
 

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import read_terminal
 from tests.database_fixtures import without_demo_database, write
-from tests.deploy_fixtures import FRAMEWORK_BIN, demo_in_process_stop_fixture  # noqa: F401
+from tests.deploy_fixtures import FRAMEWORK_BIN, demo_fixture  # noqa: F401
 from tests.pg_fixtures import pg_server, pg_url  # noqa: F401,F811
 from tests.waiting import until_app
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_in_process_stop_fixture  # noqa: E402,F401
+from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: E402,F401
 from screen_fixtures import SIZE, cut  # noqa: E402
 
 from app.dashboard import Dashboard  # noqa: E402

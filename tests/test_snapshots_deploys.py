@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_in_process_stop_fixture  # noqa: E402,F401
+from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: E402,F401
 from screen_fixtures import COMMAND_HEALTH, cut, plain_demo  # noqa: E402
 
 from app.dashboard import Dashboard  # noqa: E402

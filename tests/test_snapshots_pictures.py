@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from deploy_fixtures import demo_in_process_stop_fixture  # noqa: E402,F401
+from deploy_fixtures import demo_fixture  # noqa: E402,F401
 from test_snapshots_deploys import _deployed  # noqa: E402
 
 from app.dashboard import Dashboard  # noqa: E402
