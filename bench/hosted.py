@@ -53,9 +53,19 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def platform(env: dict[str, str], data: Path, *args: str) -> str:
-    return subprocess.run([sys.executable, "-m", "app.main", "platform", "server", *args, "--data-dir", str(data)],
-                          cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
+def admin(data: Path) -> None:
+    """The organizations `platform server org add|grant|billing` would set up, through the engine calls those
+    commands make, in this process (setup, not measured: no CLI process per step)."""
+    from engine.auth.accounts import add_org, grant, server_store
+    from engine.controlplane.state import set_billing
+
+    store = server_store(data)
+    perms = ["deploy:read", "deploy:write", "deploy:promote"]
+    add_org(store, "acme")
+    grant(store, "acme", perms)
+    set_billing(store, "acme", True)
+    add_org(store, "beta")
+    grant(store, "beta", perms)
 
 
 def start_plane(env: dict[str, str], data: Path) -> tuple[subprocess.Popen[str], str]:
@@ -68,15 +78,20 @@ def start_plane(env: dict[str, str], data: Path) -> tuple[subprocess.Popen[str],
     raise SystemExit("the control plane did not start")
 
 
-def mint(env: dict[str, str], data: Path, org: str) -> str:
-    code = ("import sys\nfrom sqlalchemy import select\nfrom engine.auth import tables as t\n"
-            "from engine.auth.accounts import server_store\nfrom engine.auth.tokens import mint\n"
-            "from engine.serverstore import store\ne = server_store(sys.argv[1])\nwith store.write(e) as c:\n"
-            "    org = c.execute(select(t.orgs.c.id).where(t.orgs.c.name == sys.argv[2])).scalar_one()\n"
-            "    print(mint(c, kind='automation', org_id=org, scope='deploy:read deploy:write deploy:promote',"
-            " ttl_s=3600, name='bench').token)\n")
-    return subprocess.run([sys.executable, "-c", code, str(data), org], cwd=ROOT, env=env, check=True,
-                          capture_output=True, text=True).stdout.strip()
+def mint(data: Path, org: str) -> str:
+    """An automation token of `org` (the server's own token minting, in this process)."""
+    from sqlalchemy import select
+
+    from engine.auth import tables as t
+    from engine.auth.accounts import server_store
+    from engine.auth.tokens import mint as mint_token
+    from engine.serverstore import store
+
+    with store.write(server_store(data)) as c:
+        org_id = c.execute(select(t.orgs.c.id).where(t.orgs.c.name == org)).scalar_one()
+        token: str = mint_token(c, kind="automation", org_id=org_id, scope="deploy:read deploy:write deploy:promote",
+                                ttl_s=3600, name="bench").token
+    return token
 
 
 def fw(root: Path, env: dict[str, str], *args: str) -> dict[str, object]:
@@ -103,13 +118,12 @@ def main() -> None:
     env.update(HOME=str(tmp / "home"), XDG_CACHE_HOME=str(tmp / "cache"), FRAMEWORK_LEDGER_HOME=str(tmp / "ledger"),
                GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@example.test", GIT_COMMITTER_NAME="b",
                GIT_COMMITTER_EMAIL="b@example.test", NO_COLOR="1", PYTHONUNBUFFERED="1")
+    for key in [k for k in os.environ if k.startswith("DATABASE_")]:  # the store is the data dir's, as for the plane
+        del os.environ[key]
     data = tmp / "data"
     plane, url = start_plane(env, data)
     try:
-        for args in (("org", "add", "acme"), ("org", "grant", "acme", "deploy:read", "deploy:write", "deploy:promote"),
-                     ("org", "billing", "acme", "--enable"), ("org", "add", "beta"),
-                     ("org", "grant", "beta", "deploy:read", "deploy:write", "deploy:promote")):
-            platform(env, data, *args)
+        admin(data)
         root = tmp / "demo"
         shutil.copytree(ROOT / "examples" / "demo", root, ignore=shutil.ignore_patterns("__pycache__", ".framework"))
         kcl = root / "deploy" / "kcl"
@@ -125,7 +139,7 @@ def main() -> None:
                                                                     port=free_port()))
         for args in (("init", "-q", "-b", "main"), ("add", "-A"), ("commit", "-q", "-m", "bench")):
             subprocess.run(["git", *args], cwd=root, env=env, check=True)
-        acme = {**env, "FRAMEWORK_CONTROL_PLANE_TOKEN": mint(env, data, "acme")}
+        acme = {**env, "FRAMEWORK_CONTROL_PLANE_TOKEN": mint(data, "acme")}
         first = fw(root, acme, "env", "deploy", "hosted", "--yes")
         assert first["exit_code"] == 0, first
         version = str(first["target"]["release"])  # type: ignore[index]
@@ -135,7 +149,7 @@ def main() -> None:
         print(f"deploy of an unchanged release: hosted {hosted_s * 1000:.0f} ms, machine ledger "
               f"{machine_s * 1000:.0f} ms; ratio {hosted_s / machine_s:.2f}x (aim <= 1.5x)")
 
-        beta = {**env, "FRAMEWORK_CONTROL_PLANE_TOKEN": mint(env, data, "beta")}
+        beta = {**env, "FRAMEWORK_CONTROL_PLANE_TOKEN": mint(data, "beta")}
         for i in range(MANY):  # beta has no billing: each deploy is recorded and queued (nothing runs)
             assert fw(root, beta, "env", "deploy", f"q{i:02d}", version, "--yes")["exit_code"] == 7
         status_20, requests_20 = status_of(root, beta, [f"q{i:02d}" for i in range(MANY)])
@@ -146,11 +160,13 @@ def main() -> None:
     finally:
         plane.terminate()
         plane.wait(15)
-        code = ("import sys\nfrom pathlib import Path\nfrom engine.runtime.process import stop_env\n"
-                "root = Path(sys.argv[1]) / 'hosted'\nfor org in (root / 'projects').glob('*'):\n"
-                "    for e in (org / 'runtime').glob('*'): stop_env(org.name, e.name, root)\n"
-                "for e in (Path(sys.argv[2]) / 'projects' / 'demo' / 'runtime').glob('*'): stop_env('demo', e.name)\n")
-        subprocess.run([sys.executable, "-c", code, str(data), str(tmp / "ledger")], cwd=ROOT, env=env, check=False)
+        from engine.runtime.process import stop_env  # every process the deploys started, in this process
+
+        for org_dir in (data / "hosted" / "projects").glob("*"):
+            for e in (org_dir / "runtime").glob("*"):
+                stop_env(org_dir.name, e.name, data / "hosted")
+        for e in (tmp / "ledger" / "projects" / "demo" / "runtime").glob("*"):
+            stop_env("demo", e.name, tmp / "ledger")
         shutil.rmtree(tmp, ignore_errors=True)
 
 

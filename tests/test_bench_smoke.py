@@ -81,6 +81,9 @@ def test_every_bench_runs_in_smoke_mode(script: str) -> None:
     if script in ("lint.py", "project.py"):  # compiles Go: the machine's build and module caches, not the test's HOME
         from authoring_fixtures import _GO_ENV
         env.update(_GO_ENV, **LINT_TOOLS, **GOLANGCI_CACHE)
+    if script == "debug.py":  # delve builds a small Go program: against the machine's warm build cache
+        from authoring_fixtures import _GO_ENV
+        env.update(_GO_ENV)
     proc = subprocess.run([sys.executable, str(BENCH / script)], cwd=REPO, env=env, capture_output=True,
                           text=True, stdin=subprocess.DEVNULL, timeout=280, check=False)
     report = f"bench/{script} exited {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
