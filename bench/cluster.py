@@ -8,7 +8,7 @@ choice, renaming the context to k3d-<name>, restoring the current context, the r
 it prints (a component liveness check and one `kubectl get nodes`).
 
     python bench/cluster.py     # BENCH_ROUNDS=3
-    BENCH_SMOKE=1: one round (tests/test_bench_smoke.py)
+    BENCH_SMOKE=1: one round, one status read (tests/test_bench_smoke.py)
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"  # one round, no aim (tests/test_bench_smoke.py)
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "1" if SMOKE else "3"))
-STATUS_ROUNDS = 3 if SMOKE else 11
+STATUS_ROUNDS = 1 if SMOKE else 11
 AIM, STATUS_AIM = 1.3, 0.300
 FRAMEWORK = str(Path(sys.executable).parent / "framework")
 KCL = """import framework

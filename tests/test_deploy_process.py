@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import urllib.request
 from pathlib import Path
@@ -303,22 +302,23 @@ def test_compose_target_fails_clearly_without_docker_compose(demo):
     assert promotions(demo, "box") == []
 
 
-def test_a_deploy_evaluates_its_environment_once(demo):
+def test_a_deploy_evaluates_its_environment_once(demo, monkeypatch):
     """One typed environment end to end: a deploy of the auto form (build, cut,
-    plan, promote, apply, record the declared shape) evaluates the environment's KCL exactly once."""
-    code = (
-        "import engine.kcl.evaluate as k\n"
-        "calls = []\nreal = k.evaluate_tracked\n"
-        "def counted(*a, **kw):\n    calls.append(a[0])\n    return real(*a, **kw)\n"
-        "k.evaluate_tracked = counted\n"
-        "from engine.deploy.deploy import DeployOptions, deploy\nfrom engine.project import find_project\n"
-        "r = deploy(find_project(), 'dev', DeployOptions(yes=True, wait=False))\n"
-        "print(r.exit_code, r.applied, len(calls))\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=demo.root, env=demo.env, capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["0", "True", "1"], proc.stdout
+    plan, promote, apply, record the declared shape) evaluates the environment's KCL exactly once
+    (the engine's deploy in this process, every KCL evaluation counted on its way through)."""
+    import engine.kcl.evaluate as k
+    from engine.deploy.deploy import DeployOptions, deploy
+    from engine.project import find_project
+
+    calls = []
+    real = k.evaluate_tracked
+
+    def counted(*a, **kw):
+        calls.append(a[0])
+        return real(*a, **kw)
+
+    monkeypatch.setattr(k, "evaluate_tracked", counted)
+    r = deploy(find_project(demo.root), "dev", DeployOptions(yes=True, wait=False))
+    assert (r.exit_code, r.applied, len(calls)) == (0, True, 1), (r.exit_code, r.applied, calls)
     bundle = Path(demo.env["FRAMEWORK_LEDGER_HOME"]) / "demo" / "bundles" / "dev.json"
     assert json.loads(bundle.read_text())["env"] == "dev"  # the shape recorded from that one render
-
