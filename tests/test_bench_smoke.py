@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+from authoring_fixtures import _GO_ENV  # the machine's Go caches (`go env` with the real HOME, at import)
 from k8s_cluster import BIN as K8S_BIN  # resolved at import, with the real HOME (tests get their own)
 from k8s_cluster import missing_tools
 from lint_fixtures import GOLANGCI_CACHE, LINT_TOOLS  # the machine's (real HOME at import): built once, warm
@@ -78,12 +79,10 @@ def test_every_bench_runs_in_smoke_mode(script: str) -> None:
     _tools_present(script)
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}  # no sizes from the caller
     env.update(BENCH_SMOKE="1", FRAMEWORK_K8S_BIN=str(K8S_BIN))
-    if script in ("lint.py", "project.py"):  # compiles Go: the machine's build and module caches, not the test's HOME
-        from authoring_fixtures import _GO_ENV
-        env.update(_GO_ENV, **LINT_TOOLS, **GOLANGCI_CACHE)
-    if script == "debug.py":  # delve builds a small Go program: against the machine's warm build cache
-        from authoring_fixtures import _GO_ENV
-        env.update(_GO_ENV)
+    if script in GO_TOOLS or script == "debug.py":  # runs Go: the machine's build and module caches, not the test's
+        env.update(_GO_ENV)  # HOME (a cold one compiles the standard library, fetches modules)
+    if script in ("lint.py", "project.py"):  # and golangci-lint's, built once, warm
+        env.update(**LINT_TOOLS, **GOLANGCI_CACHE)
     proc = subprocess.run([sys.executable, str(BENCH / script)], cwd=REPO, env=env, capture_output=True,
                           text=True, stdin=subprocess.DEVNULL, timeout=280, check=False)
     report = f"bench/{script} exited {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
