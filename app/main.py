@@ -32,6 +32,10 @@ def _isatty(stream: object) -> bool:
 
 def run(program: str, argv: list[str]) -> int:
     """Run `program` with `argv` and return its exit code."""
+    # httpx imports its own command-line tool at import (click, rich's console, pygments: ~40 ms of
+    # every command talking HTTP); neither program runs it, so it is marked absent and httpx keeps
+    # the stub it has for an install without its CLI extra.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[assignment]
     instruction = os.environ.get("_FRAMEWORK_COMPLETE" if program == "framework" else "_PLATFORM_COMPLETE")
     if instruction:  # the shell asks for completions (app/completion.py): answered from tables, no Typer
         from app.completion import answer
