@@ -16,6 +16,7 @@ HELP_FLAGS = ("--help", "-h")
 # project map and shapes (bench/project.py), cluster status (bench/cluster.py).
 FAST = {
     ("env", "list"): ("app.cli.env_list_ops", "fast"),
+    ("env", "status"): ("app.cli.env_status_ops", "fast"),
     ("project", "map"): ("app.cli.project_map_ops", "fast"),
     ("project", "shapes"): ("app.cli.project_shapes_ops", "fast"),
     ("cluster", "status"): ("app.cli.cluster_views", "fast_status"),
