@@ -17,6 +17,7 @@ HELP_FLAGS = ("--help", "-h")
 FAST = {
     ("env", "list"): ("app.cli.env_list_ops", "fast"),
     ("env", "status"): ("app.cli.env_status_ops", "fast"),
+    ("ledger", "show"): ("app.cli.ledger_show_ops", "fast"),
     ("project", "map"): ("app.cli.project_map_ops", "fast"),
     ("project", "shapes"): ("app.cli.project_shapes_ops", "fast"),
     ("cluster", "status"): ("app.cli.cluster_views", "fast_status"),
