@@ -135,7 +135,8 @@ def test_stored_render_starts_kubectl_early_with_the_same_outcome(kdemo):
     assert entry.stat().st_mode & 0o777 == 0o600
     head, _, stream = entry.read_bytes().partition(b"\n")
     meta = json.loads(head)
-    assert (meta["context"], meta["namespace"], meta["prune_set"]) == ("k3d-demo", kd.ns, "framework-cluster")
+    assert (meta["context"], meta["namespace"], meta["prune_set"], meta["release"]) == (
+        "k3d-demo", kd.ns, "framework-cluster", "v1")
     assert f"{API}@{digest('api-1')}".encode() in stream and stream.count(b"\n") >= 4
     stored = entry.read_bytes()
     hit_code, hit = kd.json("env", "deploy", "cluster", "v1", "--yes", "--timeout", "90")
@@ -175,7 +176,7 @@ def test_a_stale_stored_render_is_never_applied(kdemo):
 def test_a_refused_deploy_ends_the_kubectl_started_from_a_stored_render(kdemo):
     """Compare-and-set (docs/reference-deploy.md#env-deploy): a deploy refused (exit 3) after its kubectl was
     started at process start with a stored render applies nothing and leaves no kubectl; and an edit of an
-    input (the KCL) changes the digest, so no stored render is used for it."""
+    input (the KCL) changes the digest, so the stored render is not used and is replaced."""
     kd = kdemo
     kd.release("v1", {"api": (API, digest("api-1")), "web": (WEB, digest("web-1"))})
     assert kd.json("env", "deploy", "cluster", "v1", "--yes", "--timeout", "90")[0] == 0
@@ -194,7 +195,14 @@ def test_a_refused_deploy_ends_the_kubectl_started_from_a_stored_render(kdemo):
     assert k8s_early.render_key(kd.root, "cluster", "v1", kd.ns) != before  # --namespace is an input
     kd.edit_kcl('framework.Environment {', 'framework.Environment {\n    # edited\n')
     k8s_early._KEYS.clear()
-    assert k8s_early.render_key(kd.root, "cluster", "v1", None) not in ("", before)
+    after = k8s_early.render_key(kd.root, "cluster", "v1", None)
+    assert after not in ("", before)
+    code, doc = kd.json("env", "deploy", "cluster", "v1", "--yes", "--timeout", "90")  # the entry no longer matches
+    assert code == 0 and doc["rollout"]["phase"] == "ready", doc
+    assert _api_image(kd) == f"{API}@{digest('api-1')}"
+    assert json.loads(entry.read_bytes().partition(b"\n")[0])["key"] == after
+    assert digest("api-9").encode() not in entry.read_bytes()
+    assert _kubectl_applying(kd.ns) == []
 
 
 EARLY_THEN_DIES = """

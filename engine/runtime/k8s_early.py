@@ -93,19 +93,19 @@ def start_early(root: Path, env: str, version: str, namespace: str | None) -> No
     if _STARTED:
         return
     try:
-        project_key = Project(root).key
-        key = render_key(root, env, version, namespace)
-        if not key:
-            return
-        head, _, stream = _entry(project_key, env).read_bytes().partition(b"\n")
+        head, _, stream = _entry(Project(root).key, env).read_bytes().partition(b"\n")
         meta = json.loads(head)
-        if meta.get("key") != key or not stream:
-            return
         context, ns, prune_set = str(meta["context"]), str(meta["namespace"]), meta["prune_set"]
-        if not isinstance(prune_set, str | None):
-            return
+        if not stream or not isinstance(prune_set, str | None) or meta.get("release") != version:
+            return  # another release's render (a changed deploy) starts nothing
+        # started before the digest is computed (~6 ms): kubectl's own start overlaps it; given
+        # nothing and ended at once when the digest differs (an input edited since)
         pending = Kube(context).start_apply(prune_set=prune_set, namespace=ns)
     except (EngineError, OSError, ValueError, AttributeError, KeyError, TypeError):
+        return
+    key = render_key(root, env, version, namespace)
+    if not key or meta.get("key") != key:
+        pending.cancel()
         return
     pending.preload_stream(stream.decode())
     _STARTED.append(pending)
@@ -138,7 +138,7 @@ def remember(root: Path, project_key: str, env: str, version: str, namespace: st
     if not key or pending.preloaded is None:
         return
     path = _entry(project_key, env)
-    head = json.dumps({"key": key, "context": pending.kube.context, "namespace": pending.namespace,
+    head = json.dumps({"key": key, "release": version, "context": pending.kube.context, "namespace": pending.namespace,
                        "prune_set": pending.prune_set}, sort_keys=True).encode()
     data = head + b"\n" + pending.preloaded.encode()
     try:
