@@ -88,11 +88,13 @@ def _entry(project_key: str, env: str) -> Path:
 def start_early(root: Path, env: str, version: str, namespace: str | None) -> None:
     """Start kubectl with the stored stream when this deploy's inputs have one (module docstring);
     nothing otherwise, or when one is started already."""
+    from engine.names import environment
     from engine.project import Project
 
     if _STARTED:
         return
     try:
+        environment(env)  # a name the deploy will refuse names no entry either
         head, _, stream = _entry(Project(root).key, env).read_bytes().partition(b"\n")
         meta = json.loads(head)
         context, ns, prune_set = str(meta["context"]), str(meta["namespace"]), meta["prune_set"]
