@@ -187,14 +187,29 @@ def _direct(fd: int) -> bool:
 
 
 def _receive_direct(sock: socket.socket, fd: int, expected: int = 0) -> int:
-    """The upload into `fd` (O_DIRECT on; preallocated to `expected` bytes when known, and cut to
-    what came if that differs): the socket read into a few reused, page-aligned buffers of
-    DIRECT_BYTES (recv_into, MSG_WAITALL), each full one written at its offset with pwrite by one of
-    DIRECT_WRITERS threads while the next ones are received: the device reads the bytes from the
-    buffers (no copy into the page cache) and has several writes in flight. A short receive (the tail,
-    not whole blocks) is written once every write before it is done; it and anything after a write the
-    device refused for its alignment go through the page cache (`_write_at`); the fsync before the
-    rename covers both."""
+    """The upload into `fd` (O_DIRECT on): the socket read into the buffers of `write_direct`
+    (recv_into, MSG_WAITALL); a failed write shuts the socket down, which stops the receiving at once."""
+
+    def stop() -> None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+    try:
+        return write_direct(fd, lambda buf: sock.recv_into(buf, DIRECT_BYTES, socket.MSG_WAITALL), stop, expected)
+    finally:
+        sock.close()
+
+
+def write_direct(fd: int, fill: Callable[[mmap.mmap], int], stop: Callable[[], None], expected: int = 0) -> int:
+    """Everything `fill` puts into a buffer (0: the end) written into `fd` (O_DIRECT on; preallocated
+    to `expected` bytes when known, and cut to what came if that differs); the byte count. `fill` fills
+    one of a few reused, page-aligned buffers of DIRECT_BYTES at a time, and each full one is written at
+    its offset with pwrite by one of DIRECT_WRITERS threads while the next ones are filled: the device
+    reads the bytes from the buffers (no copy into the page cache) and has several writes in flight. A
+    short fill (the tail, not whole blocks) is written once every write before it is done; it and
+    anything after a write the device refused for its alignment go through the page cache (`_write_at`);
+    the fsync before the rename covers both. A write that fails calls `stop` (which must make `fill`
+    return or raise) and is raised. Also bench/daemon.py's measure of the disk alone."""
     free: queue.SimpleQueue[mmap.mmap] = queue.SimpleQueue()
     full: queue.SimpleQueue[tuple[mmap.mmap, int, int] | None] = queue.SimpleQueue()
     buffers = _take_buffers()
@@ -212,8 +227,7 @@ def _receive_direct(sock: socket.socket, fd: int, expected: int = 0) -> int:
                     direct[0] = _write_at(fd, view[:n], offset, direct[0]) and direct[0]
             except BaseException as exc:  # noqa: BLE001 - raised by the receiving side below
                 failed.append(exc)
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)  # the receiving loop stops at once
+                stop()  # the filling loop stops at once
         free.put(buf)
 
     def write_out() -> None:
@@ -227,7 +241,7 @@ def _receive_direct(sock: socket.socket, fd: int, expected: int = 0) -> int:
     try:
         while not failed:
             buf = free.get()
-            n = sock.recv_into(buf, DIRECT_BYTES, socket.MSG_WAITALL)
+            n = fill(buf)
             if not n:
                 free.put(buf)
                 break
@@ -244,7 +258,6 @@ def _receive_direct(sock: socket.socket, fd: int, expected: int = 0) -> int:
             full.put(None)
         for writer in writers:
             writer.join()
-        sock.close()
         _give_back(buffers)
     if failed:
         raise failed[0]

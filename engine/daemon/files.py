@@ -114,7 +114,8 @@ async def write(active: Active, first: Any, ctx: Context) -> None:
         sock = await bulk.open_channel(first.bulk, ctx.gateway, active.request) if first.bulk.ticket else None
         if first.bulk.ticket:
             await active.send(bulk_opened=proto.pb().BulkOpened(on_stream=sock is None))
-        whole = await (_write_from(sock, fd, active, first.size) if sock is not None else _write_frames(fd, first, active))
+        whole = await (_write_from(sock, fd, active, first.size) if sock is not None
+                       else _write_frames(fd, first, active))
         if not whole:
             return
         await asyncio.to_thread(os.fsync, fd)
