@@ -217,8 +217,10 @@ def write_direct(fd: int, fill: Callable[[mmap.mmap], int], stop: Callable[[], N
         free.put(buf)
     failed: list[BaseException] = []
     direct = [True]  # shared by the writers: O_DIRECT still on for `fd`
-    if expected:
-        _preallocate()(fd, expected)
+    if expected:  # never more than half the free space: an announced size alone cannot fill the disk
+        with contextlib.suppress(OSError):
+            space = os.fstatvfs(fd)
+            _preallocate()(fd, min(expected, space.f_bavail * space.f_frsize // 2))
 
     def write(buf: mmap.mmap, n: int, offset: int) -> None:
         if not failed:
@@ -327,7 +329,8 @@ def _writeback() -> Callable[[int, int, int], Any]:
 @functools.cache
 def _preallocate() -> Callable[[int, int], Any]:
     """fallocate(fd, 0, 0, size): the file's blocks allocated (unwritten) and its size set at once,
-    so that O_DIRECT writes into it overwrite allocated blocks and several can be in flight. Errors
+    so that O_DIRECT writes into it overwrite allocated blocks and several can be in flight (writes past
+    a smaller preallocation extend the file as before, one at a time). Errors
     (a file system without fallocate, no space) are ignored: the writes then allocate as they go and
     report what fails. Not os.posix_fallocate: glibc emulates that by writing every block."""
     import ctypes
