@@ -4,12 +4,13 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Two workers (the machine's cores), each taking whole files (--dist loadfile): a module's module- and
-# session-scoped fixtures (the k8s control plane, PostgreSQL, Go test streams, a generated project) are
-# built once per worker. `make test PYTEST_ARGS=` runs serially.
-PYTEST_ARGS ?= -n 2 --dist loadfile
+# Three workers on the 2-core machine (with two, the cores were busy ~73% of a run: tests wait on servers,
+# rollouts and children), each taking whole files (--dist loadfile): a module's module- and session-scoped
+# fixtures (the k8s control plane, PostgreSQL, Go test streams, a generated project) are built once per
+# worker. `make test PYTEST_ARGS=` runs serially.
+PYTEST_ARGS ?= -n 3 --dist loadfile
 
-.PHONY: run test bytecode bench bench-deps lint venv clean snapshots system-deps postgres go-tools npm-tools k8s-tools cluster-tools compose-tools
+.PHONY: run test test-deps bytecode bench bench-deps lint venv clean snapshots system-deps postgres go-tools npm-tools k8s-tools cluster-tools compose-tools
 
 # System pieces the tests drive for real, as command:Debian-package pairs: tmux (terminal
 # end-to-end tests), docker-registry (release verify against a real OCI registry), chromium +
@@ -27,29 +28,44 @@ system-deps: postgres
 	if [ -n "$$missing" ]; then echo "installing system packages:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing </dev/null >/dev/null; fi
 
-# The install goes through uv (pinned; from PyPI into the venv): the same packages as pip would install,
-# resolved and unpacked in parallel, about a twentieth of pip's CPU time on this 2-core machine.
+# The install goes through uv (pinned; from PyPI): the same packages as pip would install, resolved and
+# unpacked in parallel, about a twentieth of pip's CPU time on this 2-core machine. uv itself is installed
+# once per machine (with pip, into ~/.cache/framework-tools/uv-<version>) and makes the venv too: a fresh
+# clone then needs neither ensurepip nor pip. Bytecode is written as modules are first imported (the
+# targets below run Python with PYTHONDONTWRITEBYTECODE unset), so only what runs is compiled.
 UV_VERSION := 0.13.9
+UV_HOME := $(HOME)/.cache/framework-tools/uv-$(UV_VERSION)
+UV := $(UV_HOME)/bin/uv
 
-$(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@test -x $(BIN)/uv || $(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
-	$(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode -e '.[dev]'
+$(UV):
+	$(PYTHON) -m venv $(UV_HOME) && $(UV_HOME)/bin/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+$(STAMP): pyproject.toml | $(UV)
+	@test -x $(BIN)/python || $(UV) venv --quiet --python $(PYTHON) $(VENV)
+	$(UV) pip install --quiet --python $(BIN)/python -e '.[dev]'
 	@touch $(STAMP)
 
 venv: $(STAMP)
 
-# Bytecode of the project's own modules, written once here: with PYTHONDONTWRITEBYTECODE set (as on CI
-# machines) no process writes it, and every `framework ...` child a test starts would compile app/ and
-# engine/ from source again (~80 ms of each call's ~0.3 CPU-s). Quick when it is up to date.
+# Bytecode of the project's own modules, written once here, before any test or command runs: with
+# PYTHONDONTWRITEBYTECODE set (as on CI machines) no process would write it, and every `framework ...` child
+# a test starts would compile app/ and engine/ from source again (~80 ms of each call's ~0.3 CPU-s). The
+# targets that run Python unset it (WRITE_BYTECODE) so installed packages are compiled once, on first import.
+WRITE_BYTECODE := PYTHONDONTWRITEBYTECODE=
 bytecode: $(STAMP)
-	@PYTHONDONTWRITEBYTECODE= $(BIN)/python -m compileall -q -j 0 app engine screens >/dev/null
+	@$(WRITE_BYTECODE) $(BIN)/python -m compileall -q -j 0 app engine screens >/dev/null
 
 run: $(STAMP) postgres bytecode
-	cd examples/demo && ../../$(BIN)/framework
+	cd examples/demo && $(WRITE_BYTECODE) ../../$(BIN)/framework
 
-test: $(STAMP) bytecode system-deps go-tools npm-tools k8s-tools cluster-tools
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+# What the suite needs, made side by side (`-j`): the Go installs, the npm installs and the venv's bytecode
+# do not wait on each other (on a fresh clone ~90 s one after another). `--output-sync` keeps each one's lines
+# together.
+test-deps: $(STAMP) bytecode system-deps go-tools npm-tools k8s-tools cluster-tools
+
+test:
+	@$(MAKE) --no-print-directory -j 4 --output-sync=target test-deps
+	$(WRITE_BYTECODE) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The PostgreSQL tests need server binaries (pg_ctl, initdb); quick when they are present.
 postgres:
@@ -68,9 +84,20 @@ GOVULNCHECK_VERSION := v1.1.4
 # golangci-lint, driven by `framework lint` (pinned with engine/lint/golangci.py VERSION; a long build).
 GOLANGCI_LINT_VERSION := v2.15.0
 
+# Pinned Go tools are built once per machine: `go install` into a directory of ~/.cache/framework-tools named by
+# the package, version, flags and environment (as the Kubernetes binaries below), then linked into .tools/bin; a
+# second checkout of this machine (CI's fresh clone) only links. $(call go_tool,<package@version>,<flags>,<env>)
+GO_TOOLS_CACHE := $(HOME)/.cache/framework-tools/go
+define go_tool
+	@key=$$(printf '%s' '$(1) $(2) $(3)' | sha256sum | cut -c1-12); dir=$(GO_TOOLS_CACHE)/$$key; \
+	if [ ! -x "$$dir/$(notdir $@)" ]; then echo "go install $(1) (into $$dir)"; mkdir -p "$$dir" && \
+	  GOBIN="$$dir" $(3) go install $(2) $(1) || exit 1; fi; \
+	mkdir -p $(TOOLS_BIN) && { ln -f "$$dir/$(notdir $@)" $@ 2>/dev/null || cp -f "$$dir/$(notdir $@)" $@; }
+endef
+
 # govulncheck: `framework ci vuln-scan`'s Go scanner (its tests point -db at a local database).
 $(TOOLS_BIN)/govulncheck:
-	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
+	$(call go_tool,golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION),,GOFLAGS=-buildvcs=false)
 
 # Project authoring (docs/reference-authoring.md): buf with the Go protobuf and Connect plugins, pinned to the
 # versions engine/authoring/tools.py names (the generated go.mod requires the matching runtimes).
@@ -85,32 +112,28 @@ go-tools: $(TOOLS_BIN)/migrate $(TOOLS_BIN)/goose $(TOOLS_BIN)/dlv $(TOOLS_BIN)/
   $(TOOLS_BIN)/controller-gen $(TOOLS_BIN)/golangci-lint
 
 $(TOOLS_BIN)/golangci-lint:
-	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install \
-	  github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	$(call go_tool,github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION),,GOFLAGS=-buildvcs=false)
 
 $(TOOLS_BIN)/controller-gen:
-	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+	$(call go_tool,sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION),,GOFLAGS=-buildvcs=false)
 
 $(TOOLS_BIN)/buf:
-	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	$(call go_tool,github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION),,GOFLAGS=-buildvcs=false)
 
 $(TOOLS_BIN)/protoc-gen-go:
-	GOBIN=$(TOOLS_BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	$(call go_tool,google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION),,)
 
 $(TOOLS_BIN)/protoc-gen-connect-go:
-	GOBIN=$(TOOLS_BIN) go install connectrpc.com/connect/cmd/protoc-gen-connect-go@$(PROTOC_GEN_CONNECT_GO_VERSION)
+	$(call go_tool,connectrpc.com/connect/cmd/protoc-gen-connect-go@$(PROTOC_GEN_CONNECT_GO_VERSION),,)
 
 $(TOOLS_BIN)/dlv:
-	GOBIN=$(TOOLS_BIN) go install github.com/go-delve/delve/cmd/dlv@$(DELVE_VERSION)
+	$(call go_tool,github.com/go-delve/delve/cmd/dlv@$(DELVE_VERSION),,)
 
 $(TOOLS_BIN)/migrate:
-	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install -tags postgres \
-	  github.com/golang-migrate/migrate/v4/cmd/migrate@$(MIGRATE_VERSION)
+	$(call go_tool,github.com/golang-migrate/migrate/v4/cmd/migrate@$(MIGRATE_VERSION),-tags postgres,GOFLAGS=-buildvcs=false)
 
 $(TOOLS_BIN)/goose:
-	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install \
-	  -tags 'no_mysql no_sqlite3 no_mssql no_clickhouse no_vertica no_ydb no_turso no_libsql no_duckdb' \
-	  github.com/pressly/goose/v3/cmd/goose@$(GOOSE_VERSION)
+	$(call go_tool,github.com/pressly/goose/v3/cmd/goose@$(GOOSE_VERSION),-tags 'no_mysql no_sqlite3 no_mssql no_clickhouse no_vertica no_ydb no_turso no_libsql no_duckdb',GOFLAGS=-buildvcs=false)
 
 # npm tools the tests drive, pinned in tests/npm-tools/package.json, installed into .tools/npm only when
 # absent: verdaccio (a local npm registry for `release verify` npm artifacts). The override pins a
@@ -119,15 +142,24 @@ NPM_TOOLS := $(CURDIR)/.tools/npm
 NPM_LINT_TOOLS := $(CURDIR)/.tools/npm-lint
 npm-tools: $(NPM_TOOLS)/node_modules/.bin/verdaccio $(NPM_LINT_TOOLS)/node_modules/.bin/eslint
 
+# Pinned npm tools are installed once per machine and package.json: into ~/.cache/framework-tools/npm/<hash of
+# the package.json>, marked complete only after `npm install` succeeded, and linked into .tools.
+NPM_TOOLS_CACHE := $(HOME)/.cache/framework-tools/npm
+define npm_tools
+	@key=$$(sha256sum $(1) | cut -c1-12); dir=$(NPM_TOOLS_CACHE)/$$key; \
+	if [ ! -e "$$dir/.complete" ]; then echo "npm install $(1) (into $$dir)"; rm -rf "$$dir" && mkdir -p "$$dir" && \
+	  cp $(1) "$$dir/package.json" && (cd "$$dir" && npm install --no-audit --no-fund --loglevel=error) && \
+	  touch "$$dir/.complete" || exit 1; fi; \
+	mkdir -p $(dir $(2)) && rm -rf $(2) && ln -sfn "$$dir" $(2) && touch -h $@
+endef
+
 $(NPM_TOOLS)/node_modules/.bin/verdaccio: tests/npm-tools/package.json
-	mkdir -p $(NPM_TOOLS) && cp tests/npm-tools/package.json $(NPM_TOOLS)/package.json
-	cd $(NPM_TOOLS) && npm install --no-audit --no-fund --loglevel=error
+	$(call npm_tools,tests/npm-tools/package.json,$(NPM_TOOLS))
 
 # eslint and tsc for `framework lint`'s frontend tests (docs/reference-lint.md#linters), pinned in
 # tests/npm-lint-tools/package.json; a project's frontends install their own with `npm ci`.
 $(NPM_LINT_TOOLS)/node_modules/.bin/eslint: tests/npm-lint-tools/package.json
-	mkdir -p $(NPM_LINT_TOOLS) && cp tests/npm-lint-tools/package.json $(NPM_LINT_TOOLS)/package.json
-	cd $(NPM_LINT_TOOLS) && npm install --no-audit --no-fund --loglevel=error
+	$(call npm_tools,tests/npm-lint-tools/package.json,$(NPM_LINT_TOOLS))
 
 # The Kubernetes control plane the k8s runtime's tests and bench/k8s.py run against (tests/k8s_cluster.py):
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kubectl built from the pinned module in
@@ -173,7 +205,7 @@ K3D_LDFLAGS := -X github.com/k3d-io/k3d/v5/version.Version=$(K3D_VERSION) -X git
 cluster-tools: $(TOOLS_BIN)/kwokctl $(TOOLS_BIN)/k3d
 
 $(TOOLS_BIN)/kwokctl:
-	GOBIN=$(TOOLS_BIN) GOFLAGS=-buildvcs=false go install sigs.k8s.io/kwok/cmd/kwokctl@$(KWOK_VERSION)
+	$(call go_tool,sigs.k8s.io/kwok/cmd/kwokctl@$(KWOK_VERSION),,GOFLAGS=-buildvcs=false)
 
 # Docker Compose v2, pinned, built from its module source as k3d is. Not part of `make test`: the Compose
 # target drives Debian's docker-compose 1.29.2 (system-deps); a v2 binary first on PATH as `docker-compose`
@@ -186,10 +218,12 @@ $(TOOLS_BIN)/docker-compose:
 	  cd "$$src" && GOWORK=off GOFLAGS="-buildvcs=false -mod=mod" go build -trimpath \
 	  -ldflags '-X github.com/docker/compose/v2/internal.Version=$(COMPOSE_VERSION)' -o $@ ./cmd
 
-$(TOOLS_BIN)/k3d:
-	src=$$(go mod download -json github.com/k3d-io/k3d/v5@$(K3D_VERSION) | sed -n 's/.*"Dir": "\(.*\)",/\1/p') && \
-	  cd "$$src" && GOWORK=off GOFLAGS="-buildvcs=false -mod=mod" go build -trimpath \
-	  -ldflags '$(K3D_LDFLAGS)' -o $@ .
+$(TOOLS_BIN)/k3d:  # built once per machine into the Go tools' cache (go_tool above), then linked
+	@dir=$(GO_TOOLS_CACHE)/k3d-$(K3D_VERSION)-$(K3S_TAG); if [ ! -x "$$dir/k3d" ]; then \
+	  src=$$(go mod download -json github.com/k3d-io/k3d/v5@$(K3D_VERSION) | sed -n 's/.*"Dir": "\(.*\)",/\1/p') && \
+	  mkdir -p "$$dir" && cd "$$src" && GOWORK=off GOFLAGS="-buildvcs=false -mod=mod" go build -trimpath \
+	  -ldflags '$(K3D_LDFLAGS)' -o "$$dir/k3d" . || exit 1; fi; \
+	mkdir -p $(TOOLS_BIN) && { ln -f "$$dir/k3d" $@ 2>/dev/null || cp -f "$$dir/k3d" $@; }
 
 snapshots: $(STAMP)
 	$(BIN)/python -m pytest tests/test_snapshots.py --snapshot-update
@@ -203,7 +237,7 @@ bench-deps:
 # Every script runs even when one fails; the failures are listed at the end and make the target fail.
 # BENCH_SMOKE=1 (`make bench BENCH_SMOKE=1`): tiny sizes, one round, no aim (what tests/test_bench_smoke.py runs).
 bench: $(STAMP) bytecode bench-deps go-tools k8s-tools cluster-tools
-	@failed=""; for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || failed="$$failed $$b (exit $$?)"; done; \
+	@failed=""; for b in bench/*.py; do echo "== $$b"; $(WRITE_BYTECODE) $(BIN)/python $$b || failed="$$failed $$b (exit $$?)"; done; \
 	if [ -n "$$failed" ]; then echo "bench scripts that failed:$$failed" >&2; exit 1; fi; echo "every bench script ran"
 
 lint: $(STAMP)

@@ -130,3 +130,40 @@ def test_delete_on_a_terminal_needs_the_typed_name(plane: Server, demo: Demo) ->
             subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, check=False)
         _code, status = demo.json("env", "status", "cloud")
         assert (status["environments"][0]["convergence"] == "unbound") == (typed == "cloud")
+
+
+def test_a_targeted_stop_holds_against_a_converger_look_that_predates_it(plane: Server, demo: Demo) -> None:  # noqa: F811
+    """docs/reference-hosted.md#convergence: a workload stopped with `env stop --target` stays stopped even when the
+    converger read the environment just before the stop. The interleaving is forced: the environment's row is read
+    as a converger's look reads it, then the stop lands (through the server), then a converger checks health and
+    rolls out from that stale row: it must read the stopped workloads as stored now, find the environment healthy
+    and start nothing."""
+    from sqlalchemy import select
+
+    from engine.controlplane import tables as t
+    from engine.controlplane.converge import Converger
+    from tests.hosted_fixtures import _store
+
+    seed_org_in_store(plane, "race")
+    demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = mint_in_store(plane, "race")
+    port = hosted_env(demo, plane.url)
+    code, doc = demo.json("env", "deploy", "cloud", "--yes")
+    assert code == 0 and _up(port), doc
+    engine = _store(plane)
+    try:
+        with engine.connect() as conn:  # the columns converge.tick() reads, before the stop
+            stale = conn.execute(
+                select(t.envs.c.id, t.envs.c.org_id, t.envs.c.name, t.envs.c.converged_id, t.envs.c.stopped_targets,
+                       t.envs.c.lease_owner, t.envs.c.lease_until, t.current.c.promotion_id)
+                .join(t.current, t.current.c.env_id == t.envs.c.id).where(t.envs.c.name == "cloud")).one()
+        assert stale.stopped_targets == "[]" and stale.converged_id == stale.promotion_id
+        code, one = demo.json("env", "stop", "cloud", "--target", "api")
+        assert code == 0 and one["result"]["targets"] == ["api"] and not _up(port)
+        late = Converger(engine, plane.data_dir)
+        assert late._healthy(stale)  # the stopped api is not a missing instance
+        late._converge(stale)  # a rollout from the stale row: the api is not among its workloads
+        assert not _up(port)
+        code, status = demo.json("env", "status", "cloud")
+        assert [w["phase"] for w in status["environments"][0]["workloads"]] == ["stopped"]
+    finally:
+        engine.dispose()

@@ -28,7 +28,7 @@ from sqlalchemy.engine import Engine
 
 from engine.controlplane import ledger, releases
 from engine.controlplane import tables as t
-from engine.controlplane.state import runtime_root
+from engine.controlplane.state import env_lock, runtime_root, stopped_of
 from engine.serverstore import store
 
 log = logging.getLogger("platform.controlplane")
@@ -118,20 +118,27 @@ class Converger:
                 continue
             if self.failed.get(row.id) == row.promotion_id:
                 continue
-            if row.converged_id == row.promotion_id and self._healthy(row):
-                continue
-            thread = threading.Thread(target=self._converge, args=(row,), name=f"converge-{row.name}", daemon=True)
-            self.busy[row.id] = thread
-            thread.start()
+            # the look and the start of a rollout hold the environment's lock, as a targeted stop does
+            # (state.stop): the stopped workloads are read under it, never taken from the tick's snapshot
+            with env_lock(row.org_id, row.name):
+                if row.converged_id == row.promotion_id and self._healthy(row):
+                    continue
+                thread = threading.Thread(target=self._converge, args=(row,), name=f"converge-{row.name}",
+                                          daemon=True)
+                self.busy[row.id] = thread
+                thread.start()
 
     def _healthy(self, row: Any) -> bool:
-        """Supervision: every declared replica of every running workload is alive."""
-        from engine.runtime.process import observe
+        """Supervision: every declared replica of every running workload is alive, and no stopped workload
+        runs (one a rollout started while `env stop --target` stopped it is stopped again)."""
+        from engine.runtime.process import observe, stop_env
 
         with store.read(self.engine) as conn:
             bundle = ledger.bundle_of(conn, row.promotion_id)
-        stopped = set(json.loads(row.stopped_targets or "[]"))
+            stopped = stopped_of(conn, row.id)
         alive = [i for i in observe(row.org_id, row.id, self.root) if i["alive"]]
+        for name in stopped & {str(i.get("workload")) for i in alive}:
+            stop_env(row.org_id, row.id, self.root, name)
         return all(sum(1 for i in alive if i.get("workload") == w["name"]) >= releases.replicas_of(w)
                    for w in bundle if w["name"] not in stopped)
 
@@ -210,8 +217,9 @@ class Converger:
                 self._write_apply(row.id, seq, phase="DEGRADED", outcome="failed", finished_at=time.time())
                 self.failed[row.id] = row.promotion_id
                 return
-            specs = self._specs(row.org_id, release, json.loads(prom.images), json.loads(prom.bundle),
-                                set(json.loads(row.stopped_targets or "[]")))
+            with env_lock(row.org_id, row.name), store.read(self.engine) as conn:
+                stopped = stopped_of(conn, row.id)  # as stored now: the tick's row may predate a stop
+            specs = self._specs(row.org_id, release, json.loads(prom.images), json.loads(prom.bundle), stopped)
             live: dict[str, dict[str, Any]] = {s.name: {"name": s.name, "phase": "pending"} for s in specs}
             last_beat = [time.monotonic()]
 
@@ -226,7 +234,9 @@ class Converger:
                 with store.read(self.engine) as conn:
                     env = ledger.find_env(conn, row.org_id, row.name)
                     now = conn.execute(select(t.current.c.promotion_id).where(t.current.c.env_id == row.id)).first()
-                return env is None or env.state != "active" or now is None or now[0] != row.promotion_id
+                # a workload stopped while this rollout ran: its specs are no longer the environment's
+                return env is None or env.state != "active" or now is None or now[0] != row.promotion_id \
+                    or set(env.stopped_targets) != stopped
 
             runtime = ProcessRuntime(row.org_id, row.id, prom.release, row.promotion_id, root=self.root)
             options = RolloutOptions(timeout=self.rollout_timeout, stability_window=self.stability_window)

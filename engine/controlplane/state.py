@@ -6,6 +6,9 @@ a new environment), and the status of many environments in one round trip."""
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,27 @@ class NotEntitled(EngineError):
 
     code = "not_entitled"
     exit_code = 7
+
+
+_LOCKS: dict[tuple[str, str], threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+@contextmanager
+def env_lock(org_id: str, name: str) -> Iterator[None]:
+    """Serializes, inside one server process, a targeted stop against the converger's look at the same
+    environment (docs/reference-hosted.md#convergence): the stop's write and kill on one side, the converger's
+    read of the stopped workloads, its health check and the start of a rollout on the other."""
+    with _LOCKS_GUARD:
+        lock = _LOCKS.setdefault((org_id, name), threading.Lock())
+    with lock:
+        yield
+
+
+def stopped_of(conn: Connection, env_id: str) -> set[str]:
+    """The workloads `env stop <env> <targets>` stopped, as stored now (never a copy read earlier)."""
+    row = conn.execute(select(t.envs.c.stopped_targets).where(t.envs.c.id == env_id)).first()
+    return set(json.loads(row[0] or "[]")) if row else set()
 
 
 def runtime_root(data_dir: Path) -> Path:
@@ -128,15 +152,17 @@ def stop(engine: Engine, org_id: str, name: str, targets: list[str], root: Path)
     """Never refused; data kept (the ledger, releases); compute stops."""
     from engine.runtime.process import stop_env
 
-    with store.write(engine) as conn:
-        env = ledger.require_env(conn, org_id, name, lock=True)
-        if targets:
-            merged = sorted(set(env.stopped_targets) | set(targets))
-            conn.execute(update(t.envs).where(t.envs.c.id == env.id).values(stopped_targets=json.dumps(merged)))
-        else:
-            conn.execute(update(t.envs).where(t.envs.c.id == env.id).values(state="stopped"))
-    chosen: list[str | None] = list(targets) or [None]  # None: every workload
-    stopped = sum(stop_env(org_id, env.id, root, w) for w in chosen)
+    with env_lock(org_id, name):  # the converger never sees the write without the kill (converge.py)
+        with store.write(engine) as conn:
+            env = ledger.require_env(conn, org_id, name, lock=True)
+            if targets:
+                merged = sorted(set(env.stopped_targets) | set(targets))
+                conn.execute(update(t.envs).where(t.envs.c.id == env.id)
+                             .values(stopped_targets=json.dumps(merged)))
+            else:
+                conn.execute(update(t.envs).where(t.envs.c.id == env.id).values(state="stopped"))
+        chosen: list[str | None] = list(targets) or [None]  # None: every workload
+        stopped = sum(stop_env(org_id, env.id, root, w) for w in chosen)
     return {"env": name, "state": "active" if targets else "stopped", "targets": targets, "stopped_instances": stopped}
 
 
