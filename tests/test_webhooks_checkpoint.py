@@ -106,6 +106,27 @@ def test_commits_leave_the_wal_to_the_checkpoint_thread(hooks: Hooks, tmp_path: 
         assert db.execute("SELECT count(*) FROM run_queue").fetchone()[0] == accepted
 
 
+def test_a_long_wal_is_restarted_by_force(hooks: Hooks) -> None:
+    """Past ten times its restart size (as when another process's recorder keeps writing), the
+    checkpoint between batches is the forcing kind (RESTART) and the WAL starts over after it
+    (docs/reference-webhooks.md#durability-and-processes: the WAL does not grow without bound)."""
+    rec = BatchRecorder(hooks.engine, hooks.box)
+    rec.manual_checkpoints = True
+    for _ in range(3):
+        rec.record(hooks.batch())
+    assert hooks.frames_in_use() >= 10
+    ck = checkpoint.Checkpointer(str(hooks.path), rec.gate, restart_at=1)
+    ck.start()
+    try:
+        ck.committed()
+        until(lambda: ck.restarts >= 1, what="a forced restart")
+        rec.record(hooks.batch())
+        assert hooks.frames_in_use() < 3 * 15
+    finally:
+        ck.stop()
+        rec.close()
+
+
 def test_a_checkpointer_only_for_a_sqlite_file(hooks: Hooks) -> None:
     """The recorder starts its checkpoint thread for a SQLite file only (an in-memory database has
     no WAL; PostgreSQL checkpoints by itself): docs/reference-webhooks.md#durability-and-processes."""

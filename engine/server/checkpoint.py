@@ -14,7 +14,11 @@ on a connection of its own, checkpoints instead, in two steps:
    database file, the recorder's next write starts the WAL over from its beginning; under a
    steady stream of commits step 1 alone never reaches the WAL's end, and the file would only grow.
 
-A commit never copies the WAL back itself; a batch waits at most for step 2's few pages. Other
+A commit never copies the WAL back itself; a batch waits at most for step 2's few pages. Another
+server process's recorder on the same file (it does not take this gate) can commit during step 2
+and keep the WAL from starting over; once the WAL holds 10 x RESTART_AT frames, step 2 is RESTART
+instead, which waits (busy timeout) for that writer and for readers of old snapshots, so the WAL
+cannot grow without bound. Other
 processes' connections (the HTTP process's API, run workers) keep the automatic checkpoint: they
 write little. If a checkpoint fails (a reader holding an old snapshot makes it partial, which is
 no failure), the next one tries again; durability does not depend on it: a committed frame in the
@@ -90,13 +94,13 @@ class Checkpointer:
         self.checkpoints += 1
         if frames >= self.restart_at or self._stop.is_set():
             with self.gate:
-                _passive(db)
+                _passive(db, "RESTART" if frames >= 10 * self.restart_at else "PASSIVE")
             self.restarts += 1
 
 
-def _passive(db: sqlite3.Connection) -> int:
+def _passive(db: sqlite3.Connection, mode: str = "PASSIVE") -> int:
     """Copy what the WAL holds back into the database file; the WAL's frames (-1: not in WAL mode)."""
-    _busy, frames, _copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    _busy, frames, _copied = db.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
     return int(frames)
 
 
