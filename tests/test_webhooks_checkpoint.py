@@ -88,7 +88,8 @@ def test_commits_leave_the_wal_to_the_checkpoint_thread(hooks: Hooks, tmp_path: 
     ck = checkpoint.Checkpointer(str(hooks.path), rec.gate)
     ck.start()
     try:
-        ck.committed()
+        for _ in range(checkpoint.EVERY):
+            ck.committed()
         until(lambda: ck.restarts >= 1, what="a checkpoint that lets the WAL start over")
         # Everything committed so far is in the database file itself, without the WAL.
         alone = tmp_path / "alone.db"
@@ -118,7 +119,8 @@ def test_a_long_wal_is_restarted_by_force(hooks: Hooks) -> None:
     ck = checkpoint.Checkpointer(str(hooks.path), rec.gate, restart_at=1)
     ck.start()
     try:
-        ck.committed()
+        for _ in range(checkpoint.EVERY):
+            ck.committed()
         until(lambda: ck.restarts >= 1, what="a forced restart")
         rec.record(hooks.batch())
         assert hooks.frames_in_use() < 3 * 15
