@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from k8s_fixtures import API, WEB, digest, kdemo_fixture  # noqa: E402,F401
@@ -34,6 +35,15 @@ def _kubectl_applying(ns: str) -> list[int]:
 def _api_image(kd) -> str:  # type: ignore[no-untyped-def]
     dep = json.loads(kd.kubectl("get", "deployment", "api", "-n", kd.ns, "-o", "json"))
     return str(dep["spec"]["template"]["spec"]["containers"][0]["image"])
+
+
+def _killed_deploy(kd: Any, script: str) -> None:
+    """Run `script` (a deploy that SIGKILLs itself at a chosen point) and wait until its kubectl is gone."""
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", script, str(root)], cwd=kd.root, env=kd.demo.env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == -9 and out.stdout.strip().isdigit(), out.stderr
+    until(lambda: _kubectl_applying(kd.ns) == [], what="the dead deploy's kubectl to be gone")
 
 
 def test_refused_deploy_applies_nothing_and_leaves_no_kubectl(kdemo):
@@ -71,6 +81,7 @@ def test_kubectl_given_no_object_prunes_nothing(kdemo):
 DIES_AFTER_PRELOAD = """
 import fcntl, os, signal, struct, sys, termios
 from pathlib import Path
+from typing import Any
 sys.path.insert(0, sys.argv[1])
 from tests.waiting import until
 from engine.project import find_project
@@ -102,11 +113,7 @@ def test_preloaded_objects_of_a_deploy_that_dies_are_not_applied(kdemo):
     kd.release("v1", {"api": (API, digest("api-1")), "web": (WEB, digest("web-1"))})
     kd.release("v2", {"api": (API, digest("api-2")), "web": (WEB, digest("web-1"))})
     assert kd.json("env", "deploy", "cluster", "v1", "--yes", "--timeout", "90")[0] == 0
-    root = Path(__file__).resolve().parent.parent
-    out = subprocess.run([sys.executable, "-c", DIES_AFTER_PRELOAD, str(root)], cwd=kd.root, env=kd.demo.env,
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == -9 and out.stdout.strip().isdigit(), out.stderr
-    until(lambda: _kubectl_applying(kd.ns) == [], what="the dead deploy's kubectl to be gone")
+    _killed_deploy(kd, DIES_AFTER_PRELOAD)
     assert _api_image(kd) == f"{API}@{digest('api-1')}"
 
 
@@ -208,6 +215,7 @@ def test_a_refused_deploy_ends_the_kubectl_started_from_a_stored_render(kdemo):
 EARLY_THEN_DIES = """
 import os, signal, sys
 from pathlib import Path
+from typing import Any
 sys.path.insert(0, sys.argv[1])
 from tests.waiting import until
 from engine.runtime import k8s_early
@@ -230,9 +238,5 @@ def test_a_deploy_killed_after_its_early_kubectl_started_applies_nothing(kdemo):
     assert kd.json("env", "deploy", "cluster", "v1", "--yes", "--timeout", "90")[0] == 0
     entry = _entry(kd)
     entry.write_bytes(entry.read_bytes().replace(digest("api-1").encode(), digest("api-9").encode()))
-    root = Path(__file__).resolve().parent.parent
-    out = subprocess.run([sys.executable, "-c", EARLY_THEN_DIES, str(root)], cwd=kd.root, env=kd.demo.env,
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == -9 and out.stdout.strip().isdigit(), out.stderr
-    until(lambda: _kubectl_applying(kd.ns) == [], what="the dead deploy's kubectl to be gone")
+    _killed_deploy(kd, EARLY_THEN_DIES)
     assert _api_image(kd) == f"{API}@{digest('api-1')}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.cli.fast_args import Options, parse
+from app.cli.fast_args import Options, encodable, parse
 
 OPTIONS: Options = {
     "--json": ("json_output", bool), "--wait": ("wait", bool), "--history": ("history", bool),
@@ -33,10 +33,7 @@ def fast(argv: list[str]) -> int | None:
         return None
     if any(p[k] is not None and p[k].startswith("-") for k in ("before", "signal")):
         return None
-    try:
-        for arg in argv:
-            arg.encode("utf-8")
-    except UnicodeEncodeError:  # undecodable bytes in argv: Typer's own handling
+    if not encodable(argv):
         return None
     from engine.pydantic_plugins import skip_plugin_discovery
 

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from app.cli.deploy_views import _when
-from app.cli.fast_args import parse
+from app.cli.fast_args import encodable, parse
 
 
 def fast(argv: list[str]) -> int | None:
@@ -21,10 +21,7 @@ def fast(argv: list[str]) -> int | None:
     if len(words) > 1 or any(w.startswith("-") for w in words) or not p["limit"].isascii() \
             or not p["limit"].isdigit():
         return None
-    try:
-        for arg in argv:
-            arg.encode("utf-8")
-    except UnicodeEncodeError:  # undecodable bytes in argv: Typer's own handling
+    if not encodable(argv):
         return None
     from engine.pydantic_plugins import skip_plugin_discovery
 
