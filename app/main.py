@@ -16,6 +16,8 @@ HELP_FLAGS = ("--help", "-h")
 # project map and shapes (bench/project.py), cluster status (bench/cluster.py).
 FAST = {
     ("env", "list"): ("app.cli.env_list_ops", "fast"),
+    ("env", "status"): ("app.cli.env_status_ops", "fast"),
+    ("ledger", "show"): ("app.cli.ledger_show_ops", "fast"),
     ("project", "map"): ("app.cli.project_map_ops", "fast"),
     ("project", "shapes"): ("app.cli.project_shapes_ops", "fast"),
     ("cluster", "status"): ("app.cli.cluster_views", "fast_status"),
@@ -32,6 +34,10 @@ def _isatty(stream: object) -> bool:
 
 def run(program: str, argv: list[str]) -> int:
     """Run `program` with `argv` and return its exit code."""
+    # httpx imports its own command-line tool at import (click, rich's console, pygments: ~40 ms of
+    # every command talking HTTP); neither program runs it, so it is marked absent and httpx keeps
+    # the stub it has for an install without its CLI extra.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[assignment]
     instruction = os.environ.get("_FRAMEWORK_COMPLETE" if program == "framework" else "_PLATFORM_COMPLETE")
     if instruction:  # the shell asks for completions (app/completion.py): answered from tables, no Typer
         from app.completion import answer

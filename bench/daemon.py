@@ -225,13 +225,12 @@ def throughput(url: str, token: str, work: Path, memory: Path) -> tuple[Pairs, f
 
 def disk_alone(path: Path, target: Path, direct: bool) -> float:
     """MiB/s of what the upload's commit rule costs by itself: the file written into the same directory
-    and fsync'd; no network, no server. `direct`: as the daemon writes on a block device (O_DIRECT, 8 MiB
-    writes from a reused page-aligned buffer, the tail through the page cache; falls back to the page
-    cache where the file system refuses it); else through the page cache (1 MiB writes, writeback started
+    and fsync'd; no network, no server. `direct`: as the daemon writes on a block device (the same code,
+    engine.daemon.bulk.write_direct: preallocated, O_DIRECT, 8 MiB writes from reused page-aligned buffers,
+    several in flight, the tail through the page cache; falls back to the page cache where the file system
+    refuses it); else through the page cache (1 MiB writes, writeback started
     every 8 MiB: the daemon's way on tmpfs and other file systems, and its only way before)."""
-    import mmap
-
-    from engine.daemon.bulk import DIRECT_BYTES, WRITEBACK_BYTES, _direct, _write_at, _writeback
+    from engine.daemon.bulk import WRITEBACK_BYTES, _direct, _writeback, write_direct
 
     writeback = _writeback()
     t = time.perf_counter()
@@ -240,11 +239,7 @@ def disk_alone(path: Path, target: Path, direct: bool) -> float:
         with open(path, "rb", buffering=0) as fh:
             written = flushed = 0
             if direct and _direct(fd):
-                on = True
-                with mmap.mmap(-1, DIRECT_BYTES) as buf, memoryview(buf) as view:
-                    while n := fh.readinto(view):
-                        on = _write_at(fd, view[:n], written, on)
-                        written += n
+                written = write_direct(fd, fh.readinto, lambda: None, os.fstat(fh.fileno()).st_size)
             else:
                 while data := fh.read(1 << 20):
                     os.write(fd, data)

@@ -51,12 +51,13 @@ def _sending(data: bytes) -> Iterator[tuple[socket.socket, list[BaseException]]]
         assert not sender.is_alive(), "the sender was left blocked"
 
 
-def _received(path: Path, data: bytes) -> bool:
-    """`data` through `_receive` into a new file at `path`; whether O_DIRECT was chosen for it."""
+def _received(path: Path, data: bytes, expected: int = 0) -> bool:
+    """`data` through `_receive` (announced as `expected` bytes) into a new file at `path`; whether
+    O_DIRECT was chosen for it."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with _sending(data) as (ours, errors):
-            assert _receive(ours, fd) == len(data)
+            assert _receive(ours, fd, expected) == len(data)
         assert not errors
         direct = bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_DIRECT)
         os.fsync(fd)
@@ -85,6 +86,22 @@ def test_an_upload_on_a_block_device_goes_direct_and_one_on_tmpfs_is_spliced(tmp
             assert not _direct_at_open(Path(memory) / "probe.bin")
             assert not _received(Path(memory) / "spliced.bin", data)
             assert (Path(memory) / "spliced.bin").read_bytes() == data
+
+
+def test_an_upload_of_announced_size_is_preallocated_and_holds_exactly_what_came(tmp_path: Path) -> None:
+    """An upload whose size the server announced is preallocated (several O_DIRECT writes in flight
+    into allocated blocks) and byte-exact, its size what came; one that brings fewer bytes than
+    announced leaves no preallocated zeros behind (the file is cut to what came)
+    (docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes)."""
+    if not _on_block_device(tmp_path):
+        pytest.skip(f"{tmp_path} is not on a block device")
+    data = os.urandom(5 * DIRECT_BYTES)  # more buffers than one upload has: every writer thread used
+    assert _received(tmp_path / "whole.bin", data, len(data))  # whole blocks: O_DIRECT to the end
+    assert (tmp_path / "whole.bin").read_bytes() == data
+    short = data[:DIRECT_BYTES + 3 * DIRECT_ALIGN + 5]
+    assert not _received(tmp_path / "short.bin", short, len(data))
+    assert os.stat(tmp_path / "short.bin").st_size == len(short)
+    assert (tmp_path / "short.bin").read_bytes() == short
 
 
 def _direct_at_open(path: Path) -> bool:

@@ -266,7 +266,9 @@ def test_load_settings_reads_file_and_env_only_when_present(tmp_path: Path, monk
 def test_first_frame_is_the_real_screen_and_the_engine_read_follows_it(demo_project: Path) -> None:
     """First paint: the first frame is the Environments screen the user gets (header, sidebar,
     table, footer, "loading"); its engine read starts only after that frame, then fills the table."""
-    from textual.widgets import DataTable, Footer, Header
+    from textual.widgets import DataTable, Footer
+
+    from screens.widgets.title_bar import TitleBar
 
     seen: dict[str, object] = {}
 
@@ -275,7 +277,7 @@ def test_first_frame_is_the_real_screen_and_the_engine_read_follows_it(demo_proj
             screen = self.screen
             seen.update(name=getattr(screen, "NAME", None), loads=getattr(screen, "loads", None),
                         workers=len(self.workers), status=str(screen.query_one("#env-status").render()),
-                        frame=all(screen.query(w) for w in (Header, "#sidebar", DataTable, Footer)))
+                        frame=all(screen.query(w) for w in (TitleBar, "#sidebar", DataTable, Footer)))
 
     async def scenario() -> None:
         app = Probe(project_dir=demo_project, settings=deterministic_settings())
@@ -387,3 +389,85 @@ def test_quitting_while_a_screen_reads_does_not_wait_for_the_read(
         assert time.monotonic() - began[0] < 5  # a thread worker would have held it for 60 s
     finally:
         release.set()
+
+
+def test_the_title_bar_draws_the_cells_of_textuals_header(monkeypatch: pytest.MonkeyPatch) -> None:
+    """README.md#dashboard (the frame every screen shares; "the mouse works too"): the screens' one-widget
+    title bar shows what Textual's Header shows, cell for cell (icon, `title — sub-title` centred,
+    the clock), plain, hovered, tall (a click on it) and narrower than its icon and clock; a click on
+    the icon opens the command palette."""
+    import datetime as dt
+
+    import textual.widgets._header as textual_header
+    from textual.app import App, ComposeResult
+    from textual.command import CommandPalette
+    from textual.containers import Vertical
+    from textual.widgets import Header
+
+    import screens.widgets.title_bar as title_bar
+
+    class Fixed(dt.datetime):
+        @classmethod
+        def now(cls, tz: object = None) -> Fixed:  # type: ignore[override]
+            return cls(2026, 1, 2, 3, 4, 5)
+
+    monkeypatch.setattr(textual_header, "datetime", Fixed)
+    monkeypatch.setattr(title_bar, "datetime", Fixed)
+
+    class Both(App[None]):
+        TITLE = "framework"
+        CSS = "Vertical { height: 3; }"
+
+        def compose(self) -> ComposeResult:
+            with Vertical(id="theirs"):
+                yield Header(show_clock=True)
+            with Vertical(id="ours"):
+                yield title_bar.TitleBar(show_clock=True)
+
+    def visible(strips: list[object]) -> list[list[tuple[object, ...]]]:
+        """Per cell: the character and what shows of its style (a blank shows only its background)."""
+        rows = []
+        for strip in strips:
+            cells = []
+            for seg in strip:  # type: ignore[attr-defined]
+                st = seg.style
+                for ch in seg.text:
+                    cells.append((ch, st.bgcolor) if ch == " " else
+                                 (ch, st.color, st.bgcolor, bool(st.bold), bool(st.dim), bool(st.reverse)))
+            rows.append(cells)
+        return rows
+
+    async def scenario() -> None:
+        app = Both()
+        async with app.run_test(size=(60, 6)) as pilot:
+            app.sub_title = "demo"
+            theirs, ours = app.query_one(Header), app.query_one(title_bar.TitleBar)
+
+            async def same(what: str) -> None:
+                await pilot.pause()
+                lines = visible(app.screen._compositor.render_strips())
+                assert lines[3:6] == lines[0:3], what
+
+            await same("plain")
+            for widget in (theirs, ours):
+                widget.toggle_class("-tall")
+            await same("tall")
+            await pilot.hover(theirs, offset=(2, 1))
+            await pilot.pause()
+            hovered = visible(app.screen._compositor.render_strips())[0:3]
+            await pilot.hover(ours, offset=(2, 1))
+            await pilot.pause()
+            assert visible(app.screen._compositor.render_strips())[3:6] == hovered, "icon hovered"
+            assert ours.tooltip == "Open the command palette"
+            for widget in (theirs, ours):
+                widget.toggle_class("-tall")
+            await pilot.resize_terminal(15, 6)
+            await same("narrower than icon and clock")
+            await pilot.resize_terminal(60, 6)
+            await pilot.click(ours, offset=(20, 0))
+            await pilot.pause()
+            assert ours.has_class("-tall")
+            await pilot.click(ours, offset=(2, 1))
+            await until_app(pilot, lambda: isinstance(app.screen, CommandPalette), what="the command palette")
+
+    asyncio.run(scenario())

@@ -73,7 +73,9 @@ def test_a_dead_recorder_means_503_then_a_new_recorder_accepts(server_factory, t
     assert lost.status_code == 503 and lost.headers["retry-after"], lost.text
 
     def retried() -> httpx.Response | None:  # as a sender does after a 503
-        r = httpx.post(act["url_with_token"], json={"n": 2}, headers={"X-Delivery-Id": "d2"})
+        # The first retry waits for the new recorder's start: more than httpx's default 5 s on a
+        # loaded machine (it timed out once under two test workers at load average ~17).
+        r = httpx.post(act["url_with_token"], json={"n": 2}, headers={"X-Delivery-Id": "d2"}, timeout=30)
         assert r.status_code in (202, 503), r.text
         return r if r.status_code == 202 else None
 

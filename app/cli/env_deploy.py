@@ -98,23 +98,9 @@ def env_status(
         None, "--signal", help="deploy, health or verify: the exit status reflects only that signal's checks."),
     json_output: bool = JSON_OPTION,
 ) -> None:
-    from app.cli.deploy_views import render_status
-    from app.output import run_command
+    from app.cli.env_status_ops import run
 
-    def action() -> tuple[Any, int]:
-        from engine.deploy.status import env_status as status
-
-        return status(current_project(), env, wait=wait, timeout=timeout, history=history, limit=limit,
-                      before=before, stability_window=stability_window, signal=signal)
-
-    def why(result: Any) -> dict[str, Any]:
-        first = next(s for s in result.environments if s.exit_code)
-        names = {1: "wrong", 2: "undetermined", 6: "superseded", 7: "queued", 8: "wait_timed_out"}
-        bad_images = [f"{i['name']} {i['state']}" for i in first.images if i["state"] != "match"]
-        detail = first.message or ", ".join(bad_images) \
-            or first.health
-        return {"code": names.get(first.exit_code, "failed"), "message": f"{first.env}: {detail}"}
-
-    raise typer.Exit(run_command(json_output, action, render_status, partial_error=why))
+    raise typer.Exit(run(env, wait=wait, timeout=timeout, stability_window=stability_window, history=history,
+                         limit=limit, before=before, signal=signal, json_output=json_output))
 
 

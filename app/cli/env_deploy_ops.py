@@ -132,4 +132,31 @@ def fast(argv: list[str]) -> int | None:
     if parsed is None or not 1 <= len(parsed[0]) <= 2:
         return None
     positional, params = parsed
-    return execute(positional[0], positional[1] if len(positional) == 2 else None, **params)
+    version = positional[1] if len(positional) == 2 else None
+    early = _start_kubectl(positional[0], version, params)
+    try:
+        return execute(positional[0], version, **params)
+    finally:
+        if early:  # a deploy refused or failed before its apply took it: ended, its input still open
+            from engine.runtime.k8s_early import end_unused
+
+            end_unused()
+
+
+def _start_kubectl(env: str, version: str | None, params: dict[str, Any]) -> bool:
+    """An approved deploy of a named release, whole: its kubectl starts now with the objects an
+    identical deploy rendered before, when stored (engine/runtime/k8s_early.py), before pydantic and
+    the deploy engine are imported. Whether it tried (its end is then this command's to ensure)."""
+    if (version is None or not (params["yes"] or params["approve"]) or params["from_env"] or params["target"]
+            or params["frontends_only"] or params["dry_run"] or params["plan"] or params["plan_only"]
+            or params["explain"]):
+        return False
+    from engine.errors import EngineError
+    from engine.project import find_project
+    from engine.runtime.k8s_early import start_early
+
+    try:
+        start_early(find_project().root, env, version, params["namespace"])
+    except EngineError:
+        pass
+    return True

@@ -38,3 +38,13 @@ def parse(argv: list[str], options: Options, defaults: dict[str, Any]) -> tuple[
             positional.append(word)
         i += 1
     return positional, params
+
+
+def encodable(argv: list[str]) -> bool:
+    """No undecodable bytes (surrogate escapes) in argv: those are Typer's to handle."""
+    try:
+        for arg in argv:
+            arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from typing import Any
 
 import typer
@@ -16,30 +15,6 @@ app = group_app("framework", "ledger")
 HELP = FRAMEWORK.groups["ledger"].commands
 
 
-def _when(ts: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts else "-"
-
-
-def _render_show(r: Any) -> None:
-    out = sys.stdout
-    where = r.path if r.path.startswith("control plane") else f"machine ledger {r.path}"
-    out.write(f"{where} (project {r.project})\n\npromotions:\n")
-    for p in r.promotions:
-        out.write(
-            f"  {p['env']:<10} {p['id']}  {p['release']:<28} {p['direction']:<8} {_when(p['created_at'])} "
-            f"{p['who']}\n"
-        )
-    out.write("applies:\n")
-    for a in r.applies:
-        out.write(f"  {a['env']:<10} {a['release']:<28} {a['phase']:<12} {a['outcome'] or 'in flight'}\n")
-    out.write("local sessions:\n")
-    for s in r.sessions:
-        out.write(
-            f"  {s['env']:<10} {s['worktree']} {s['branch']}{' dirty' if s['dirty'] else ''}"
-            f"{' stopped' if s['stopped'] else ''}\n"
-        )
-
-
 @app.command(
     "show",
     help=HELP["show"],
@@ -50,15 +25,9 @@ def ledger_show(
     limit: int = typer.Option(50, "--limit", help="At most this many rows per table."),
     json_output: bool = JSON_OPTION,
 ) -> None:
-    from app.output import run_command
+    from app.cli.ledger_show_ops import run
 
-    def action() -> tuple[Any, int]:
-        from engine.ledger.transfer import show
-        from engine.project import find_project
-
-        return show(find_project(), env, limit), 0
-
-    raise typer.Exit(run_command(json_output, action, _render_show))
+    raise typer.Exit(run(env, limit, json_output))
 
 
 @app.command(

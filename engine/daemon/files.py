@@ -114,7 +114,8 @@ async def write(active: Active, first: Any, ctx: Context) -> None:
         sock = await bulk.open_channel(first.bulk, ctx.gateway, active.request) if first.bulk.ticket else None
         if first.bulk.ticket:
             await active.send(bulk_opened=proto.pb().BulkOpened(on_stream=sock is None))
-        whole = await (_write_from(sock, fd, active) if sock is not None else _write_frames(fd, first, active))
+        whole = await (_write_from(sock, fd, active, first.size) if sock is not None
+                       else _write_frames(fd, first, active))
         if not whole:
             return
         await asyncio.to_thread(os.fsync, fd)
@@ -173,12 +174,12 @@ def _unlink_quietly(path: Path) -> None:
         log.warning("could not remove %s after a write: %s", path, exc)
 
 
-async def _write_from(sock: Any, fd: int, active: Active) -> bool:
-    """The upload on the bulk side channel; True when whole (the server's `last` says how many
-    bytes it sent, and that many came)."""
+async def _write_from(sock: Any, fd: int, active: Active, expected: int) -> bool:
+    """The upload on the bulk side channel (`expected`: the size the first frame announced, 0 when
+    unknown); True when whole (the server's `last` says how many bytes it sent, and that many came)."""
     kept: list[Any] = []
     try:
-        got = await bulk.receive(sock, fd, active.inbox, kept)
+        got = await bulk.receive(sock, fd, active.inbox, kept, expected)
     except ConnectionError as exc:
         raise EngineError(f"{exc}: nothing written", code="stream_lost") from None
     if got is None:

@@ -219,34 +219,47 @@ def _start_apply(project: Project, env: str, spec: EnvironmentSpec, opts: Deploy
     the stages up to the promotion, after which it is sent the objects (engine/runtime/k8s.py,
     PendingApply). Only for a deploy approved on its command line (a terminal's question could
     take minutes); a deploy refused before its apply cancels it."""
+    from engine.runtime import k8s_early
     from engine.runtime.k8s import applyset_name
     from engine.runtime.k8s_status import namespace_of
 
     prune_set = None if opts.targets else applyset_name(env)
-    pending = kube.start_apply(prune_set=prune_set, namespace=namespace_of(project, env, spec))
+    namespace = namespace_of(project, env, spec)
+    # started at process start with a stored render (engine/runtime/k8s_early.py), else now
+    pending = (k8s_early.take(kube.context, prune_set, namespace)
+               or kube.start_apply(prune_set=prune_set, namespace=namespace))
     if opts.version is not None and opts.from_env is None and not opts.targets:
         try:
-            _preload(project, env, spec, opts.version, pending)
+            pending = _preload(project, env, spec, opts, pending)
         except BaseException:
             pending.cancel()  # nothing cleared: kubectl ends, having applied nothing
             raise
     return pending
 
 
-def _preload(project: Project, env: str, spec: EnvironmentSpec, version: str, pending: Any) -> None:
+def _preload(project: Project, env: str, spec: EnvironmentSpec, opts: DeployOptions, pending: Any) -> Any:
     """The named release's objects, written to the early kubectl before the stages run: kubectl reads
     them (their kinds' OpenAPI documents, ~90 ms) meanwhile, and applies them only once the apply
     clears the same objects after the promotion (docs/reference-k8s.md#env-deploy-env-version-on-a-k8scluster).
-    Anything amiss here is left to the stages, which report it; other objects there replace this kubectl."""
+    Anything amiss here is left to the stages, which report it; other objects there replace this kubectl.
+    The kubectl to use: a fresh one when the one started with a stored render holds other objects; the
+    stream given is stored for the next deploy of the same inputs (engine/runtime/k8s_early.py)."""
     from engine.releases.store import load_release
+    from engine.runtime import k8s_early
     from engine.runtime.k8s_runtime import K8sRuntime
 
+    assert opts.version is not None
+    stored = pending.preloaded is not None  # given the stored render at process start
     try:
-        release = load_release(project, version)
+        release = load_release(project, opts.version)
         runtime = K8sRuntime.for_deploy(project, env, spec, release.images, [], pending=pending)
     except (EngineError, OSError, ValueError):
-        return
-    runtime.preload(pending, release.images)
+        return pending
+    used = runtime.preload(pending, release.images)
+    if not spec.charts and not any(isinstance(m, str) for w in spec.workloads for m in w.manifests) and (
+            used is not pending or not stored):  # inputs outside the KCL tree are not in its digest
+        k8s_early.remember(project.root, project.key, env, opts.version, opts.namespace, used)
+    return used
 
 
 def _stages(d: Deployment) -> DeployResult:

@@ -8,8 +8,12 @@ the compose runtime (engine/runtime/compose.py), whose missing CLI or daemon is 
 
 from __future__ import annotations
 
-from engine.environments.model import Target
+from typing import TYPE_CHECKING
+
 from engine.errors import EngineError
+
+if TYPE_CHECKING:  # light at import (engine/runtime/k8s_early.py runs before pydantic loads)
+    from engine.environments.model import Target
 
 
 class RuntimeUnavailable(EngineError):

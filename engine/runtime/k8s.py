@@ -23,11 +23,13 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from engine.environments.model import Target
 from engine.errors import EngineError
 from engine.runtime.external import RuntimeUnavailable
+
+if TYPE_CHECKING:  # light at import: the deploy's early kubectl (k8s_early.py) starts before pydantic loads
+    from engine.environments.model import Target
 
 FIELD_MANAGER = "framework"
 # Contexts the local-cluster tools create for a cluster on this machine: `k3d-<name>` (`cluster up`:
@@ -168,12 +170,28 @@ class PendingApply:
             a is b for a, b in zip(manifests, self._objects, strict=True))
         return same or manifest_stream(manifests) == self.preloaded
 
-    def preload(self, manifests: list[dict[str, Any]]) -> None:
-        """Write the objects now, not yet cleared: kubectl reads them while the deploy's stages run."""
-        if self.sent or self.preloaded is not None:
-            return
+    def preload(self, manifests: list[dict[str, Any]]) -> bool:
+        """Write the objects now, not yet cleared: kubectl reads them while the deploy's stages run.
+        Already given a stream (`preload_stream`): whether it is exactly these objects (then they are
+        the ones `send` clears); False means this kubectl holds other objects and must not be sent."""
+        if self.sent:
+            return False
+        if self.preloaded is not None:
+            if not self._holds(manifests):
+                return False
+            self._objects = list(manifests)
+            return True
         self.preloaded, self._objects = manifest_stream(manifests), list(manifests)
         self._write(self.preloaded, close=False)
+        return True
+
+    def preload_stream(self, stream: str) -> None:
+        """Write an encoded stream now, not yet cleared (engine/runtime/k8s_early.py: a stored render);
+        `preload` then checks the rendered objects against it."""
+        if self.sent or self.preloaded is not None:
+            return
+        self.preloaded = stream
+        self._write(stream, close=False)
 
     def send(self, manifests: list[dict[str, Any]]) -> None:
         """Clear the objects (written now, unless preloaded) and end kubectl's input: it applies them."""

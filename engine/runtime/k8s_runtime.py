@@ -59,13 +59,20 @@ class K8sRuntime:
         namespace, manifests = render_release(project, env, images, spec.target.namespace)
         return cls(kube, env, namespace, manifests, targets=targets, pending=pending)
 
-    def preload(self, pending: PendingApply, images: dict[str, Any]) -> None:
+    def preload(self, pending: PendingApply, images: dict[str, Any]) -> PendingApply:
         """Write this apply's objects to the kubectl started early for it, not yet cleared (PendingApply);
-        the deploy's apply of the same images then reuses this render."""
+        the deploy's apply of the same images then reuses this render. The kubectl to use from now on:
+        one started with a stored stream other than these objects (engine/runtime/k8s_early.py) is
+        ended, its input still open, and a fresh one is given them."""
         _, rest, prune_set = self._apply_set()
         if rest and pending.matches(prune_set=prune_set, namespace=self.namespace):
-            pending.preload(rest)
+            if not pending.preload(rest):
+                pending.cancel()
+                pending = self.kube.start_apply(prune_set=prune_set, namespace=self.namespace)
+                pending.preload(rest)
             pending.prepared = ((images, [] if self.prune else None), self)
+            self.pending = pending
+        return pending
 
     def _apply_set(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None]:
         """(namespaces, the other objects, the ApplySet pruning them or None)."""

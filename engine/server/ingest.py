@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import logging
-import operator
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +28,7 @@ from engine.hooks.secrets import SecretBox
 from engine.hooks.signature import verify
 from engine.server.keys import Driver, Keys, keys_for
 from engine.serverstore import store
-from engine.serverstore.store import deliveries, run_queue
+from engine.serverstore.store import run_queue
 
 log = logging.getLogger("platform.server")
 
@@ -74,19 +74,24 @@ class BatchRecorder:
         self._conn: Connection | None = None
         self._db: Driver | None = None
         self._keys: Keys = keys_for(engine.dialect.name)
+        # Held for each batch's transaction: the recorder's checkpointer (engine.server.checkpoint)
+        # takes it for the last step of a checkpoint, between batches.
+        self.gate = threading.Lock()
+        self.manual_checkpoints = False  # set by the recorder when a Checkpointer copies the WAL back
 
     def record(self, batch: list[Submission]) -> list[Verdict]:
         """The verdict of each submission, in order; all 503 when the batch could not be
         recorded (nothing of it is kept: its transaction is rolled back)."""
         try:
             db = self._driver()
-            db.begin()
-            try:
-                verdicts = self._statements(db, batch)
-                db.commit()
-            except BaseException:
-                db.rollback()
-                raise
+            with self.gate:
+                db.begin()
+                try:
+                    verdicts = self._statements(db, batch)
+                    db.commit()
+                except BaseException:
+                    db.rollback()
+                    raise
             return verdicts
         except Exception as exc:  # noqa: BLE001 - never leave a request without an answer
             dbapi = self.engine.dialect.dbapi
@@ -116,6 +121,8 @@ class BatchRecorder:
         if self._db is None:
             self._conn = self.engine.connect()
             self._db = Driver(self._conn)
+            if self.manual_checkpoints and self._db.sqlite:
+                self._db.execute("PRAGMA wal_autocheckpoint=0")  # the Checkpointer's thread does them
         return self._db
 
     def close(self) -> None:
@@ -157,13 +164,15 @@ class BatchRecorder:
         return "path" if by_path else "bearer" if by_bearer else "hmac" if by_hmac else None
 
     def _statements(self, db: Driver, batch: list[Submission]) -> list[Verdict]:
-        """Authenticate and record a batch inside the caller's transaction."""
+        """Authenticate and record a batch inside the caller's transaction. A delivery's row is a
+        list in _DELIVERY_COLUMNS order (no dict per delivery: the recorder's Python is per
+        delivery, docs/reference-webhooks.md#benchmark)."""
         ids = sorted({s.trigger_id for s in batch})
         found = db.rows(f"SELECT {_TRIGGER_COLUMNS} FROM triggers WHERE id IN ({db.marks(len(ids))})", ids)
         states = {r[0]: self._state(_TriggerRow._make(r)) for r in found}
         hashes: dict[str, str] = {}
         verdicts: list[Verdict | None] = [None] * len(batch)
-        pending: list[tuple[int, dict[str, Any]]] = []
+        pending: list[tuple[int, list[Any]]] = []
         random_hex = secrets.token_hex(5 * len(batch))  # one getrandom() per batch
         for i, sub in enumerate(batch):
             state = states.get(sub.trigger_id)
@@ -172,54 +181,48 @@ class BatchRecorder:
                 # 413 is decided by size alone, before authentication: it reveals no trigger.
                 verdicts[i] = Verdict(413 if sub.too_large else 404)
                 continue
-            delivery = _delivery_row(sub, state, method, random_hex[10 * i : 10 * i + 10])
             if sub.too_large or not state.row.enabled:
                 # Refused after authentication passed: recorded, no payload kept.
                 code = 413 if sub.too_large else 409
-                delivery.update(
-                    status_code=code,
-                    outcome="refused",
-                    payload=None,
-                    dedupe_key=None,
-                    detail="body larger than 1 MiB" if sub.too_large else "trigger is disabled",
-                )
-                verdicts[i] = Verdict(code, delivery["id"], "refused")
-            pending.append((i, delivery))
+                detail = "body larger than 1 MiB" if sub.too_large else "trigger is disabled"
+                row = _delivery_row(sub, state, method, random_hex[10 * i : 10 * i + 10], refused=(code, detail))
+                verdicts[i] = Verdict(code, row[_ID], "refused")
+            else:
+                row = _delivery_row(sub, state, method, random_hex[10 * i : 10 * i + 10])
+            pending.append((i, row))
         self._dedupe(db, pending, verdicts)
         if pending:
             decided = time.time_ns() // 1000  # one clock read per batch: the answer latency's end
-            for _, d in pending:
-                d["decided_at"] = decided
-            db.insert("deliveries", _DELIVERY_COLUMNS, [_DELIVERY_VALUES(d) for _, d in pending])
-            queued = [
-                (d["id"], d["automation_id"], "queued", d["received_at"], None, None, 0)
-                for _, d in pending
-                if d["outcome"] == "queued"
-            ]
+            rows = []
+            queued = []
+            for _, row in pending:
+                row[_DECIDED_AT] = decided
+                rows.append(tuple(row))
+                if row[_OUTCOME] == "queued":
+                    queued.append((row[_ID], row[_AUTOMATION_ID], "queued", row[_RECEIVED_AT], None, None, 0))
+            db.insert("deliveries", _DELIVERY_COLUMNS, rows)
             if queued:
                 db.insert("run_queue", _QUEUE_COLUMNS, queued)
         return [v or REFUSED for v in verdicts]
 
-    def _dedupe(
-        self, db: Driver, pending: list[tuple[int, dict[str, Any]]], verdicts: list[Verdict | None]
-    ) -> None:
+    def _dedupe(self, db: Driver, pending: list[tuple[int, list[Any]]], verdicts: list[Verdict | None]) -> None:
         """A retry is recorded but never starts a second run (de-duplication), across processes:
         the first delivery of a key in this batch claims it (engine.server.keys); whoever holds it
         is the one every copy names."""
         candidates = sorted(
-            ((d["trigger_id"], d["dedupe_key"]), i, d) for i, d in pending if d["outcome"] == "queued"
+            ((row[_TRIGGER_ID], row[_DEDUPE_KEY]), i, row) for i, row in pending if row[_OUTCOME] == "queued"
         )
         first: dict[tuple[str, str], str] = {}
-        for key, _i, d in candidates:
-            first.setdefault(key, d["id"])
+        for key, _i, row in candidates:
+            first.setdefault(key, row[_ID])
         holders = self._keys.claim(db, first) if first else {}
-        for key, i, d in candidates:
+        for key, i, row in candidates:
             winner = holders[key]
-            if winner == d["id"]:
-                verdicts[i] = Verdict(202, d["id"], "queued")
+            if winner == row[_ID]:
+                verdicts[i] = Verdict(202, row[_ID], "queued")
             else:
-                d.update(outcome="retry", duplicate_of=winner, detail="retry of an earlier delivery")
-                verdicts[i] = Verdict(202, d["id"], "retry", winner)
+                row[_OUTCOME], row[_DUPLICATE_OF], row[_DETAIL] = "retry", winner, "retry of an earlier delivery"
+                verdicts[i] = Verdict(202, row[_ID], "retry", winner)
 
 
 class _TriggerRow(NamedTuple):
@@ -234,8 +237,13 @@ class _TriggerRow(NamedTuple):
 
 
 _TRIGGER_COLUMNS = ", ".join(_TriggerRow._fields)
-_DELIVERY_COLUMNS = tuple(c.name for c in deliveries.columns)
-_DELIVERY_VALUES = operator.itemgetter(*_DELIVERY_COLUMNS)
+# A delivery's row, in the order _delivery_row builds it (the INSERT names these columns).
+_DELIVERY_COLUMNS = (
+    "id", "trigger_id", "automation_id", "received_at", "status_code", "outcome", "auth_method", "dedupe_key",
+    "duplicate_of", "payload", "body_bytes", "run_id", "detail", "updated_at", "decided_at",
+)  # fmt: skip
+_ID, _TRIGGER_ID, _AUTOMATION_ID, _RECEIVED_AT = 0, 1, 2, 3
+_OUTCOME, _DEDUPE_KEY, _DUPLICATE_OF, _DETAIL, _DECIDED_AT = 5, 7, 8, 12, 14
 _QUEUE_COLUMNS = tuple(c.name for c in run_queue.columns)
 
 
@@ -287,23 +295,22 @@ def _header(headers: list[tuple[str, str]], name: str) -> str | None:
     return None
 
 
-def _delivery_row(sub: Submission, state: _TriggerState, method: str, random_hex: str) -> dict[str, Any]:
+def _delivery_row(
+    sub: Submission, state: _TriggerState, method: str, random_hex: str, refused: tuple[int, str] | None = None
+) -> list[Any]:
+    """The delivery's row in _DELIVERY_COLUMNS order: queued, or refused (code, detail) with no
+    payload and no key; decided_at is set once per batch."""
+    received = sub.received_us
+    if refused is not None:
+        code, detail = refused
+        return [
+            delivery_id(received, random_hex), state.row.id, state.row.automation_id, received, code, "refused",
+            method, None, None, None, len(sub.body), None, detail, received, None,
+        ]  # fmt: skip
     hmac_header = state.definition.webhook.hmac.header if state.definition.webhook.hmac else None
     payload = build_payload(sub.body, sub.headers, sub.query, sub.content_type, hmac_header)
-    return {
-        "id": delivery_id(sub.received_us, random_hex),
-        "trigger_id": state.row.id,
-        "automation_id": state.row.automation_id,
-        "received_at": sub.received_us,
-        "status_code": 202,
-        "outcome": "queued",
-        "auth_method": method,
-        "dedupe_key": dedupe_key(dict(sub.headers), sub.body, sub.received_us),
-        "duplicate_of": None,
-        "payload": _COMPACT(payload),
-        "body_bytes": len(sub.body),
-        "run_id": None,
-        "detail": None,
-        "updated_at": sub.received_us,
-        "decided_at": None,
-    }
+    return [
+        delivery_id(received, random_hex), state.row.id, state.row.automation_id, received, 202, "queued", method,
+        dedupe_key(dict(sub.headers), sub.body, received), None, _COMPACT(payload), len(sub.body), None, None,
+        received, None,
+    ]  # fmt: skip

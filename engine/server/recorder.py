@@ -283,12 +283,15 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def run(data_dir: Path) -> int:
     from engine.hooks.secrets import SecretBox
+    from engine.server import checkpoint
     from engine.server.ingest import BatchRecorder
     from engine.serverstore import store
 
     # Losing the server (stop or SIGKILL) closes our input: we finish what we read, then exit.
     engine = store.open_engine(child_setup())
     recorder = BatchRecorder(engine, SecretBox(data_dir))
+    checkpointer = checkpoint.start_for(engine, recorder.gate)
+    recorder.manual_checkpoints = checkpointer is not None
     recorder.warm()
     frames = _Frames()
     gc.freeze()  # start-up objects are never collected: full collections stay short
@@ -302,10 +305,14 @@ def run(data_dir: Path) -> int:
         while (batch := _read_batch(stdin, frames)) is not None:
             requests = [decode_request(item) for group in batch for item in group]
             verdicts = recorder.record([submission for _, submission in requests])
+            if checkpointer is not None:
+                checkpointer.committed()
             replies = [encode_reply(seq, verdict) for (seq, _), verdict in zip(requests, verdicts, strict=True)]
             with contextlib.suppress(BrokenPipeError):
                 _write_all(stdout, frame((len(batch), replies)))
     finally:
+        if checkpointer is not None:
+            checkpointer.stop()
         recorder.close()
         engine.dispose()
     return 0

@@ -87,12 +87,7 @@ class DeliveryPanel(Vertical):
     def __init__(self) -> None:
         super().__init__(id="delivery")
         self.metrics: Any = None
-
-    def compose(self) -> ComposeResult:
-        yield Static(f"Delivery, last {PANEL_DAYS} days: deploys per day, lead time per day "
-                     "(0 Metrics; framework ledger metrics)", classes="delivery-title")
-
-    def on_mount(self) -> None:
+        # Hidden until a read finds promotions; its title is mounted then (not styled in the first frame).
         self.display = False
 
     def show(self, loaded: MetricsLoaded) -> None:
@@ -101,6 +96,9 @@ class DeliveryPanel(Vertical):
         envs = [e for e in (loaded.metrics.environments if loaded.metrics else [])
                 if e.deployment_frequency.count or e.change_failure_rate.promotions]
         self.display = bool(envs)
+        if envs and not self.query(".delivery-title"):
+            self.mount(Static(f"Delivery, last {PANEL_DAYS} days: deploys per day, lead time per day "
+                              "(0 Metrics; framework ledger metrics)", classes="delivery-title"))
         wanted = {e.env for e in envs}
         for row in list(self.query(DeliveryRow)):
             if row.env not in wanted:

@@ -284,6 +284,7 @@ async def write(request: Request, principal: Principal, gateway: Gateway) -> Res
     declared = request.headers.get("content-length")
     if gateway.bulk.port and (declared is None or int(declared or 0) >= bulk.min_bytes()):
         first.bulk.CopyFrom(gateway.bulk.offer(call.link, call.request))
+        first.size = int(declared or 0)  # the daemon preallocates the file (engine.daemon.bulk)
     call.send(file_write=first)
     try:
         if first.HasField("bulk"):
