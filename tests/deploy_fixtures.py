@@ -25,17 +25,26 @@ DEMO = REPO / "examples" / "demo"
 FRAMEWORK_BIN = str(Path(sys.executable).parent / "framework")
 
 
+_HANDED: set[int] = set()  # ports this process gave out: never the same one twice (two servers of one test)
+
+
 def free_port() -> int:
-    """A free port below the ephemeral range, so no client socket or bind(0) of a parallel suite takes it."""
+    """A free port below the ephemeral range, so no client socket or bind(0) of a parallel suite takes it.
+    Drawn from the OS's randomness (a test or plugin seeding `random` cannot make two draws, or two workers,
+    agree), and never one this process handed out before."""
     import random
 
+    draw = random.SystemRandom()
     for _ in range(200):
-        port = random.randrange(20000, 32000)
+        port = draw.randrange(20000, 32000)
+        if port in _HANDED:
+            continue
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
+            _HANDED.add(port)
             return port
     raise RuntimeError("no free port in 20000-32000")
 

@@ -209,6 +209,34 @@ def test_killed_deploy_leaves_a_whole_promotion_and_no_stuck_rollout(demo):
     assert [a["outcome"] for a in shown["applies"]] == ["ready", "abandoned"]
 
 
+def test_an_instance_left_without_a_record_is_stopped_by_the_next_deploy(demo):
+    """docs/reference-deploy.md#the-process-runtime: a deploy killed between starting an instance and writing its
+    record leaves a process carrying the environment's markers and no record, holding the workload's port; the next
+    deploy stops it (marker-checked: only a process with this environment's and workload's markers) instead of
+    failing on the port. A stranger on the port still fails the deploy (the test below)."""
+    from engine.processes import port_free
+    from engine.project import find_project
+
+    gate, port = add_gated_env(demo, "gated")
+    gate.write_text("up")
+    markers = {"FRAMEWORK_OWNED_BY": "framework", "FRAMEWORK_INSTANCE": "0" * 32, "FRAMEWORK_ENV": "gated",
+               "FRAMEWORK_PROJECT": find_project(demo.root).key, "FRAMEWORK_WORKLOAD": "gated"}
+    orphan = subprocess.Popen([sys.executable, "services/gated/main.py"], cwd=demo.root, start_new_session=True,
+                              env={**demo.env, **markers, "PORT": str(port), "GATE_FILE": str(gate)},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        until(lambda: not port_free(port), what="the unrecorded instance to listen")
+        code, doc = demo.json("env", "deploy", "gated", "--yes", "--stability-window", "0.2", "--timeout", "60")
+        assert code == 0, json.dumps(doc.get("rollout"))
+        assert orphan.wait(timeout=30) is not None  # stopped by the deploy, not by this test
+        code, status = demo.json("env", "status", "gated")
+        assert code == 0, status
+    finally:
+        if orphan.poll() is None:
+            orphan.kill()
+            orphan.wait()
+
+
 def test_declared_port_held_by_a_stranger_fails_fast_and_says_so(demo):
     """DEGRADED (exit 1) with a clear message when the declared port is taken by a process we do not own."""
     import socket
