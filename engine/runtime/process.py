@@ -208,14 +208,19 @@ class Instance:
 
     def _members(self) -> list[int]:
         """Live processes carrying this instance's markers (the workload and its children)."""
-        found = []
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                marks = read_markers(int(entry.name))
-                if marks and marks.get("FRAMEWORK_OWNED_BY") == OWNER and \
-                        marks.get("FRAMEWORK_INSTANCE") == self.record.get("instance"):
-                    found.append(int(entry.name))
-        return found
+        wanted = {"FRAMEWORK_OWNED_BY": OWNER, "FRAMEWORK_INSTANCE": self.record.get("instance")}
+        return [pid for pid, _ in marked(wanted)]
+
+
+def marked(wanted: dict[str, Any]) -> list[tuple[int, dict[str, str]]]:
+    """Live processes whose FRAMEWORK_* markers hold every item of `wanted`, with their markers."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            marks = read_markers(int(entry.name))
+            if marks and all(marks.get(k) == v for k, v in wanted.items()):
+                found.append((int(entry.name), marks))
+    return found
 
 
 def observe(project_key: str, env: str, root: Path | None = None) -> list[dict[str, Any]]:
@@ -310,40 +315,24 @@ class ProcessRuntime:
         self.root = root
         self.dir = runtime_dir(project_key, env, root)
 
-    def _orphans(self, workload: str) -> list[int]:
-        """Processes carrying this environment's and workload's markers whose instance has no record: a deploy
-        killed between starting an instance and writing its record leaves one (it runs in its own session)."""
+    def _stop_orphans(self, workload: str, port: int) -> None:
+        """Stop the processes carrying this environment's and workload's markers whose instance has no record, as
+        any instance stops (Instance.stop: its process group, SIGKILL after the grace, until `port` is released):
+        a deploy killed between starting an instance and writing its record leaves one (in its own session)."""
         known = {rec.get("instance") for _, rec in _records(self.project_key, self.env, self.root)}
-        wanted = {"FRAMEWORK_OWNED_BY": OWNER, "FRAMEWORK_PROJECT": self.project_key, "FRAMEWORK_ENV": self.env,
-                  "FRAMEWORK_WORKLOAD": workload}
-        found = []
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                marks = read_markers(int(entry.name))
-                if marks and all(marks.get(k) == v for k, v in wanted.items()) and \
-                        marks.get("FRAMEWORK_INSTANCE") not in known:
-                    found.append(int(entry.name))
-        return found
-
-    def _stop_orphans(self, workload: str, grace: float = 5.0) -> None:
-        """SIGTERM the unrecorded instances of `workload`, SIGKILL after `grace`; returns once they are gone."""
-        orphans = self._orphans(workload)
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            if not orphans:
-                return
-            for pid in orphans:
-                try:
-                    os.kill(pid, sig)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            deadline = time.monotonic() + grace
-            while orphans and time.monotonic() < deadline:
-                time.sleep(POLL)
-                orphans = [pid for pid in orphans if read_markers(pid)]
+        leaders: dict[str, int] = {}  # instance -> its lowest pid (the session leader the deploy started)
+        for pid, marks in marked({"FRAMEWORK_OWNED_BY": OWNER, "FRAMEWORK_PROJECT": self.project_key,
+                                  "FRAMEWORK_ENV": self.env, "FRAMEWORK_WORKLOAD": workload}):
+            instance = marks.get("FRAMEWORK_INSTANCE", "")
+            if instance not in known:
+                leaders[instance] = min(pid, leaders.get(instance, pid))
+        for instance, pid in leaders.items():  # no record file: the path names none (unlinking it is a no-op)
+            Instance({"instance": instance, "pid": pid, "port": port},
+                     self.dir / "instances" / f"{workload}.unrecorded.{instance[:8]}.json").stop()
 
     def start(self, spec: WorkloadSpec, replica: int, port: int | None) -> Instance:
         if port is not None and not port_free(port):
-            self._stop_orphans(spec.name)  # ours, left without a record: stopped; a stranger's port stays
+            self._stop_orphans(spec.name, port)  # ours, left without a record: stopped; a stranger's port stays
         if port is not None and not port_free(port):
             raise PortBusy(f"workload {spec.name!r}: port {port} is in use by another process",
                            hint=f"stop what listens on {port} (e.g. `ss -ltnp 'sport = :{port}'`) or change the port")
