@@ -99,6 +99,13 @@ def ledger_home() -> Path:
     return Path(override) if override else Path.home() / ".framework" / "ledger"
 
 
+def runtime_dir(project_key: str, env: str, root: Path | None = None) -> Path:
+    """What a runtime keeps of one environment (instance records, logs, Compose files, the k8s render cache):
+    under the machine ledger home, or under `root` (the control plane keeps its hosted environments' under its
+    data dir)."""
+    return (root or ledger_home()) / "projects" / project_key / "runtime" / env
+
+
 def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644, *, durable: bool = True) -> None:
     """Write to a temp file beside `path`, fsync, then rename: readers see old or new, never half.
     `durable=False` skips the fsync (output that can be regenerated, e.g. generated code)."""

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.errors import EngineError
-from engine.paths import ledger_home
+from engine.paths import runtime_dir
 
 
 class ComposeFailed(EngineError):
@@ -44,10 +44,6 @@ def compose_cli() -> list[str]:
 
 def last_line(text: str, default: str) -> str:
     return (text.strip().splitlines() or [default])[-1]
-
-
-def runtime_dir(project_key: str, env: str) -> Path:
-    return ledger_home() / "projects" / project_key / "runtime" / env
 
 
 def up_args(selected: list[str] | None) -> list[str]:

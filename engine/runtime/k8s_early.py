@@ -80,7 +80,7 @@ def render_key(root: Path, env: str, version: str, namespace: str | None) -> str
 
 
 def _entry(project_key: str, env: str) -> Path:
-    from engine.runtime.compose_early import runtime_dir
+    from engine.paths import runtime_dir
 
     return runtime_dir(project_key, env) / ENTRY
 

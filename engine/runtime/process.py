@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from engine.errors import EngineError
-from engine.paths import atomic_write_bytes, ledger_home
+from engine.paths import atomic_write_bytes, runtime_dir
 from engine.processes import environ_markers, free_port, port_free
 
 OWNER = "framework"
@@ -99,12 +99,6 @@ def verdict(resources: list[Resource], deadline: float) -> RolloutEnd | None:
             if r.outcome not in ("ready", "failed"):
                 r.outcome = close  # type: ignore[assignment]
     return end
-
-
-def runtime_dir(project_key: str, env: str, root: Path | None = None) -> Path:
-    """Records and logs of one environment's instances: under the machine ledger home, or under
-    `root` (the control plane keeps its hosted environments' under its data dir)."""
-    return (root or ledger_home()) / "projects" / project_key / "runtime" / env
 
 
 def _records(project_key: str, env: str, root: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:

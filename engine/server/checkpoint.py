@@ -95,15 +95,15 @@ class Checkpointer:
             db.close()
 
     def _checkpoint(self, db: sqlite3.Connection) -> None:
-        frames = _passive(db)
+        frames = _wal_checkpoint(db)
         self.checkpoints += 1
         if frames >= self.restart_at or self._stop.is_set():
             with self.gate:
-                _passive(db, "RESTART" if frames >= 10 * self.restart_at else "PASSIVE")
+                _wal_checkpoint(db, "RESTART" if frames >= 10 * self.restart_at else "PASSIVE")
             self.restarts += 1
 
 
-def _passive(db: sqlite3.Connection, mode: str = "PASSIVE") -> int:
+def _wal_checkpoint(db: sqlite3.Connection, mode: str = "PASSIVE") -> int:
     """Copy what the WAL holds back into the database file; the WAL's frames (-1: not in WAL mode)."""
     _busy, frames, _copied = db.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
     return int(frames)
