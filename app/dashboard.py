@@ -86,7 +86,7 @@ class Dashboard(App[int]):
         self._first_frame_shown = True
         waiting, self._after_first_frame = self._after_first_frame, []
         for callback in waiting:
-            self.call_after_refresh(callback)
+            self.call_after_refresh(self._unless_quitting, callback)
 
     def after_first_frame(self, callback: Callable[[], object]) -> None:
         """Run `callback` once the first frame is on screen (after the next refresh if it already is).
@@ -95,9 +95,15 @@ class Dashboard(App[int]):
         for the GIL (bench/dashboard.py); if the app quits on its first frame, nothing is read.
         """
         if self._first_frame_shown:
-            self.call_after_refresh(callback)
+            self.call_after_refresh(self._unless_quitting, callback)
         else:
             self._after_first_frame.append(callback)
+
+    def _unless_quitting(self, callback: Callable[[], object]) -> None:
+        # A quit (App.exit sets _exit) is processed after the refresh that runs these callbacks: a read
+        # or the other screens' rules started then would only hold up the exit.
+        if not self._exit:
+            callback()
 
     def read_screens_css(self) -> None:
         """Add the other screens' rules (assets/screens.tcss) to the stylesheet, once.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -21,6 +22,17 @@ class DashboardScreen(Screen[None]):
     """Base of the eight navigable screens. Subclasses fill `compose_body`."""
 
     NAME: ClassVar[str] = ""
+    _resumed = False
+
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        # Textual (8.2) restyles the whole screen on every resume. A screen's widgets are styled as they
+        # mount, just before its first resume, and a change of the stylesheet restyles whatever is mounted
+        # (App.refresh_css, Dashboard.read_screens_css): that first restyle styled every widget of the
+        # first frame twice (bench/dashboard.py). Runs before Screen's handler (Textual dispatches along
+        # the MRO); later resumes restyle as Textual does.
+        if not self._resumed:
+            self._resumed = True
+            event.refresh_styles = False
 
     def compose(self) -> ComposeResult:
         yield self.header(getattr(self.app, "settings", None) is not None and self.app.settings.show_clock)

@@ -19,8 +19,30 @@ async def _loaded(app: Dashboard, pilot: object) -> None:
     await until_app(pilot, lambda: getattr(app.screen, "loads", 0) >= 1)
 
 
+def visible(strips: list[object]) -> list[list[tuple[object, ...]]]:
+    """Per cell: the character and what shows of its style (a blank shows only its background)."""
+    rows = []
+    for strip in strips:
+        cells = []
+        for seg in strip:  # type: ignore[attr-defined]
+            st = seg.style
+            for ch in seg.text:
+                cells.append((ch, st.bgcolor) if ch == " " else
+                             (ch, st.color, st.bgcolor, bool(st.bold), bool(st.dim), bool(st.reverse)))
+        rows.append(cells)
+    return rows
+
+
+def _styles(screen: object) -> list[tuple[object, ...]]:
+    """Every widget's rules from the stylesheet, its components' with them."""
+    return [(node, node.styles.get_rules(), {name: rules.get_rules() for name, rules in node._component_styles.items()})
+            for node in screen.walk_children(with_self=True)]  # type: ignore[attr-defined]
+
+
 def test_visits_every_screen_by_number_key_and_sidebar(demo_project: Path) -> None:
-    """README.md#dashboard: navigation between every screen by keyboard (number keys and the sidebar)."""
+    """README.md#dashboard: navigation between every screen by keyboard (number keys and the sidebar) and
+    by mouse (a click on the sidebar); each screen, shown for the first time, is styled as a restyle of
+    all of it would style it (screens/base.py skips Textual's restyle on a screen's first resume)."""
     async def scenario() -> None:
         app = Dashboard(project_dir=demo_project, settings=deterministic_settings())
         async with app.run_test(size=SIZE) as pilot:
@@ -29,12 +51,19 @@ def test_visits_every_screen_by_number_key_and_sidebar(demo_project: Path) -> No
                 await pilot.press(info.key)
                 await until_app(pilot, lambda info=info: getattr(app.screen, "NAME", None) == info.name)
                 assert app.current_mode == info.name
+                await pilot.pause()
+                styled = _styles(app.screen)
+                app.stylesheet.update(app.screen)  # what Textual's restyle on resume does
+                assert _styles(app.screen) == styled, info.name
             # Sidebar: focus it, move down, select -> the next screen.
             await pilot.press("1")
             await until_app(pilot, lambda: app.current_mode == "environments")
             app.screen.query_one("#sidebar").focus()
             await pilot.press("down", "enter")
             await until_app(pilot, lambda: app.current_mode == "rollouts")
+            # The mouse: a click on a row (below the border, past the padding) -> that screen.
+            await pilot.click("#sidebar", offset=(3, 3))  # the third row: "3  Plans"
+            await until_app(pilot, lambda: app.current_mode == "plans")
 
     asyncio.run(scenario())
 
@@ -291,8 +320,8 @@ def test_first_frame_is_the_real_screen_and_the_engine_read_follows_it(demo_proj
 
 
 def test_the_first_frame_styles_only_what_it_shows(demo_project: Path) -> None:
-    """First paint (README.md#dashboard): the first frame has the table focused, the footer's keys in
-    their final style and only app.tcss's rules; a screen shown before the first frame's callbacks ran
+    """First paint (README.md#dashboard): the first frame has the table focused, the footer's keys (shown in
+    it) in their final style and only app.tcss's rules; a screen shown before the first frame's callbacks ran
     still gets its rules from screens.tcss (read before it is styled), as later ones do."""
     from textual.events import Ready
     from textual.widgets._footer import FooterKey
@@ -305,7 +334,8 @@ def test_the_first_frame_styles_only_what_it_shows(demo_project: Path) -> None:
             sources = {Path(path).name for path, _ in self.stylesheet.source}
             keys = self.screen.query(FooterKey)
             seen.update(focused=getattr(self.focused, "id", None), screens_css="screens.tcss" in sources,
-                        compact=[k.has_class("-compact") for k in keys if "compact" in (k._reactive_connect or {})])
+                        compact=[k.has_class("-compact") for k in keys if not k.has_class("-command-palette")],
+                        shown=[(k.key, k.size.width > 0) for k in keys])
 
     async def scenario() -> None:
         app = Early(project_dir=demo_project, settings=deterministic_settings())
@@ -313,6 +343,18 @@ def test_the_first_frame_styles_only_what_it_shows(demo_project: Path) -> None:
             await until_app(pilot, lambda: bool(seen), what="the first frame")
             assert seen["focused"] == "env-table" and seen["screens_css"] is False
             assert seen["compact"] and not any(seen["compact"])  # type: ignore[arg-type]
+            assert seen["shown"] == [("r", True), ("slash", True), ("question_mark", True), ("colon", True),
+                                     ("q", True), ("ctrl+p", True)]  # drawn in the first frame
+            # The footer composes its keys again only when what they show changes.
+            footer_keys = list(app.screen.query(FooterKey))
+            app.screen.refresh_bindings()
+            await pilot.pause()
+            await pilot.pause()
+            assert list(app.screen.query(FooterKey)) == footer_keys
+            app.bind("x", "bell", description="Bell")
+            app.screen.refresh_bindings()
+            await until_app(pilot, lambda: [k.key for k in app.screen.query(FooterKey)][-2:] == ["x", "ctrl+p"],
+                            what="the new key in the footer")
             await pilot.press("4")
             await until_app(pilot, lambda: getattr(app.screen, "NAME", "") == "devstacks", what="Dev stacks")
             stacks = app.screen.query_one("#stacks-table")
@@ -424,19 +466,6 @@ def test_the_title_bar_draws_the_cells_of_textuals_header(monkeypatch: pytest.Mo
             with Vertical(id="ours"):
                 yield title_bar.TitleBar(show_clock=True)
 
-    def visible(strips: list[object]) -> list[list[tuple[object, ...]]]:
-        """Per cell: the character and what shows of its style (a blank shows only its background)."""
-        rows = []
-        for strip in strips:
-            cells = []
-            for seg in strip:  # type: ignore[attr-defined]
-                st = seg.style
-                for ch in seg.text:
-                    cells.append((ch, st.bgcolor) if ch == " " else
-                                 (ch, st.color, st.bgcolor, bool(st.bold), bool(st.dim), bool(st.reverse)))
-            rows.append(cells)
-        return rows
-
     async def scenario() -> None:
         app = Both()
         async with app.run_test(size=(60, 6)) as pilot:
@@ -469,5 +498,81 @@ def test_the_title_bar_draws_the_cells_of_textuals_header(monkeypatch: pytest.Mo
             assert ours.has_class("-tall")
             await pilot.click(ours, offset=(2, 1))
             await until_app(pilot, lambda: isinstance(app.screen, CommandPalette), what="the command palette")
+
+    asyncio.run(scenario())
+
+
+def test_the_sidebar_draws_the_cells_of_textuals_option_list() -> None:
+    """README.md#dashboard (the frame every screen shares; "the mouse works too"): the one-widget sidebar
+    shows what the OptionList it replaced showed, cell for cell (rows, highlighted row, border, scroll bar),
+    blurred, focused, hovered, in the light theme and scrolled in a short terminal, and its keys (up, down,
+    home, end, page up/down) move the highlight as the OptionList's did."""
+    from textual.app import App, ComposeResult
+    from textual.containers import Horizontal
+    from textual.widgets import OptionList
+    from textual.widgets.option_list import Option
+
+    from engine.paths import assets_dir
+    from screens.widgets.sidebar import Sidebar
+
+    class Theirs(OptionList):  # the sidebar as it was: Textual's OptionList with one option a screen
+        def __init__(self, current: str) -> None:
+            super().__init__(*[Option(f"{s.key}  {s.title}", id=s.name) for s in SCREENS], id="sidebar")
+            self.current = current
+
+        def on_mount(self) -> None:
+            self.highlighted = next(i for i, s in enumerate(SCREENS) if s.name == self.current)
+
+    class Both(App[None]):
+        CSS_PATH = str(assets_dir() / "app.tcss")  # the app's #sidebar rules; the old one's bold row below
+        CSS = "#sidebar > .option-list--option-highlighted { text-style: bold; } Horizontal { width: 22; }"
+        AUTO_FOCUS = None
+
+        def compose(self) -> ComposeResult:
+            with Horizontal():
+                yield Theirs("metrics")
+            with Horizontal():
+                yield Sidebar("metrics")
+
+    async def scenario() -> None:
+        app = Both()
+        async with app.run_test(size=(44, 8)) as pilot:
+            theirs, ours = app.query_one(Theirs), app.query_one(Sidebar)
+
+            def halves() -> tuple[list[object], list[object]]:
+                lines = visible(app.screen._compositor.render_strips())
+                return [line[:22] for line in lines], [line[22:44] for line in lines]
+
+            async def same(what: str) -> None:
+                await pilot.pause()
+                left, right = halves()
+                assert left == right, what
+
+            await same("short terminal: scrolled to the highlighted row, scroll bar")
+            assert ours.scroll_offset.y > 0 and ours.highlighted == theirs.highlighted == 9
+            for key in ("down", "down", "down", "up", "pageup", "pageup", "pagedown", "end", "home", "up", "pagedown"):
+                pictures = []
+                for widget in (theirs, ours):
+                    widget.focus()
+                    await pilot.press(key)
+                    await pilot.pause()
+                    pictures.append(halves()[widget is ours])
+                assert ours.highlighted == theirs.highlighted, key
+                assert pictures[0] == pictures[1], f"focused, after {key}"
+            await pilot.resize_terminal(44, 16)
+            app.set_focus(None)
+            await same("blurred, every row and blank lines below")
+            for theme in ("textual-light", "textual-dark"):
+                app.theme = theme
+                await same(theme)
+            pictures = []
+            for widget in (theirs, ours):
+                await pilot.hover(widget, offset=(4, 3))
+                await pilot.pause()
+                pictures.append(halves()[widget is ours])
+            assert pictures[0] == pictures[1], "row hovered"
+            assert ours.hovered == 2
+            await pilot.hover(ours, offset=(4, 14))
+            assert ours.hovered is None  # the border: no row
 
     asyncio.run(scenario())
