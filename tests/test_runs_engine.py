@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pytest
 import yaml
 from starlette.applications import Starlette
@@ -270,7 +271,7 @@ def test_platform_run_streams_steps_and_sets_exit_codes(tmp_path, root, isolated
     doc = json.loads(failed.stdout)
     assert failed.returncode == 1 and doc["ok"] is False and doc["run"]["status"] == "failed"
     assert "name is not defined" in doc["error"]["message"]
-    missing = subprocess.run(
+    missing = cli_fork.run(
         [sys.executable, "-m", "app.main", "platform", "run", "nope.yaml"],
         capture_output=True,
         text=True,
