@@ -4,8 +4,8 @@ It was Textual's OptionList (8.2), which builds a Content, a line cache and stri
 styles five component classes: ~25k of the Python calls of the dashboard's first paint
 (bench/dashboard.py). This draws the same cells itself, one row a screen (`key  title`), with the
 OptionList's styles (its DEFAULT_CSS below, under this widget's name): the highlighted row, the hovered
-one, the focused border. Same keys (up/down, home/end, page up/down wrap and stop as OptionList's;
-enter selects), a click selects, the mouse highlights the row it is over, and it scrolls (the
+one, the focused border. Same keys as OptionList's (up/down wrap around; home/end; page up/down stop
+at the ends; enter selects), a click selects, the mouse highlights the row it is over, and it scrolls (the
 highlighted row kept in view) when the terminal is too short for every row. Rows wider than the
 sidebar are cut, not wrapped (the app's CSS gives 18 cells; the longest row is 15).
 """
