@@ -219,8 +219,8 @@ class Indexer:
             try:
                 if conn is None:
                     conn = self.engine.connect()
-                    if self.manual_checkpoints:
-                        conn.exec_driver_sql("PRAGMA wal_autocheckpoint=0")
+                    if self.manual_checkpoints:  # (on the driver: SQLAlchemy would begin a transaction)
+                        conn.connection.dbapi_connection.execute("PRAGMA wal_autocheckpoint=0")  # type: ignore[union-attr]
                 raw: Any = conn.connection.dbapi_connection
                 more = True
                 while more:
