@@ -169,6 +169,13 @@ def test_replaying_the_journal_twice_inserts_nothing_new(hooks: Hooks) -> None:
     assert hooks.index() == 12
     counts = (hooks.rows("deliveries"), hooks.rows("run_queue"), hooks.rows("delivery_keys"))
     assert counts == (12, 11, 11)
+    with sqlite3.connect(hooks.path) as db:  # the row as the recorder without the journal writes it
+        kinds = db.execute(
+            "SELECT DISTINCT typeof(received_at), typeof(status_code), typeof(decided_at), typeof(payload),"
+            " typeof(run_id), typeof(duplicate_of) FROM deliveries WHERE outcome = 'queued'"
+        ).fetchall()
+        queued_at = db.execute("SELECT DISTINCT typeof(enqueued_at) FROM run_queue").fetchall()
+    assert kinds == [("integer", "integer", "integer", "text", "null", "null")] and queued_at == [("integer",)]
     assert hooks.index() == 0
     with sqlite3.connect(hooks.path) as db:
         db.execute("UPDATE delivery_journal SET segment = 0, position = 0")

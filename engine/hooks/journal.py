@@ -48,8 +48,6 @@ DELIVERY_COLUMNS = (
     "id", "trigger_id", "automation_id", "received_at", "status_code", "outcome", "auth_method", "dedupe_key",
     "duplicate_of", "payload", "body_bytes", "run_id", "detail", "updated_at", "decided_at",
 )  # fmt: skip
-_INTS = frozenset(i for i, c in enumerate(DELIVERY_COLUMNS) if c in
-                  ("received_at", "status_code", "body_bytes", "updated_at", "decided_at"))
 _QUEUE_COLUMNS = ("delivery_id", "automation_id", "state", "enqueued_at", "lease_owner", "lease_until", "attempts")
 _END_RECORD = _HEAD.pack(len(END), zlib.crc32(END)) + END
 INDEX_LIMIT = 5_000  # records per indexing transaction
@@ -84,12 +82,10 @@ def encode(rows: list[list[Any]]) -> bytes:
     return b"".join(parts)
 
 
-def decode(payload: bytes) -> tuple[Any, ...]:
-    """A delivery's row back from its record."""
-    fields = payload.decode().split(SEP)
-    return tuple(
-        None if v == NULL else int(v) if i in _INTS else v for i, v in enumerate(fields)
-    )
+def decode(payload: bytes) -> list[str]:
+    """A delivery's row back from its record, as text (NULL as SOH): the INSERT converts them
+    (NULLIF, and the integer columns' affinity), so that no Python runs per field."""
+    return payload.decode().split(SEP)
 
 
 def read(fd: int, pos: int, limit: int = 0) -> tuple[list[bytes], int, str]:
@@ -305,11 +301,11 @@ def index(raw: Any, directory: Path, limit: int = INDEX_LIMIT) -> tuple[int, int
     raw.execute("BEGIN IMMEDIATE")
     try:
         start, start_pos = position(raw)
-        rows: list[tuple[Any, ...]] = []
+        rows: list[list[str]] = []
         more = False
         segment, pos = start, start_pos
         for payloads, segment, pos, why in follow(directory, start, start_pos, limit):  # noqa: B007 - the last one counts
-            rows.extend(decode(p) for p in payloads)
+            rows.extend(map(decode, payloads))
             more = why == "more"
         queued = _insert(raw, rows) if rows else 0
         raw.execute(
@@ -329,9 +325,9 @@ def index(raw: Any, directory: Path, limit: int = INDEX_LIMIT) -> tuple[int, int
     return len(rows), queued, more
 
 
-def _insert(raw: Any, rows: list[tuple[Any, ...]]) -> int:
-    """The rows, their queued runs and their keys; a row whose id is already there (copied before)
-    is left as it is, with no second run. Returns the runs queued."""
+def _insert(raw: Any, rows: list[list[str]]) -> int:
+    """The rows (as `decode` gives them), their queued runs and their keys; a row whose id is
+    already there (copied before) is left as it is, with no second run. Returns the runs queued."""
     ids = [r[0] for r in rows]
     present: set[str] = set()
     for start in range(0, len(ids), 500):
@@ -340,22 +336,28 @@ def _insert(raw: Any, rows: list[tuple[Any, ...]]) -> int:
         present.update(r[0] for r in raw.execute(f"SELECT id FROM deliveries WHERE id IN ({marks})", chunk))
     if present:
         rows = [r for r in rows if r[0] not in present]
-    marks = ", ".join(["?"] * len(DELIVERY_COLUMNS))
-    raw.executemany(f"INSERT INTO deliveries ({', '.join(DELIVERY_COLUMNS)}) VALUES ({marks})", rows)
-    queued = [(r[0], r[2], "queued", r[3], None, None, 0) for r in rows if r[5] == "queued"]
+    raw.executemany(_INSERT_DELIVERY, rows)
+    queued = [(r[0], r[2], r[3]) for r in rows if r[5] == "queued"]
     if queued:
         raw.executemany(
-            f"INSERT INTO run_queue ({', '.join(_QUEUE_COLUMNS)}) VALUES ({', '.join(['?'] * 7)})"
+            f"INSERT INTO run_queue ({', '.join(_QUEUE_COLUMNS)}) VALUES (?, ?, 'queued', CAST(? AS INTEGER), NULL, NULL, 0)"
             " ON CONFLICT DO NOTHING",
             queued,
         )
-    keys = sorted((r[1], r[7], r[0]) for r in rows if r[5] == "queued" and r[7] is not None)
+    keys = sorted((r[1], r[7], r[0]) for r in rows if r[5] == "queued" and r[7] != NULL)
     if keys:
         raw.executemany(
             "INSERT INTO delivery_keys (trigger_id, dedupe_key, delivery_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
             keys,
         )
     return len(queued)
+
+
+# Every field as text: NULLIF gives back NULL, the integer columns' affinity gives back integers.
+_INSERT_DELIVERY = (
+    f"INSERT INTO deliveries ({', '.join(DELIVERY_COLUMNS)}) VALUES "
+    f"({', '.join(['NULLIF(?, char(1))'] * len(DELIVERY_COLUMNS))})"
+)
 
 
 def catch_up(engine: Any) -> None:

@@ -113,7 +113,7 @@ class JournalRecorder(BatchRecorder):
     def _seen(self, payload: bytes) -> None:
         """A record another writer appended (or the unindexed tail at start): hold its key."""
         row = journal.decode(payload)
-        if row[_OUTCOME] == "queued" and row[_DEDUPE_KEY] is not None:
+        if row[_OUTCOME] == "queued" and row[_DEDUPE_KEY] != journal.NULL:
             self._held.setdefault((row[_TRIGGER_ID], row[_DEDUPE_KEY]), row[_ID])
 
     def _reseed(self, db: Any) -> None:
