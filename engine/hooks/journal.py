@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 SEGMENT_BYTES = 64 << 20
+INLINE_BYTES = 4 << 20  # a segment made on the 202 path when no spare is ready (a start, a fast writer)
+SPARE = "spare"
 DIR_NAME = "journal"
 _HEAD = struct.Struct(">II")  # payload length, crc32 of the payload
 END = b"E"
@@ -50,6 +52,7 @@ DELIVERY_COLUMNS = (
 )  # fmt: skip
 _QUEUE_COLUMNS = ("delivery_id", "automation_id", "state", "enqueued_at", "lease_owner", "lease_until", "attempts")
 _END_RECORD = _HEAD.pack(len(END), zlib.crc32(END)) + END
+_MIN_BYTES = 1 << 16  # a new segment holds at least this much (a spare or a made one: far more)
 INDEX_LIMIT = 5_000  # records per indexing transaction
 
 
@@ -119,22 +122,79 @@ def read(fd: int, pos: int, limit: int = 0) -> tuple[list[bytes], int, str]:
 
 
 def _open_segment(directory: Path, number: int, create_bytes: int = 0) -> int | None:
-    """A segment's fd; with create_bytes, created (0600, preallocated, made durable) if absent."""
+    """A segment's fd; with create_bytes, made if absent (0600, at least that long, durable): the
+    spare when there is one (`make_spare`), else a short one written here."""
     path = segment_path(directory, number)
     try:
         return os.open(path, os.O_RDWR)
     except FileNotFoundError:
         if not create_bytes:
             return None
+    spare = directory / SPARE
+    with contextlib.suppress(FileNotFoundError):
+        if spare.stat().st_size >= create_bytes:
+            os.rename(spare, path)
+            _sync_dir(directory)
+            return os.open(path, os.O_RDWR)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    os.posix_fallocate(fd, 0, create_bytes)
+    _fill(fd, max(create_bytes, INLINE_BYTES))
+    _sync_dir(directory)
+    return fd
+
+
+def _fill(fd: int, size: int) -> None:
+    """Preallocate and write zeros: an `fdatasync` after appending into written blocks flushes the
+    data alone; into blocks only allocated (unwritten extents) it also commits the file system's
+    journal (measured on ext4: 2-4x its latency, ~1.5x its CPU)."""
+    os.posix_fallocate(fd, 0, size)
+    zeros = bytes(1 << 20)
+    for at in range(0, size, len(zeros)):
+        os.pwrite(fd, zeros[: size - at], at)
     os.fsync(fd)
+
+
+def _sync_dir(directory: Path) -> None:
     dfd = os.open(directory, os.O_RDONLY)
     try:
-        os.fsync(dfd)  # the new name survives a power loss
+        os.fsync(dfd)  # a new name survives a power loss
     finally:
         os.close(dfd)
-    return fd
+
+
+def make_spare(directory: Path, segment: int, pos: int, size: int = SEGMENT_BYTES) -> bool:
+    """Make the next segment ahead of time (preallocated, zeroed), off the 202 path, once the
+    indexed position (segment, pos) is past half of its segment: the indexer's thread calls this;
+    a writer rolling over renames it. (A journal that never fills half a segment, as a test
+    server's, never writes one.) Whether one was made."""
+    if (directory / SPARE).exists():
+        return False
+    try:
+        if pos * 2 < os.stat(segment_path(directory, segment)).st_size:
+            return False
+    except FileNotFoundError:
+        return False
+    partial = directory / f"{SPARE}.{os.getpid()}"
+    fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        _fill(fd, size)
+    finally:
+        os.close(fd)
+    os.rename(partial, directory / SPARE)
+    return True
+
+
+def _drop_partial_spares(directory: Path) -> None:
+    """Spares a killed process left half made."""
+    for entry in os.scandir(directory):
+        if entry.name.startswith(f"{SPARE}.") and entry.name[len(SPARE) + 1 :].isdigit():
+            pid = int(entry.name[len(SPARE) + 1 :])
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+            except PermissionError:
+                pass
 
 
 def follow(directory: Path, segment: int, pos: int, limit: int = 0) -> Iterator[tuple[list[bytes], int, int, str]]:
@@ -169,12 +229,10 @@ class Writer:
         self,
         directory: Path,
         seen: Callable[[bytes], None],
-        segment_bytes: int = SEGMENT_BYTES,
         busy_seconds: float = 10.0,
     ) -> None:
         self.directory = directory
         self.seen = seen
-        self.segment_bytes = segment_bytes
         self.busy_seconds = busy_seconds  # how long a group waits for the lock before it fails (503)
         directory.mkdir(mode=0o700, exist_ok=True)
         os.chmod(directory, 0o700)
@@ -213,6 +271,7 @@ class Writer:
                 self.segment, self.pos = last, end
             self._fd = _open_segment(self.directory, self.segment)
             self._roll()
+            _drop_partial_spares(self.directory)
         finally:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
 
@@ -238,7 +297,7 @@ class Writer:
         """Read what other writers appended since our last group; end the segment at a torn write."""
         while True:
             if self._fd is None:
-                self._fd = _open_segment(self.directory, self.segment, self.segment_bytes)
+                self._fd = _open_segment(self.directory, self.segment, _MIN_BYTES)
                 assert self._fd is not None
                 self._size = os.fstat(self._fd).st_size
             payloads, self.pos, why = read(self._fd, self.pos)
@@ -265,7 +324,7 @@ class Writer:
         self.segment = max([self.segment, *existing]) + 1
         self.pos = 0
         self._fd = _open_segment(
-            self.directory, self.segment, max(self.segment_bytes, need + len(_END_RECORD) + _HEAD.size)
+            self.directory, self.segment, max(_MIN_BYTES, need + len(_END_RECORD))
         )
         assert self._fd is not None
         self._size = os.fstat(self._fd).st_size
@@ -340,8 +399,8 @@ def _insert(raw: Any, rows: list[list[str]]) -> int:
     queued = [(r[0], r[2], r[3]) for r in rows if r[5] == "queued"]
     if queued:
         raw.executemany(
-            f"INSERT INTO run_queue ({', '.join(_QUEUE_COLUMNS)}) VALUES (?, ?, 'queued', CAST(? AS INTEGER), NULL, NULL, 0)"
-            " ON CONFLICT DO NOTHING",
+            f"INSERT INTO run_queue ({', '.join(_QUEUE_COLUMNS)})"
+            " VALUES (?, ?, 'queued', CAST(? AS INTEGER), NULL, NULL, 0) ON CONFLICT DO NOTHING",
             queued,
         )
     keys = sorted((r[1], r[7], r[0]) for r in rows if r[5] == "queued" and r[7] != NULL)

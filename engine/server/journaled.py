@@ -228,6 +228,8 @@ class Indexer:
                         copied, queued, more = journal.index(raw, self.directory)
                     if copied:
                         self.indexed(queued)
+                if not stopping:  # the next segment, ready before it is needed
+                    journal.make_spare(self.directory, *journal.position(raw))
             except Exception as exc:  # noqa: BLE001 - the next pass tries again; records wait in the journal
                 log.warning("journal indexing: %s", str(exc).splitlines()[0])
                 if conn is not None:
