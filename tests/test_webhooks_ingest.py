@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
+import sqlite3
 from pathlib import Path
 
 import httpx
@@ -119,17 +118,16 @@ def test_rotate_kills_old_token_at_once(server, tmp_path: Path) -> None:
 
 def test_503_when_the_delivery_cannot_be_recorded(server_factory, tmp_path: Path) -> None:
     """Errors: 503 when the delivery could not be recorded (so the sender retries); nothing is
-    half-written, and the same delivery is accepted once the store is writable again. The store a
-    delivery is recorded in first is the delivery journal (docs/reference-webhooks.md#durability-and-processes):
-    its lock held elsewhere past the busy timeout makes the recorder give up."""
+    half-written, and the same delivery is accepted once the store is writable again."""
     srv = server_factory(extra_env={"PLATFORM_DB_BUSY_TIMEOUT_MS": "300"})
     act = make_trigger(srv, tmp_path)
-    lock = os.open(srv.data_dir / "journal" / "lock", os.O_RDWR)
-    fcntl.flock(lock, fcntl.LOCK_EX)
+    lock = sqlite3.connect(srv.data_dir / "platform.db", isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")
     try:
         refused = httpx.post(act["url_with_token"], content=b"payload", timeout=30)
     finally:
-        os.close(lock)
+        lock.execute("ROLLBACK")
+        lock.close()
     assert refused.status_code == 503 and refused.headers["retry-after"]
     assert history(srv) == []
     assert httpx.post(act["url_with_token"], content=b"payload").status_code == 202

@@ -5,6 +5,7 @@ is about processes (SIGKILL); real recorders on a real store made in this proces
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import sqlite3
@@ -22,6 +23,8 @@ from engine.server.journaled import JournalRecorder
 from engine.serverstore import migrations, store
 from tests.waiting import until
 from tests.webhooks_fixtures import history, make_trigger, server_factory  # noqa: F401
+
+JOURNAL = {"PLATFORM_DELIVERY_JOURNAL": "1", "PLATFORM_DB_BUSY_TIMEOUT_MS": "2000"}
 
 
 class Hooks:
@@ -86,19 +89,29 @@ def _children(pid: int) -> list[int]:
 
 
 def test_a_202_survives_sigkill_before_it_is_indexed(server_factory, tmp_path: Path) -> None:
-    """docs/reference-webhooks.md#durability-and-processes: a 202 means the delivery is in the
-    journal. With SQLite's write lock held elsewhere nothing can be indexed, yet deliveries are
-    answered 202; SIGKILL of the server and its children right after: none of them is in SQLite,
-    and after a restart every one is in history and its run executes. The journal's files are 0600
-    in a 0700 directory."""
-    srv = server_factory()
+    """docs/reference-webhooks.md#durability-and-processes: with the journal a 202 means the
+    delivery is in the journal, and a group that cannot have the journal's lock within the busy
+    timeout is refused (503, nothing recorded). With SQLite's write lock held elsewhere nothing
+    can be indexed, yet deliveries are answered 202; SIGKILL of the server and its children right
+    after: none of them is in SQLite, and after a restart every one is in history and its run
+    executes. The journal's files are 0600 in a 0700 directory."""
+    srv = server_factory(extra_env=JOURNAL)
     act = make_trigger(srv, tmp_path)
+    held = os.open(srv.data_dir / "journal" / "lock", os.O_RDWR)
+    fcntl.flock(held, fcntl.LOCK_EX)  # another writer that never lets go: past the busy timeout, 503
+    try:
+        refused = httpx.post(act["url_with_token"], json={"ref": "refused"}, timeout=30)
+    finally:
+        os.close(held)
+    assert refused.status_code == 503 and refused.headers["retry-after"]
     lock = sqlite3.connect(srv.data_dir / "platform.db", isolation_level=None)
     lock.execute("BEGIN IMMEDIATE")
     try:
         ids = []
         for n in range(3):
-            r = httpx.post(act["url_with_token"], json={"ref": f"kill-{n}"}, headers={"X-Delivery-Id": f"kill-{n}"}, timeout=30)
+            r = httpx.post(
+                act["url_with_token"], json={"ref": f"kill-{n}"}, headers={"X-Delivery-Id": f"kill-{n}"}, timeout=30
+            )
             assert r.status_code == 202, r.text
             ids.append(r.json()["delivery"])
         for pid in [*_children(srv.proc.pid), srv.proc.pid]:
@@ -113,7 +126,7 @@ def test_a_202_survives_sigkill_before_it_is_indexed(server_factory, tmp_path: P
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
     files = list(directory.iterdir())
     assert files and all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
-    again = server_factory(data_dir=srv.data_dir, token=srv.token)
+    again = server_factory(data_dir=srv.data_dir, token=srv.token, extra_env=JOURNAL)
 
     def ran() -> bool:
         rows = {d["id"]: d for d in history(again)}

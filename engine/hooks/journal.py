@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import itertools
 import os
 import struct
 import time
@@ -395,28 +396,30 @@ def _insert(raw: Any, rows: list[list[str]]) -> int:
         present.update(r[0] for r in raw.execute(f"SELECT id FROM deliveries WHERE id IN ({marks})", chunk))
     if present:
         rows = [r for r in rows if r[0] not in present]
-    raw.executemany(_INSERT_DELIVERY, rows)
+    _insert_rows(raw, _INSERT_DELIVERY, _DELIVERY_VALUES, rows)
     queued = [(r[0], r[2], r[3]) for r in rows if r[5] == "queued"]
     if queued:
-        raw.executemany(
-            f"INSERT INTO run_queue ({', '.join(_QUEUE_COLUMNS)})"
-            " VALUES (?, ?, 'queued', CAST(? AS INTEGER), NULL, NULL, 0) ON CONFLICT DO NOTHING",
-            queued,
-        )
+        _insert_rows(raw, _INSERT_QUEUED, _QUEUED_VALUES, queued)
     keys = sorted((r[1], r[7], r[0]) for r in rows if r[5] == "queued" and r[7] != NULL)
     if keys:
-        raw.executemany(
-            "INSERT INTO delivery_keys (trigger_id, dedupe_key, delivery_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-            keys,
-        )
+        _insert_rows(raw, _INSERT_KEYS, "(?, ?, ?)", keys)
     return len(queued)
 
 
+def _insert_rows(raw: Any, head: str, group: str, rows: list[Any], chunk: int = 500) -> None:
+    """Multi-row INSERTs of `chunk` rows: one driver call each (executemany steps once per row and
+    drops and takes the GIL back each time, which the recorder's main thread then contends for)."""
+    for start in range(0, len(rows), chunk):
+        part = rows[start : start + chunk]
+        raw.execute(head.format(values=", ".join([group] * len(part))), list(itertools.chain.from_iterable(part)))
+
+
 # Every field as text: NULLIF gives back NULL, the integer columns' affinity gives back integers.
-_INSERT_DELIVERY = (
-    f"INSERT INTO deliveries ({', '.join(DELIVERY_COLUMNS)}) VALUES "
-    f"({', '.join(['NULLIF(?, char(1))'] * len(DELIVERY_COLUMNS))})"
-)
+_DELIVERY_VALUES = "(" + ", ".join(["NULLIF(?, char(1))"] * len(DELIVERY_COLUMNS)) + ")"
+_INSERT_DELIVERY = f"INSERT INTO deliveries ({', '.join(DELIVERY_COLUMNS)}) VALUES {{values}}"
+_QUEUED_VALUES = "(?, ?, 'queued', CAST(? AS INTEGER), NULL, NULL, 0)"
+_INSERT_QUEUED = f"INSERT INTO run_queue ({', '.join(_QUEUE_COLUMNS)}) VALUES {{values}} ON CONFLICT DO NOTHING"
+_INSERT_KEYS = "INSERT INTO delivery_keys (trigger_id, dedupe_key, delivery_id) VALUES {values} ON CONFLICT DO NOTHING"
 
 
 def catch_up(engine: Any) -> None:

@@ -42,16 +42,17 @@ from engine.server.keys import Key, indexed_holders
 
 log = logging.getLogger("platform.server")
 HELD_MAX = 200_000  # keys held in memory before those already indexed are let go
-INDEX_PAUSE = 0.05  # seconds the indexer lets records gather after the first one (larger transactions)
+INDEX_PAUSE = 0.2  # seconds the indexer lets records gather after the first one (larger transactions)
 INDEX_IDLE = 1.0  # seconds between indexer passes when nothing pokes it
 
 
 def journal_enabled(engine: Engine) -> bool:
-    """The journal is the commit point for a SQLite file (PostgreSQL: the transaction is, as
-    several servers with their own data dirs share one database). PLATFORM_DELIVERY_JOURNAL=0
-    turns it off (group commits into SQLite, for comparison: bench/webhooks.py)."""
+    """PLATFORM_DELIVERY_JOURNAL=1 makes the journal the commit point for a SQLite file (never on
+    PostgreSQL: several servers with their own data dirs share one database, and the transaction
+    is the commit point). Off by default: measured on the 2-CPU machine it took more CPU per
+    delivery than the group commit it replaces (docs/reference-webhooks.md#benchmark)."""
     database = engine.url.database if engine.dialect.name == "sqlite" else None
-    return bool(database and database != ":memory:") and os.environ.get("PLATFORM_DELIVERY_JOURNAL", "1") != "0"
+    return bool(database and database != ":memory:") and os.environ.get("PLATFORM_DELIVERY_JOURNAL", "0") == "1"
 
 
 class JournalRecorder(BatchRecorder):

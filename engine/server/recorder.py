@@ -284,7 +284,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def run(data_dir: Path) -> int:
-    from engine.hooks.journal import journal_dir
+    from engine.hooks.journal import catch_up, journal_dir
     from engine.hooks.secrets import SecretBox
     from engine.server import checkpoint
     from engine.server.ingest import BatchRecorder
@@ -300,6 +300,8 @@ def run(data_dir: Path) -> int:
         if journaled
         else BatchRecorder(engine, box)
     )
+    if not journaled:
+        catch_up(engine)  # a journal a run with it left: its keys count before this recorder decides
     checkpointer = checkpoint.start_for(engine, recorder.gate)
     recorder.manual_checkpoints = checkpointer is not None
     recorder.warm()
