@@ -301,7 +301,10 @@ def run(data_dir: Path) -> int:
         else BatchRecorder(engine, box)
     )
     if not journaled:
-        catch_up(engine)  # a journal a run with it left: its keys count before this recorder decides
+        try:  # a journal a run with it left: its keys count before this recorder decides
+            catch_up(engine)
+        except Exception as exc:  # noqa: BLE001 - reads index it too; the recorder still serves
+            log.warning("delivery journal left unindexed: %s", str(exc).splitlines()[0])
     checkpointer = checkpoint.start_for(engine, recorder.gate)
     recorder.manual_checkpoints = checkpointer is not None
     recorder.warm()
