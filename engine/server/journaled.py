@@ -47,12 +47,11 @@ INDEX_IDLE = 1.0  # seconds between indexer passes when nothing pokes it
 
 
 def journal_enabled(engine: Engine) -> bool:
-    """PLATFORM_DELIVERY_JOURNAL=1 makes the journal the commit point for a SQLite file (never on
-    PostgreSQL: several servers with their own data dirs share one database, and the transaction
-    is the commit point). Off by default: measured on the 2-CPU machine it took more CPU per
-    delivery than the group commit it replaces (docs/reference-webhooks.md#benchmark)."""
+    """The journal is the commit point for a SQLite file (never on PostgreSQL: several servers with
+    their own data dirs share one database, and the transaction is the commit point).
+    PLATFORM_DELIVERY_JOURNAL=0 turns it off: each group committed into SQLite before its 202s."""
     database = engine.url.database if engine.dialect.name == "sqlite" else None
-    return bool(database and database != ":memory:") and os.environ.get("PLATFORM_DELIVERY_JOURNAL", "0") == "1"
+    return bool(database and database != ":memory:") and os.environ.get("PLATFORM_DELIVERY_JOURNAL", "1") != "0"
 
 
 class JournalRecorder(BatchRecorder):
