@@ -132,6 +132,9 @@ def test_503_when_the_delivery_cannot_be_recorded(server_factory, tmp_path: Path
         )
         act = make_trigger(srv, tmp_path)
         if journal == "1":
+            # the recorder opens the journal once warm, which may come after the first answers
+            lock_file = srv.data_dir / store_file
+            until(lock_file.exists, what="the recorder to open the journal")
             held = os.open(srv.data_dir / store_file, os.O_RDWR)
             fcntl.flock(held, fcntl.LOCK_EX)
             release = functools.partial(os.close, held)

@@ -97,6 +97,8 @@ def test_a_202_survives_sigkill_before_it_is_indexed(server_factory, tmp_path: P
     executes. The journal's files are 0600 in a 0700 directory."""
     srv = server_factory(extra_env=JOURNAL)
     act = make_trigger(srv, tmp_path)
+    # the recorder opens the journal once warm, which may come after the first answers
+    until(lambda: (srv.data_dir / "journal" / "lock").exists(), what="the recorder to open the journal")
     held = os.open(srv.data_dir / "journal" / "lock", os.O_RDWR)
     fcntl.flock(held, fcntl.LOCK_EX)  # another writer that never lets go: past the busy timeout, 503
     try:

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 SEGMENT_BYTES = 64 << 20
-INLINE_BYTES = 4 << 20  # a segment made on the 202 path when no spare is ready (a start, a fast writer)
+INLINE_BYTES = 1 << 20  # a segment made on the 202 path when no spare is ready (a start, a fast writer)
 SPARE = "spare"
 DIR_NAME = "journal"
 _HEAD = struct.Struct(">II")  # payload length, crc32 of the payload
