@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from engine.auth.bearer import new_token, token_hash
 from engine.errors import Conflict, EngineError, NotFound
 from engine.hooks.filters import compile_filter
+from engine.hooks.journal import catch_up
 from engine.hooks.models import (
     Activation,
     Automation,
@@ -258,6 +259,7 @@ def history(
     time: `before` is the previous page's `next_before`; only `limit + 1` rows are ever read."""
     limit = max(1, min(limit, 1000))
     cursor = _cursor(before)
+    catch_up(engine)  # every delivery answered 202 is read (engine.hooks.journal)
     with store.read(engine) as conn:
         if trigger:
             auto, trow = _trigger_row(conn, automation, trigger)
@@ -331,6 +333,7 @@ def replay(engine: Engine, automation: str, delivery_id: str) -> Delivery:
     accepted delivery. No de-duplication key: a replay is asked for, never a retry."""
     from engine.hooks.models import delivery_id as new_delivery_id
 
+    catch_up(engine)  # a delivery answered 202 a moment ago is there to replay
     with store.write(engine) as conn:
         auto = _automation_row(conn, automation)
         original = conn.execute(

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Engine
 
 from engine.errors import EngineError
 from engine.hooks.automations import _trigger_row, iso
+from engine.hooks.journal import catch_up
 from engine.hooks.models import MinuteStats, TriggerStats
 from engine.serverstore import store
 from engine.serverstore.store import deliveries, now_us
@@ -46,6 +47,7 @@ def trigger_stats(engine: Engine, automation: str, trigger: str, minutes: int = 
         raise EngineError(f"--minutes must be 1-{MAX_MINUTES}, not {minutes}", code="usage", exit_code=2)
     until = now_us() if until_us is None else until_us
     since = until - minutes * MINUTE_US
+    catch_up(engine)  # every delivery answered 202 is read (engine.hooks.journal)
     with store.read(engine) as conn:
         _auto, trow = _trigger_row(conn, automation, trigger)
         rows = conn.execute(

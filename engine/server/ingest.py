@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from engine.auth.bearer import hash_matches, token_hash
+from engine.hooks.journal import DELIVERY_COLUMNS
 from engine.hooks.models import TriggerDefinition, delivery_id
 from engine.hooks.payload import build_payload, dedupe_key
 from engine.hooks.secrets import SecretBox
@@ -164,9 +165,29 @@ class BatchRecorder:
         return "path" if by_path else "bearer" if by_bearer else "hmac" if by_hmac else None
 
     def _statements(self, db: Driver, batch: list[Submission]) -> list[Verdict]:
-        """Authenticate and record a batch inside the caller's transaction. A delivery's row is a
-        list in _DELIVERY_COLUMNS order (no dict per delivery: the recorder's Python is per
-        delivery, docs/reference-webhooks.md#benchmark)."""
+        """Authenticate and record a batch inside the caller's transaction."""
+        verdicts, pending = self._authorize(db, batch)
+        self._dedupe(db, pending, verdicts)
+        if pending:
+            decided = time.time_ns() // 1000  # one clock read per batch: the answer latency's end
+            rows = []
+            queued = []
+            for _, row in pending:
+                row[_DECIDED_AT] = decided
+                rows.append(tuple(row))
+                if row[_OUTCOME] == "queued":
+                    queued.append((row[_ID], row[_AUTOMATION_ID], "queued", row[_RECEIVED_AT], None, None, 0))
+            db.insert("deliveries", _DELIVERY_COLUMNS, rows)
+            if queued:
+                db.insert("run_queue", _QUEUE_COLUMNS, queued)
+        return [v or REFUSED for v in verdicts]
+
+    def _authorize(
+        self, db: Driver, batch: list[Submission]
+    ) -> tuple[list[Verdict | None], list[tuple[int, list[Any]]]]:
+        """Authenticate a batch: the verdicts decided already (404, 413, 409) and the rows to record
+        (index in the batch, row). A delivery's row is a list in _DELIVERY_COLUMNS order (no dict
+        per delivery: the recorder's Python is per delivery, docs/reference-webhooks.md#benchmark)."""
         ids = sorted({s.trigger_id for s in batch})
         found = db.rows(f"SELECT {_TRIGGER_COLUMNS} FROM triggers WHERE id IN ({db.marks(len(ids))})", ids)
         states = {r[0]: self._state(_TriggerRow._make(r)) for r in found}
@@ -190,20 +211,7 @@ class BatchRecorder:
             else:
                 row = _delivery_row(sub, state, method, random_hex[10 * i : 10 * i + 10])
             pending.append((i, row))
-        self._dedupe(db, pending, verdicts)
-        if pending:
-            decided = time.time_ns() // 1000  # one clock read per batch: the answer latency's end
-            rows = []
-            queued = []
-            for _, row in pending:
-                row[_DECIDED_AT] = decided
-                rows.append(tuple(row))
-                if row[_OUTCOME] == "queued":
-                    queued.append((row[_ID], row[_AUTOMATION_ID], "queued", row[_RECEIVED_AT], None, None, 0))
-            db.insert("deliveries", _DELIVERY_COLUMNS, rows)
-            if queued:
-                db.insert("run_queue", _QUEUE_COLUMNS, queued)
-        return [v or REFUSED for v in verdicts]
+        return verdicts, pending
 
     def _dedupe(self, db: Driver, pending: list[tuple[int, list[Any]]], verdicts: list[Verdict | None]) -> None:
         """A retry is recorded but never starts a second run (de-duplication), across processes:
@@ -238,10 +246,7 @@ class _TriggerRow(NamedTuple):
 
 _TRIGGER_COLUMNS = ", ".join(_TriggerRow._fields)
 # A delivery's row, in the order _delivery_row builds it (the INSERT names these columns).
-_DELIVERY_COLUMNS = (
-    "id", "trigger_id", "automation_id", "received_at", "status_code", "outcome", "auth_method", "dedupe_key",
-    "duplicate_of", "payload", "body_bytes", "run_id", "detail", "updated_at", "decided_at",
-)  # fmt: skip
+_DELIVERY_COLUMNS = DELIVERY_COLUMNS
 _ID, _TRIGGER_ID, _AUTOMATION_ID, _RECEIVED_AT = 0, 1, 2, 3
 _OUTCOME, _DEDUPE_KEY, _DUPLICATE_OF, _DETAIL, _DECIDED_AT = 5, 7, 8, 12, 14
 _QUEUE_COLUMNS = tuple(c.name for c in run_queue.columns)

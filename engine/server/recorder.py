@@ -26,6 +26,7 @@ import select
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -207,7 +208,8 @@ class RecorderClient:
         covered, replies = reply
         self._in_flight = max(0, self._in_flight - covered)
         self._send()
-        queued = False
+        # An answer that covers no frame: the recorder is ready, or (journal) its indexer queued runs.
+        queued = not covered
         for reply_item in replies:
             seq, verdict = decode_reply(reply_item)
             self._answer(seq, verdict)
@@ -282,38 +284,72 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def run(data_dir: Path) -> int:
+    from engine.hooks.journal import catch_up, journal_dir
     from engine.hooks.secrets import SecretBox
     from engine.server import checkpoint
     from engine.server.ingest import BatchRecorder
+    from engine.server.journaled import Indexer, JournalRecorder, journal_enabled
     from engine.serverstore import store
 
     # Losing the server (stop or SIGKILL) closes our input: we finish what we read, then exit.
     engine = store.open_engine(child_setup())
-    recorder = BatchRecorder(engine, SecretBox(data_dir))
+    box = SecretBox(data_dir)
+    journaled = journal_enabled(engine)
+    recorder = (
+        JournalRecorder(engine, box, journal_dir(engine.url.database or ""))
+        if journaled
+        else BatchRecorder(engine, box)
+    )
+    if not journaled:
+        try:  # a journal a run with it left: its keys count before this recorder decides
+            catch_up(engine)
+        except Exception as exc:  # noqa: BLE001 - reads index it too; the recorder still serves
+            log.warning("delivery journal left unindexed: %s", str(exc).splitlines()[0])
     checkpointer = checkpoint.start_for(engine, recorder.gate)
     recorder.manual_checkpoints = checkpointer is not None
     recorder.warm()
     frames = _Frames()
-    gc.freeze()  # start-up objects are never collected: full collections stay short
     # Frames go to a private copy of stdout; anything a library prints goes to stderr instead of
-    # into the frame stream.
+    # into the frame stream. The indexer's thread writes too: one frame at a time.
     stdin, stdout = sys.stdin.fileno(), os.dup(sys.stdout.fileno())
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    with contextlib.suppress(BrokenPipeError):
-        _write_all(stdout, frame((0, [])))  # ready: an answer that covers no frame
+    out = threading.Lock()
+
+    def send(data: bytes) -> None:
+        with out, contextlib.suppress(BrokenPipeError):
+            _write_all(stdout, data)
+
+    def indexed(queued: int) -> None:
+        if checkpointer is not None:
+            checkpointer.committed()
+        if queued:
+            send(frame((0, [])))  # runs are in the queue now: the server wakes the workers
+
+    indexer = None
+    if isinstance(recorder, JournalRecorder):
+        indexer = Indexer(engine, recorder.directory, recorder.gate, indexed, recorder.manual_checkpoints)
+        indexer.start()
+    gc.freeze()  # start-up objects are never collected: full collections stay short
+    send(frame((0, [])))  # ready: an answer that covers no frame
     try:
         while (batch := _read_batch(stdin, frames)) is not None:
             requests = [decode_request(item) for group in batch for item in group]
             verdicts = recorder.record([submission for _, submission in requests])
-            if checkpointer is not None:
+            if indexer is not None:
+                indexer.poke()
+            elif checkpointer is not None:
                 checkpointer.committed()
             replies = [encode_reply(seq, verdict) for (seq, _), verdict in zip(requests, verdicts, strict=True)]
-            with contextlib.suppress(BrokenPipeError):
-                _write_all(stdout, frame((len(batch), replies)))
+            send(frame((len(batch), replies)))
     finally:
+        if indexer is not None:
+            indexer.stop()  # what the journal holds goes into SQLite before the exit
         if checkpointer is not None:
             checkpointer.stop()
-        recorder.close()
+        if isinstance(recorder, JournalRecorder):
+            recorder.shut()
+        else:
+            recorder.close()
         engine.dispose()
     return 0
 

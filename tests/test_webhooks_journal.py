@@ -1,0 +1,228 @@
+"""The delivery journal, the SQLite recorder's commit point (engine/hooks/journal.py;
+docs/reference-webhooks.md#durability-and-processes): a 202 means the delivery is in the journal
+(one write and one fdatasync per group), SQLite is indexed behind it. A real server where the rule
+is about processes (SIGKILL); real recorders on a real store made in this process elsewhere."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import sqlite3
+import stat
+from pathlib import Path
+
+import httpx
+import pytest
+
+from engine.hooks import automations, journal
+from engine.hooks.models import TriggerDefinition
+from engine.hooks.secrets import SecretBox
+from engine.server.ingest import Submission
+from engine.server.journaled import JournalRecorder
+from engine.serverstore import migrations, store
+from tests.waiting import until
+from tests.webhooks_fixtures import history, make_trigger, server_factory  # noqa: F401
+
+JOURNAL = {"PLATFORM_DB_BUSY_TIMEOUT_MS": "2000"}  # the journal's lock held: 503 after 2 s
+
+
+class Hooks:
+    """A store with one activated trigger, the submissions the HTTP process would send for it, and
+    recorders on its journal (none indexes by itself: the test says when)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.path = data_dir / "platform.db"
+        self.engine = store.open_engine(f"sqlite:///{self.path}")
+        migrations.up(self.engine)
+        self.box = SecretBox(data_dir)
+        automations.create_automation(self.engine, "jr", "name: jr\nmodel:\n  provider: scripted\n  steps: []\n")
+        trigger = automations.add_trigger(self.engine, "jr", TriggerDefinition(name="hook"), "http://127.0.0.1")
+        act = automations.activate(self.engine, self.box, "jr", "hook", None, "http://127.0.0.1")
+        self.trigger_id = trigger.id
+        self.token = act.token
+        self.directory = journal.journal_dir(self.path)
+
+    def batch(self, keys: list[str]) -> list[Submission]:
+        return [
+            Submission(self.trigger_id, self.token, None, b'{"k": "%s"}' % k.encode(), [("x-delivery-id", k)], [],
+                       "application/json", False, store.now_us())
+            for k in keys
+        ]  # fmt: skip
+
+    def recorder(self) -> JournalRecorder:
+        made = JournalRecorder(self.engine, self.box, self.directory)
+        made.warm()
+        return made
+
+    def index(self) -> int:
+        """Index everything waiting (as the indexer thread does); the records copied."""
+        copied = 0
+        with self.engine.connect() as conn:
+            raw = conn.connection.dbapi_connection
+            more = True
+            while more:
+                n, _queued, more = journal.index(raw, self.directory)
+                copied += n
+        return copied
+
+    def rows(self, table: str) -> int:
+        with sqlite3.connect(self.path) as db:
+            return int(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+
+@pytest.fixture
+def hooks(tmp_path: Path) -> Hooks:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(mode=0o700)
+    made = Hooks(data_dir)
+    yield made
+    made.engine.dispose()
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        out += [int(child), *_children(int(child))]
+    return out
+
+
+def test_a_202_survives_sigkill_before_it_is_indexed(server_factory, tmp_path: Path) -> None:
+    """docs/reference-webhooks.md#durability-and-processes: with the journal a 202 means the
+    delivery is in the journal, and a group that cannot have the journal's lock within the busy
+    timeout is refused (503, nothing recorded). With SQLite's write lock held elsewhere nothing
+    can be indexed, yet deliveries are answered 202; SIGKILL of the server and its children right
+    after: none of them is in SQLite, and after a restart every one is in history and its run
+    executes. The journal's files are 0600 in a 0700 directory."""
+    srv = server_factory(extra_env=JOURNAL)
+    act = make_trigger(srv, tmp_path)
+    # the recorder opens the journal once warm, which may come after the first answers
+    until(lambda: (srv.data_dir / "journal" / "lock").exists(), what="the recorder to open the journal")
+    held = os.open(srv.data_dir / "journal" / "lock", os.O_RDWR)
+    fcntl.flock(held, fcntl.LOCK_EX)  # another writer that never lets go: past the busy timeout, 503
+    try:
+        refused = httpx.post(act["url_with_token"], json={"ref": "refused"}, timeout=30)
+    finally:
+        os.close(held)
+    assert refused.status_code == 503 and refused.headers["retry-after"]
+    lock = sqlite3.connect(srv.data_dir / "platform.db", isolation_level=None)
+    lock.execute("BEGIN IMMEDIATE")
+    try:
+        ids = []
+        for n in range(3):
+            r = httpx.post(
+                act["url_with_token"], json={"ref": f"kill-{n}"}, headers={"X-Delivery-Id": f"kill-{n}"}, timeout=30
+            )
+            assert r.status_code == 202, r.text
+            ids.append(r.json()["delivery"])
+        for pid in [*_children(srv.proc.pid), srv.proc.pid]:
+            os.kill(pid, signal.SIGKILL)
+        srv.proc.wait(10)
+        indexed = lock.execute(f"SELECT count(*) FROM deliveries WHERE id IN ({', '.join('?' * 3)})", ids)
+        assert indexed.fetchone()[0] == 0, "nothing was indexed before the kill"
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    directory = srv.data_dir / "journal"
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    files = list(directory.iterdir())
+    assert files and all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+    again = server_factory(data_dir=srv.data_dir, token=srv.token, extra_env=JOURNAL)
+
+    def ran() -> bool:
+        rows = {d["id"]: d for d in history(again)}
+        return all(i in rows and rows[i]["run"] and rows[i]["run"]["status"] == "succeeded" for i in ids)
+
+    until(ran, timeout=60, what="every 202'd delivery in history, its run executed", interval=0.2)
+    assert sorted(d["id"] for d in history(again)) == sorted(ids)
+
+
+def test_a_torn_tail_is_ignored_and_the_journal_goes_on(hooks: Hooks) -> None:
+    """docs/reference-webhooks.md#durability-and-processes: a torn last record (short, or its crc
+    failing) was never answered 202: it is never indexed; the next recorder ends the segment there
+    and goes on in a new one, and what it appends is indexed."""
+    first = hooks.recorder()
+    verdicts = first.record(hooks.batch(["t-1", "t-2", "t-3"]))
+    assert [v.status for v in verdicts] == [202, 202, 202]
+    writer = first.writer
+    assert writer is not None
+    path = journal.segment_path(hooks.directory, writer.segment)
+    whole = journal.encode([["dlv_torn", hooks.trigger_id]])
+    with open(path, "r+b") as f:  # a writer killed mid-write: a prefix of its group
+        f.seek(writer.pos)
+        f.write(whole[: len(whole) // 2])
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        payloads, _pos, why = journal.read(fd, 0)
+    finally:
+        os.close(fd)
+    assert (len(payloads), why) == (3, "torn")
+    first.shut()
+    second = hooks.recorder()  # takes up the journal: the torn tail is left behind
+    assert second.writer is not None and second.writer.segment > writer.segment
+    corrupt = bytearray(journal.encode([["dlv_crc", hooks.trigger_id]]))
+    corrupt[-1] ^= 0xFF  # whole length, wrong crc
+    with open(journal.segment_path(hooks.directory, second.writer.segment), "r+b") as f:
+        f.write(corrupt)
+    assert [v.status for v in second.record(hooks.batch(["t-4"]))] == [202]  # ends that segment, goes on
+    second.shut()
+    assert hooks.index() == 4
+    with sqlite3.connect(hooks.path) as db:
+        ids = {r[0] for r in db.execute("SELECT id FROM deliveries")}
+    assert len(ids) == 4 and not ids & {"dlv_torn", "dlv_crc"}
+
+
+def test_replaying_the_journal_twice_inserts_nothing_new(hooks: Hooks) -> None:
+    """docs/reference-webhooks.md#durability-and-processes: the indexed position moves in the same
+    transaction as the rows; indexed again (also from the journal's start, as if the position were
+    lost) no delivery, run or key is inserted twice."""
+    recorder = hooks.recorder()
+    recorder.record(hooks.batch([f"r-{n}" for n in range(10)]))
+    recorder.record(hooks.batch(["r-1", "r-11"]))  # a retry and a new one
+    recorder.shut()
+    assert hooks.index() == 12
+    counts = (hooks.rows("deliveries"), hooks.rows("run_queue"), hooks.rows("delivery_keys"))
+    assert counts == (12, 11, 11)
+    with sqlite3.connect(hooks.path) as db:  # the row as the recorder without the journal writes it
+        kinds = db.execute(
+            "SELECT DISTINCT typeof(received_at), typeof(status_code), typeof(decided_at), typeof(payload),"
+            " typeof(run_id), typeof(duplicate_of) FROM deliveries WHERE outcome = 'queued'"
+        ).fetchall()
+        queued_at = db.execute("SELECT DISTINCT typeof(enqueued_at) FROM run_queue").fetchall()
+    assert kinds == [("integer", "integer", "integer", "text", "null", "null")] and queued_at == [("integer",)]
+    assert hooks.index() == 0
+    with sqlite3.connect(hooks.path) as db:
+        db.execute("UPDATE delivery_journal SET segment = 0, position = 0")
+    assert hooks.index() == 12  # read again...
+    assert (hooks.rows("deliveries"), hooks.rows("run_queue"), hooks.rows("delivery_keys")) == counts  # ...kept once
+
+
+def test_dedupe_across_a_restart_with_an_unindexed_tail(hooks: Hooks) -> None:
+    """docs/reference-webhooks.md#webhook-ingestion (de-duplication): a recorder that starts on a
+    journal whose tail is not indexed yet holds that tail's keys; copies sent to it are retries
+    naming the first deliveries, as they were before the restart; keys already indexed are found in
+    delivery_keys. Two recorders on one journal (two server processes) see each other's keys."""
+    first = hooks.recorder()
+    old = first.record(hooks.batch(["d-old"]))[0]
+    first.shut()
+    assert hooks.index() == 1
+    first = hooks.recorder()
+    originals = first.record(hooks.batch(["d-1", "d-2", "d-2"]))
+    assert [v.outcome for v in originals] == ["queued", "queued", "retry"]
+    first.shut()
+    assert hooks.rows("deliveries") == 1  # the tail is not indexed
+    second = hooks.recorder()
+    copies = second.record(hooks.batch(["d-1", "d-2", "d-old", "d-3"]))
+    assert [(v.outcome, v.duplicate_of) for v in copies] == [
+        ("retry", originals[0].delivery_id), ("retry", originals[1].delivery_id),
+        ("retry", old.delivery_id), ("queued", None),
+    ]  # fmt: skip
+    third = hooks.recorder()  # beside the second, as another process's
+    assert [v.duplicate_of for v in third.record(hooks.batch(["d-3"]))] == [copies[3].delivery_id]
+    assert [v.duplicate_of for v in second.record(hooks.batch(["d-4"]))] == [None]
+    assert [v.duplicate_of for v in third.record(hooks.batch(["d-4"]))] != [None]
+    second.shut()
+    third.shut()
+    assert hooks.index() == 10
+    assert hooks.rows("run_queue") == 5  # d-old, d-1, d-2, d-3, d-4: one run each
