@@ -17,6 +17,7 @@ from html import unescape
 from pathlib import Path
 from typing import Any
 
+import cli_fork
 import httpx
 import pytest
 
@@ -29,12 +30,12 @@ MEMBER = "bob@example.com"
 
 
 def platform(env: dict[str, str], *args: str, stdin: str | None = None, timeout: float = 60) -> Any:
-    return subprocess.run([sys.executable, "-m", "app.main", "platform", *args], cwd=ROOT, env=env, input=stdin,
+    return cli_fork.run([sys.executable, "-m", "app.main", "platform", *args], cwd=ROOT, env=env, input=stdin,
                           capture_output=True, text=True, timeout=timeout)
 
 
 def framework(env: dict[str, str], *args: str, cwd: Path | None = None, timeout: float = 60) -> Any:
-    return subprocess.run([sys.executable, "-m", "app.main", "framework", *args], cwd=cwd or ROOT, env=env,
+    return cli_fork.run([sys.executable, "-m", "app.main", "framework", *args], cwd=cwd or ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -163,7 +164,7 @@ def start_login(env: dict[str, str], tmp: Path, *args: str, program: str = "plat
     script, urls = browser_script(tmp)
     urls.unlink(missing_ok=True)
     command = [sys.executable, "-m", "app.main", program, *args]
-    proc = subprocess.Popen(command, cwd=cwd or ROOT, env={**env, "BROWSER": str(script)}, text=True,
+    proc = cli_fork.popen(command, cwd=cwd or ROOT, env={**env, "BROWSER": str(script)}, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return LoginRun(proc, urls)
 

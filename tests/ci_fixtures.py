@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import cli_fork
 import pytest
 
 FRAMEWORK_BIN = str(Path(sys.executable).parent / "framework")
@@ -88,7 +89,7 @@ class Project:
 
     def run(self, *args: str, input: str | None = None, extra_env: dict[str, str] | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([FRAMEWORK_BIN, *args], cwd=self.root, env={**self.env, **(extra_env or {})},
+        return cli_fork.run([FRAMEWORK_BIN, *args], cwd=self.root, env={**self.env, **(extra_env or {})},
                               input=input, capture_output=True, text=True, timeout=timeout)
 
     def json(self, *args: str, **kw: Any) -> tuple[int, dict[str, Any]]:

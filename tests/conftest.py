@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # the tests' shared fixture modules
+import cli_fork  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -73,7 +74,7 @@ class Result:
 
 def run_cli(program: str, *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> Result:
     """Run the installed console script as a real child process (no terminal)."""
-    proc = subprocess.run([str(BIN / program), *args], cwd=cwd, capture_output=True, text=True,
+    proc = cli_fork.run([str(BIN / program), *args], cwd=cwd, capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})}, timeout=timeout,
                           check=False)
     return Result(proc.returncode, proc.stdout, proc.stderr)
@@ -163,8 +164,9 @@ class _XdistScheduling:
         return Scheduling(config, log)
 
 
-# SUITE_CPU_OUT=<dir>: each pytest process writes the CPU seconds (its own and its reaped children's,
-# user + system) each test file costs, setup and teardown included, to <dir>/<worker>.json — where a
+# SUITE_CPU_OUT=<dir>: each pytest process writes the CPU seconds (its own, its reaped children's and the
+# CLI calls tests/cli_fork.py's server forked for it; user + system) each test file costs, setup and
+# teardown included, to <dir>/<worker>.json — where a
 # whole run's CPU goes, whatever else the machine is doing (wall times under load say little).
 _cpu: dict[str, float] = {}
 
@@ -172,8 +174,10 @@ _cpu: dict[str, float] = {}
 def _cpu_now() -> float:
     import resource
 
+    from cli_fork import CPU
+
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + CPU[0]  # + the forked CLI calls
 
 
 @pytest.hookimpl(hookwrapper=True)

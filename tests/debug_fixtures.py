@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import cli_fork
 import pytest
 
 from tests.devstack_fixtures import BIN, free_base, make_demo_repo, pid_alive, pids_whose_environ
@@ -69,7 +70,7 @@ class Debug:
     env: dict[str, str] = field(default_factory=dict)
 
     def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(BIN / "framework"), "debug", *args], cwd=self.root, capture_output=True,
+        return cli_fork.run([str(BIN / "framework"), "debug", *args], cwd=self.root, capture_output=True,
                               text=True, stdin=subprocess.DEVNULL, timeout=timeout, check=False,
                               env={**os.environ, **self.env})
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import cli_fork
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -78,7 +79,7 @@ class Demo:
     def run(
         self, *args: str, input: str | None = None, timeout: float = 120, check: bool = False
     ) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(
+        proc = cli_fork.run(
             [FRAMEWORK_BIN, *args],
             cwd=self.root,
             env=self.env,

@@ -17,6 +17,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import cli_fork
 import pytest
 
 from tests.waiting import until
@@ -77,7 +78,7 @@ def add_worktree(repo: Path, name: str) -> Path:
 
 
 def framework(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN / "framework"), *args], cwd=cwd, capture_output=True, text=True,
+    return cli_fork.run([str(BIN / "framework"), *args], cwd=cwd, capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=timeout, check=False)
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import cli_fork
 import httpx
 import pytest
 
@@ -35,7 +36,7 @@ def gateway_of(srv: Server) -> str:
 
 
 def platform(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "app.main", "platform", *args], cwd=ROOT, env=env,
+    return cli_fork.run([sys.executable, "-m", "app.main", "platform", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -70,7 +71,7 @@ class Stack:
 
     def start(self, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
         log = open(self.work.parent / f"daemon-{len(self.daemons)}.out", "w")  # noqa: SIM115
-        proc = subprocess.Popen([sys.executable, "-m", "app.main", "platform", "daemon", "start", "--name",
+        proc = cli_fork.popen([sys.executable, "-m", "app.main", "platform", "daemon", "start", "--name",
                                  self.name, "--root", str(self.work), *extra], cwd=ROOT,
                                 env={**self.env, **(env or {})}, stdout=log, stderr=subprocess.STDOUT, text=True)
         self.daemons.append(proc)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import cli_fork
 import pytest
 
 from tests.deploy_fixtures import Demo, free_port, make_demo
@@ -41,7 +42,7 @@ environment = framework.Environment {{
 
 
 def admin(srv: Server, *args: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "app.main", "platform", "server", *args, "--data-dir",
+    done = cli_fork.run([sys.executable, "-m", "app.main", "platform", "server", *args, "--data-dir",
                            str(srv.data_dir)], cwd=ROOT, env=srv.env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
 
@@ -190,7 +191,7 @@ def run_json(demo: Demo, env: dict[str, str], *args: str, timeout: float = 120) 
 
     from tests.deploy_fixtures import FRAMEWORK_BIN
 
-    done = subprocess.run([FRAMEWORK_BIN, *args, "--json"], cwd=demo.root, env=env, capture_output=True,
+    done = cli_fork.run([FRAMEWORK_BIN, *args, "--json"], cwd=demo.root, env=env, capture_output=True,
                           text=True, timeout=timeout)
     doc = json.loads(done.stdout)
     assert doc["exit_code"] == done.returncode and doc["ok"] == (done.returncode == 0)

@@ -4,10 +4,10 @@ docs/reference-auth.md#framework-login-logout-cloud)."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import httpx
 import pytest
 
@@ -167,7 +167,7 @@ def test_framework_login_with_a_token_checks_and_stores_it(servers, tmp_path: Pa
     ci_env = client_env(srv, tmp_path, "ci")
     wrong = framework(ci_env, "login", "--endpoint", srv.url, "--token", "plt_wrong", "--json")
     assert wrong.returncode == 2 and not (Path(ci_env["XDG_CONFIG_HOME"]) / "framework" / "credentials.json").exists()
-    piped = subprocess.run([sys.executable, "-m", "app.main", "framework", "login", "--endpoint", srv.url, "--token",
+    piped = cli_fork.run([sys.executable, "-m", "app.main", "framework", "login", "--endpoint", srv.url, "--token",
                             "-", "--json"], cwd=ROOT, env=ci_env, input=api_token + "\n", capture_output=True,
                            text=True, timeout=60)
     assert as_json(piped)["logins"][0]["user"] == ADMIN

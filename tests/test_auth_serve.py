@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import cli_fork
 import httpx
 import pytest
 
@@ -35,7 +36,7 @@ def serve(server_factory, tmp_path: Path) -> Iterator[tuple[str, Path, dict[str,
     seed_accounts(provider)
     env = client_env(provider, tmp_path)
     script, urls = browser_script(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "app.main", "platform", "auth", "serve", "--port", "0"], cwd=ROOT,
+    proc = cli_fork.popen([sys.executable, "-m", "app.main", "platform", "auth", "serve", "--port", "0"], cwd=ROOT,
                             env={**env, "BROWSER": str(script)}, text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
     lines: queue.Queue[str] = queue.Queue()

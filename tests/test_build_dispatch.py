@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import cli_fork
 from deploy_fixtures import FRAMEWORK_BIN, demo_fixture  # noqa: E402,F401
 
 
@@ -47,7 +47,7 @@ def test_go_build_without_toolchain_fails_clearly(demo):
     path = os.pathsep.join(d for d in demo.env["PATH"].split(os.pathsep) if d not in go_dirs)
     env = {**demo.env, "PATH": path}
     assert shutil.which("go", path=path) is None  # the check below would otherwise not be about Go
-    proc = subprocess.run([FRAMEWORK_BIN, "env", "build", "dev", "--json"], cwd=demo.root, env=env,
+    proc = cli_fork.run([FRAMEWORK_BIN, "env", "build", "dev", "--json"], cwd=demo.root, env=env,
                           capture_output=True, text=True, timeout=120)
     doc = json.loads(proc.stdout)
     assert proc.returncode == 1 and doc["error"]["code"] == "tool_missing"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+import cli_fork
 from deploy_fixtures import demo_fixture  # noqa: E402,F401
 
 from engine.ci_environment import current_run, current_run_id, matches  # noqa: E402
@@ -47,11 +48,10 @@ def _ci(demo, **extra):
 
 def run_in_ci(demo, env, *args):
     import json
-    import subprocess
 
     from deploy_fixtures import FRAMEWORK_BIN
 
-    proc = subprocess.run([FRAMEWORK_BIN, *args, "--json"], cwd=demo.root, env=env, capture_output=True,
+    proc = cli_fork.run([FRAMEWORK_BIN, *args, "--json"], cwd=demo.root, env=env, capture_output=True,
                           text=True, timeout=180)
     doc = json.loads(proc.stdout)
     assert doc["exit_code"] == proc.returncode and doc["ok"] == (proc.returncode == 0)

@@ -5,13 +5,13 @@ an input is unreadable (naming it). The Markdown is parsed by markdown-it's GFM 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 from markdown_it import MarkdownIt
 
 sys.path.insert(0, str(Path(__file__).parent))
+import cli_fork
 from ci_fixtures import project_fixture  # noqa: E402,F401
 from deploy_fixtures import FRAMEWORK_BIN, demo_fixture  # noqa: E402,F401
 
@@ -39,7 +39,7 @@ def test_deploy_gate_and_verify_documents_render_as_gfm_tables(demo):
     run = save(demo, "run", "ci", "run", "none-such")  # exit 5, empty
     summary = demo.root.parent / "step-summary.md"
     summary.write_text("## earlier step\n")
-    proc = subprocess.run([FRAMEWORK_BIN, "ci", "summarize", str(deploy), str(gates), str(verify), str(run)],
+    proc = cli_fork.run([FRAMEWORK_BIN, "ci", "summarize", str(deploy), str(gates), str(verify), str(run)],
                           cwd=demo.root, env={**demo.env, "GITHUB_STEP_SUMMARY": str(summary)},
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+import cli_fork
 from deploy_fixtures import FRAMEWORK_BIN, Demo, make_demo  # noqa: E402
 from k8s_cluster import BIN  # noqa: E402
 from k8s_fixtures import API, WEB, digest  # noqa: E402
@@ -119,7 +120,7 @@ def test_status_reads_the_nodes_from_the_api_server_without_kubectl(up: tuple[De
     (bindir / "kubectl").write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
     (bindir / "kubectl").chmod(0o755)
     env = dict(demo.env, PATH=f"{bindir}{os.pathsep}{demo.env['PATH']}")
-    out = subprocess.run([FRAMEWORK_BIN, "cluster", "status", "--json"], cwd=demo.root, env=env, capture_output=True,
+    out = cli_fork.run([FRAMEWORK_BIN, "cluster", "status", "--json"], cwd=demo.root, env=env, capture_output=True,
                          text=True, timeout=60)
     doc = json.loads(out.stdout)
     assert out.returncode == 0 and doc["state"] == "running" and [n["ready"] for n in doc["nodes"]] == [True], doc

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import cli_fork
 import pytest
 
 from tests.auth_fixtures import browser_script
@@ -96,7 +97,7 @@ def test_logs_follow_prints_new_lines(bare: Stack) -> None:
     registered(bare)
     platform(bare.env, "daemon", "start", "--name", "dev", "--root", str(bare.work), "--background")
     until_connected(bare.env, "dev", "connected")
-    follower = subprocess.Popen([sys.executable, "-m", "app.main", "platform", "daemon", "logs", "--name", "dev",
+    follower = cli_fork.popen([sys.executable, "-m", "app.main", "platform", "daemon", "logs", "--name", "dev",
                                  "-n", "1"], cwd=ROOT, env=bare.env, stdout=subprocess.PIPE, text=True)
     try:
         assert follower.stdout is not None

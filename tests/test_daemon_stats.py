@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import cli_fork
 import pytest
 
 from engine.daemon import stats as daemon_stats
@@ -33,7 +34,7 @@ def write_samples(instances: Path, samples: list[tuple[float, dict[str, int], in
 
 def cli(instances: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PLATFORM_INSTANCES_DIR": str(instances)}
-    return subprocess.run([sys.executable, "-m", "app.main", "platform", "daemon", "stats", *args], cwd=ROOT,
+    return cli_fork.run([sys.executable, "-m", "app.main", "platform", "daemon", "stats", *args], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=60)
 
 
@@ -118,7 +119,7 @@ def test_a_running_daemon_samples_the_bytes_it_moves(sampled: Stack) -> None:
 
     until(lambda: totals() == ((3 << 20) + 1000, 5000), what="the transfers sampled")
     env = {**sampled.env}
-    done = subprocess.run([sys.executable, "-m", "app.main", "platform", "daemon", "stats", "--name", sampled.name,
+    done = cli_fork.run([sys.executable, "-m", "app.main", "platform", "daemon", "stats", "--name", sampled.name,
                            "--minutes", "5", "--json"], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=60)
     doc = json.loads(done.stdout)

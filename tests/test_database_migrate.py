@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import cli_fork
+
 from engine.database.dsn import parse
 from engine.database.runner import Runner, lock_id
 from tests.conftest import BIN
@@ -103,7 +105,7 @@ def test_two_concurrent_ups_apply_each_migration_once(tmp_path: Path, pg_url: st
     dsn = parse(pg_url)
     with Runner(dsn) as holder:
         holder.lock()
-        procs = [subprocess.Popen([str(BIN / "framework"), "db", "migrate", "up", "--dsn", pg_url, "--dir", str(d),
+        procs = [cli_fork.popen([str(BIN / "framework"), "db", "migrate", "up", "--dsn", pg_url, "--dir", str(d),
                                    "--json"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                  for _ in range(2)]
         try:
@@ -203,7 +205,7 @@ def test_force_refuses_an_unknown_version_and_bad_input(tmp_path: Path, pg_url: 
 def test_platform_framework_db_is_the_same_command(tmp_path: Path, pg_url: str) -> None:
     """`platform framework db ...` runs the framework program (docs/reference-db.md#commands)."""
     d = write(tmp_path / "m", {"20240101000000_a.up.sql": "SELECT 1;\n"})
-    proc = subprocess.run([str(BIN / "platform"), "framework", "db", "migrate", "up", "--dsn", pg_url, "--dir",
+    proc = cli_fork.run([str(BIN / "platform"), "framework", "db", "migrate", "up", "--dsn", pg_url, "--dir",
                            str(d), "--json"], capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0 and '"version": 20240101000000' in proc.stdout
 

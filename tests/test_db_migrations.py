@@ -4,10 +4,11 @@ applies every pending embedded migration, exits 0 when current and is safe to re
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import threading
 from pathlib import Path
+
+import cli_fork
 
 from engine.serverstore.migrations import embedded, up
 from engine.serverstore.store import open_engine
@@ -16,7 +17,7 @@ from tests.webhooks_fixtures import ROOT, isolated_env
 
 
 def _db(tmp: Path, *args: str, **env: str) -> tuple[int, dict]:
-    done = subprocess.run(
+    done = cli_fork.run(
         [sys.executable, "-m", "app.main", "platform", "db", "migrate", *args, "--json"],
         cwd=ROOT,
         env=isolated_env(tmp, **env),

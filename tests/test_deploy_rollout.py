@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import cli_fork
 from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: E402,F401
 
 from tests.waiting import until  # noqa: E402
@@ -24,7 +25,7 @@ def current_of(demo, env: str):
 
 
 def popen(demo, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    return cli_fork.popen(
         [FRAMEWORK_BIN, *args],
         cwd=demo.root,
         env=demo.env,

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import cli_fork
 from devstack_fixtures import BIN, add_worktree, framework, framework_json, make_demo_repo  # noqa: E402
 
 from tests.waiting import until
@@ -44,7 +45,7 @@ def test_parallel_port_calls_never_hand_out_one_block_twice(tmp_path):
     """docs/reference-devstack.md#files: allocation is race-free across processes (file lock + atomic write)."""
     repo = _repo(tmp_path)
     trees = [add_worktree(repo, f"wt{i}") for i in range(7)]
-    procs = [subprocess.Popen([str(BIN / "framework"), "env", "devstack", "port", "4000"], cwd=wt,
+    procs = [cli_fork.popen([str(BIN / "framework"), "env", "devstack", "port", "4000"], cwd=wt,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for wt in trees]
     ports = []
     for proc in procs:
@@ -156,7 +157,7 @@ with _locked(path):
     writer = subprocess.Popen([sys.executable, "-c", script])
     try:
         until(ready.exists, what="the writer to hold the lock mid-write")
-        blocked = subprocess.Popen([str(BIN / "framework"), "env", "devstack", "port", "8000"], cwd=b,
+        blocked = cli_fork.popen([str(BIN / "framework"), "env", "devstack", "port", "8000"], cwd=b,
                                    stdout=subprocess.PIPE, text=True)
         # the second allocation waits on the lock (the kernel lists it as a blocked flock waiter)
         until(lambda: any(line.split()[1:2] == ["->"] and f" {blocked.pid} " in line

@@ -4,12 +4,12 @@ whose zone each test edits, driven through `framework domain` and the /v1 API.""
 
 from __future__ import annotations
 
-import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import cli_fork
 import httpx
 
 from tests.deploy_fixtures import FRAMEWORK_BIN, Demo
@@ -116,7 +116,7 @@ def test_verify_checks_dns_now_in_every_state(quiet_plane: Server, zone: Zone, d
     assert "NXDOMAIN" in withdrawn["last_check"]["result"]
     assert "no longer published" in withdrawn["last_check"]["result"]
     assert {r["purpose"] for r in withdrawn["dns"]} == {"ownership", "routing"}  # what to publish again
-    done = subprocess.run([FRAMEWORK_BIN, "domain", "verify", "shop.test", "--env", "cloud"], cwd=demo.root,
+    done = cli_fork.run([FRAMEWORK_BIN, "domain", "verify", "shop.test", "--env", "cloud"], cwd=demo.root,
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "no longer published" in done.stdout and "DNS to publish" in done.stdout
 
@@ -228,12 +228,11 @@ def test_hosted_spec_carrying_domains_is_refused_at_render(demo: Demo) -> None: 
 def test_server_refuses_a_bad_dns_resolver(tmp_path: Path) -> None:
     """Bad input (house rule): `platform server --dns-resolver` that is not host:port is refused with a
     clear message and exit 1 before the server starts, never a traceback."""
-    import subprocess
     import sys
 
     from tests.webhooks_fixtures import ROOT, isolated_env
 
-    done = subprocess.run([sys.executable, "-m", "app.main", "platform", "server", "--port", "0", "--data-dir",
+    done = cli_fork.run([sys.executable, "-m", "app.main", "platform", "server", "--port", "0", "--data-dir",
                            str(tmp_path / "data"), "--dns-resolver", "127.0.0.1:notaport"], cwd=ROOT,
                           env=isolated_env(tmp_path), capture_output=True, text=True, timeout=60)
     assert done.returncode == 1, done.stderr

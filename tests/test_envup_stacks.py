@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import cli_fork
 import devstack_fixtures as fx  # noqa: E402
 from devstack_fixtures import BIN, add_worktree, framework, framework_json, get, healthz, pid_alive  # noqa: E402
 
@@ -28,7 +29,7 @@ def test_two_worktrees_run_dev_at_once_on_disjoint_ports_and_down_stops_only_one
     project run at once; `env down` in one leaves the other running."""
     repo, base = demo_repo
     wt = add_worktree(repo, "feature-a")
-    procs = [subprocess.Popen([str(BIN / "framework"), "env", "up", "dev", "--json"], cwd=cwd,
+    procs = [cli_fork.popen([str(BIN / "framework"), "env", "up", "dev", "--json"], cwd=cwd,
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for cwd in (repo, wt)]
     stacks_cleanup.extend(procs)
@@ -219,7 +220,7 @@ def test_watch_restarts_a_service_after_its_file_changes(demo_repo, stacks_clean
     """`env up --watch` (docs/reference-devstack.md#env-up-flags): rebuild and restart what changed
     (watchdog); only that service."""
     repo, base = demo_repo
-    proc = subprocess.Popen([str(BIN / "framework"), "env", "up", "dev", "--watch"], cwd=repo,
+    proc = cli_fork.popen([str(BIN / "framework"), "env", "up", "dev", "--watch"], cwd=repo,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stacks_cleanup.append(proc)
 

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import cli_fork
+
 from tests.deploy_fixtures import Demo, make_demo
 from tests.hosted_fixtures import (  # noqa: F401
     Server,
@@ -100,7 +102,7 @@ def test_a_newer_promotion_supersedes_the_wait(plane: Server, demo: Demo) -> Non
     demo.env["FRAMEWORK_CONTROL_PLANE_TOKEN"] = token
     hosted_env(demo, plane.url, service="slow")
     slow_start(demo, 600)  # still rolling out when the newer promotion lands, however loaded the machine
-    waiting = subprocess.Popen([FRAMEWORK_BIN, "env", "deploy", "cloud", "--yes", "--timeout", "60", "--json"],
+    waiting = cli_fork.popen([FRAMEWORK_BIN, "env", "deploy", "cloud", "--yes", "--timeout", "60", "--json"],
                                cwd=demo.root, env=demo.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     until(lambda: cp_get(plane, token, "/v1/status?env=cloud").json()["environments"][0]["promotion"], 60,
           what="the first promotion on the control plane")

@@ -9,6 +9,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import cli_fork
 import httpx
 
 from tests.database_fixtures import query
@@ -118,7 +119,7 @@ def test_two_machines_race_one_promotion_on_postgresql(server_factory: Callable[
         for machine in (one, two):  # each machine builds the release's files into its own store
             code, cut = run_json(demo, machine, "env", "build", "cloud", "--release", version)
             assert code == 0, cut
-        procs = [subprocess.Popen([FRAMEWORK_BIN, "env", "deploy", "cloud", version, "--approve", digest, "--no-wait",
+        procs = [cli_fork.popen([FRAMEWORK_BIN, "env", "deploy", "cloud", version, "--approve", digest, "--no-wait",
                                    "--json"], cwd=demo.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True) for env in (one, two)]
         codes = sorted(p.wait(120) for p in procs)
@@ -140,7 +141,7 @@ def test_control_plane_killed_mid_rollout(server_factory: Callable[..., Server],
         port = hosted_env(demo, srv.url, service="slow")
         slow_start(demo, 10)  # the kill lands mid-rollout, however loaded the machine
         env = {**demo.env, "FRAMEWORK_CONTROL_PLANE_TOKEN": token}
-        deploy = subprocess.Popen([FRAMEWORK_BIN, "env", "deploy", "cloud", "--yes", "--timeout", "90", "--json"],
+        deploy = cli_fork.popen([FRAMEWORK_BIN, "env", "deploy", "cloud", "--yes", "--timeout", "90", "--json"],
                                   cwd=demo.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         until(lambda: (r := cp_get(srv, token, "/v1/status?env=cloud").json()["environments"][0])["convergence"]
               == "progressing" and r.get("apply"), 60, what="the control plane to be rolling it out")

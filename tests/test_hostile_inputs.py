@@ -61,6 +61,13 @@ def test_every_command_refuses_hostile_inputs_cleanly(tmp_path: Path, monkeypatc
     passwd = Path("/etc/passwd").stat()
     skeleton = _files(sandbox, [project, project.parent / "h1"])
 
+    # The calls run in this process (app.main.run); each builds its program's Typer tree from the same
+    # modules, so one tree per (program, group) serves them all, as click's CliRunner reuses a command.
+    import functools
+
+    import app.cli
+
+    monkeypatch.setattr(app.cli, "build", functools.cache(app.cli.build))
     # "no waiting" is each call's own alarm (hostile_harness.PER_CALL_S), not a total wall time
     findings, commands, calls = sweep({"framework": build("framework"), "platform": build("platform")})
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import cli_fork
 from deploy_fixtures import FRAMEWORK_BIN  # noqa: E402
 from k8s_fixtures import API, WEB, digest, kdemo_fixture  # noqa: E402,F401
 
@@ -169,13 +170,15 @@ def test_supersede_of_an_in_flight_rollout_exits_6(kdemo):
     kd.edit_kcl(f'image = "{API}"', 'image = "registry.example.test/demo/never-ready"')
     kd.release("v1", {"api": ("registry.example.test/demo/never-ready", digest("nr")),
                       "web": (WEB, digest("web-1"))})
-    first = subprocess.Popen([FRAMEWORK_BIN, "env", "deploy", "cluster", "v1", "--yes", "--json", "--timeout", "120"],
+    first = cli_fork.popen([FRAMEWORK_BIN, "env", "deploy", "cluster", "v1", "--yes", "--json", "--timeout", "120"],
                              cwd=kd.root, env=kd.demo.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        def in_flight() -> bool:
+        def in_flight() -> bool:  # applied and waiting (not merely recorded: kubectl may not have applied yet)
             shown = kd.json("ledger", "show", "cluster")[1]
-            return bool(shown["applies"]) and shown["applies"][0]["finished_at"] is None
-        until(in_flight, timeout=60, what="the first rollout in flight")
+            first_apply = shown["applies"][0] if shown["applies"] else None
+            return (first_apply is not None and first_apply["finished_at"] is None
+                    and any(r.get("phase") == "progressing" for r in first_apply["resources"]))
+        until(in_flight, timeout=60, what="the first rollout applied and waiting")
         kd.edit_kcl('image = "registry.example.test/demo/never-ready"', f'image = "{API}"')
         kd.release("v2", {"api": (API, digest("api-2")), "web": (WEB, digest("web-1"))})
         code, doc = kd.json("env", "deploy", "cluster", "v2", "--yes")

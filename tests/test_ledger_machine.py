@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+import cli_fork
 from deploy_fixtures import demo_fixture, git  # noqa: E402,F401
 
 from engine.ledger.store import Gate, Ledger, PromotionConflict, RolloutInFlight  # noqa: E402
@@ -136,7 +137,7 @@ def test_ledger_show_where_export_import_roundtrip(demo, tmp_path):
     assert rows[0]["gates"][0]["name"] == "smoke"
     # import into a fresh ledger
     fresh = dict(demo.env, FRAMEWORK_LEDGER_HOME=str(tmp_path / "fresh"))
-    run = lambda *a: subprocess.run(  # noqa: E731
+    run = lambda *a: cli_fork.run(  # noqa: E731
         [str(Path(sys.executable).parent / "framework"), *a, "--json"],
         cwd=demo.root,
         env=fresh,
@@ -222,7 +223,7 @@ def test_sigkill_never_leaves_a_half_written_promotion(tmp_path):
 def test_sigkill_during_cut_never_leaves_a_half_written_release(demo):
     """Crash safety: a release file is either absent or whole after the cut is killed."""
     for i, delay in enumerate((0.3, 0.6, 0.9)):
-        proc = subprocess.Popen(
+        proc = cli_fork.popen(
             [str(Path(sys.executable).parent / "framework"), "env", "build", "dev", "--release", f"k{i}"],
             cwd=demo.root,
             env=demo.env,

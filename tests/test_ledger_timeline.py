@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+import cli_fork  # noqa: E402
 from deploy_fixtures import add_gated_env, demo_fixture  # noqa: E402,F401
 
 from engine.ledger.store import Ledger  # noqa: E402
@@ -47,7 +48,7 @@ def project_dir(tmp_path: Path) -> Path:
 
 def run(root: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "FRAMEWORK_LEDGER_HOME": str(home), "NO_COLOR": "1"}
-    return subprocess.run([FRAMEWORK, "ledger", "timeline", *args], cwd=root, env=env, capture_output=True,
+    return cli_fork.run([FRAMEWORK, "ledger", "timeline", *args], cwd=root, env=env, capture_output=True,
                           text=True, timeout=60)
 
 

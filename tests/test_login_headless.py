@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import cli_fork
 import pytest
 
 from app.dashboard import Dashboard
@@ -51,7 +52,7 @@ def headless_env(tmp: Path) -> dict[str, str]:
 
 def run(program: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     # the 300 s sign-in wait would blow the 60 s timeout: answering at once is what is checked
-    return subprocess.run([sys.executable, "-m", "app.main", program, *args], cwd=ROOT, env=env, text=True,
+    return cli_fork.run([sys.executable, "-m", "app.main", program, *args], cwd=ROOT, env=env, text=True,
                           capture_output=True, stdin=subprocess.DEVNULL, timeout=60, check=False)
 
 

@@ -11,6 +11,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import cli_fork
 import pytest
 
 from tests.conftest import read_terminal
@@ -87,7 +88,7 @@ def test_db_migrate_up_and_seed_apply_show_bars_on_a_terminal_only(demo, db_proj
     assert code == 0, text
     assert BAR in text and re.search(r"seed .*10/10", text), text
 
-    piped = subprocess.run([FRAMEWORK_BIN, "db", "seed", "apply", "--dsn", pg_url], cwd=db_project, env=demo.env,
+    piped = cli_fork.run([FRAMEWORK_BIN, "db", "seed", "apply", "--dsn", pg_url], cwd=db_project, env=demo.env,
                            capture_output=True, text=True, timeout=60, check=False)
     assert piped.returncode == 0 and BAR not in piped.stderr + piped.stdout and "seed" not in piped.stderr
 

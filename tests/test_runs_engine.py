@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pytest
 import yaml
 from starlette.applications import Starlette
@@ -259,18 +260,18 @@ def test_platform_run_streams_steps_and_sets_exit_codes(tmp_path, root, isolated
     )
     cmd = [sys.executable, "-m", "app.main", "platform", "run", str(path), "--root", str(root)]
     env = subprocess_env(isolated_home)
-    ok = subprocess.run([*cmd, "--input", "name=ann"], capture_output=True, text=True, env=env)
+    ok = cli_fork.run([*cmd, "--input", "name=ann"], capture_output=True, text=True, env=env)
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.splitlines()[:3] == [
         '→ bash {"command": "echo hello ann"}',
         "← bash: hello ann\\n",
         "• bye",
     ]
-    failed = subprocess.run([*cmd, "--json"], capture_output=True, text=True, env=env)
+    failed = cli_fork.run([*cmd, "--json"], capture_output=True, text=True, env=env)
     doc = json.loads(failed.stdout)
     assert failed.returncode == 1 and doc["ok"] is False and doc["run"]["status"] == "failed"
     assert "name is not defined" in doc["error"]["message"]
-    missing = subprocess.run(
+    missing = cli_fork.run(
         [sys.executable, "-m", "app.main", "platform", "run", "nope.yaml"],
         capture_output=True,
         text=True,

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import cli_fork
 from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: E402,F401
 from screen_fixtures import SIZE, cut  # noqa: E402
 
@@ -18,7 +19,7 @@ from tests.waiting import until_app
 
 
 def _start_deploy(demo, env: str, version: str) -> subprocess.Popen[str]:  # type: ignore[no-untyped-def]
-    return subprocess.Popen([FRAMEWORK_BIN, "env", "deploy", env, version, "--yes", "--stability-window", "0.3",
+    return cli_fork.popen([FRAMEWORK_BIN, "env", "deploy", env, version, "--yes", "--stability-window", "0.3",
                              "--timeout", "120"], cwd=demo.root, env=demo.env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 

@@ -9,12 +9,12 @@ Plans demo is committed with pinned dates so its commit ids are stable.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+import cli_fork
 from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: E402,F401
 from screen_fixtures import COMMAND_HEALTH, cut, plain_demo  # noqa: E402
 
@@ -60,7 +60,7 @@ def test_plans_layout(snap_compare: Any, demo: Any, tmp_path: Path) -> None:
     """README.md, Dashboard (key 3): the plan of v1 for the unbound dev (images with digests, direction,
     findings, command)."""
     root = plain_demo(tmp_path, demo.env)
-    subprocess.run([FRAMEWORK_BIN, "env", "build", "dev", "--release", "v1"], cwd=root, env=demo.env, check=True,
+    cli_fork.run([FRAMEWORK_BIN, "env", "build", "dev", "--release", "v1"], cwd=root, env=demo.env, check=True,
                    capture_output=True)
     app = Dashboard(project_dir=root, settings=deterministic_settings(show_volatile=False))
     assert snap_compare(app, terminal_size=SIZE, run_before=_after(

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import cli_fork
 from deploy_fixtures import FRAMEWORK_BIN, add_gated_env, demo_fixture  # noqa: E402,F401
 
 from tests.waiting import until  # noqa: E402
@@ -133,7 +134,7 @@ def test_wait_superseded_exits_6(demo):
     gate, _ = add_gated_env(demo, "gated")
     demo.run("env", "build", "gated", "--release", "v1", check=True)
     assert demo.json("env", "deploy", "gated", "v1", "--yes", "--no-wait")[0] == 0
-    waiter = subprocess.Popen(
+    waiter = cli_fork.popen(
         [FRAMEWORK_BIN, "env", "status", "gated", "--wait", "--timeout", "120", "--json"],
         cwd=demo.root,
         env=demo.env,

@@ -6,11 +6,13 @@ import json
 import subprocess
 import sys
 
+import cli_fork
+
 from tests.tools_fixtures import ROOT, isolated_home, subprocess_env  # noqa: F401 - fixtures
 
 
 def _platform(args, home, cwd):
-    return subprocess.run(
+    return cli_fork.run(
         [sys.executable, "-m", "app.main", "platform", *args],
         capture_output=True,
         text=True,

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_fork
 import pytest
 
 from engine.tools.filter import apply_filter
@@ -130,7 +131,7 @@ def test_tools_list_cli_reports_servers(tmp_path, isolated_home, http_server):
     (isolated_home / "settings.yaml").write_text(
         json.dumps({"mcp_servers": {"remote": {"url": http_server}}})
     )
-    out = subprocess.run(
+    out = cli_fork.run(
         [sys.executable, "-m", "app.main", "platform", "tools", "list", "--filter", "mcp_remote_*", "--json"],
         capture_output=True,
         text=True,

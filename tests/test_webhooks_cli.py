@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import cli_fork
 import httpx
 import pytest
 
@@ -98,13 +99,12 @@ def test_admin_token_printed_once_and_stored_hashed(server_factory, tmp_path: Pa
 
 def test_server_refuses_a_port_in_use_with_a_clear_error(server, tmp_path: Path) -> None:
     """Bad input: a clear error and exit 1, never a traceback (here: the port is taken)."""
-    import subprocess
     import sys
 
     from tests.webhooks_fixtures import ROOT
 
     port = server.url.rsplit(":", 1)[1]
-    done = subprocess.run(
+    done = cli_fork.run(
         [sys.executable, "-m", "app.main", "platform", "server", "--port", port, "--data-dir", str(tmp_path / "other")],
         cwd=ROOT,
         env=server.env,
@@ -122,7 +122,6 @@ def test_server_refuses_a_taken_gateway_port_before_announcing(server, tmp_path:
     serving gateway port another process holds is refused by its flag before the server says it
     listens, and before any store or admin token is created."""
     import socket
-    import subprocess
     import sys
 
     from tests.webhooks_fixtures import ROOT
@@ -133,7 +132,7 @@ def test_server_refuses_a_taken_gateway_port_before_announcing(server, tmp_path:
     taken = holder.getsockname()[1]
     try:
         for flag in ("--gateway-port", "--gateway-http-port", "--gateway-https-port"):
-            done = subprocess.run(
+            done = cli_fork.run(
                 [sys.executable, "-m", "app.main", "platform", "server", "--port", "0", flag, str(taken),
                  "--data-dir", str(tmp_path / "other")],
                 cwd=ROOT, env=server.env, capture_output=True, text=True, timeout=60,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import cli_fork
 import httpx
 import pytest
 
@@ -71,7 +72,7 @@ class Server:
 
     def cli(self, *args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> Any:
         full = {**self.env, "PLATFORM_SERVER_URL": self.url, "PLATFORM_TOKEN": self.token, **(env or {})}
-        return subprocess.run(
+        return cli_fork.run(
             [sys.executable, "-m", "app.main", "platform", *args],
             cwd=ROOT,
             env=full,
@@ -104,7 +105,7 @@ class Server:
 
 
 def start_server(data_dir: Path, env: dict[str, str], token: str | None = None, *args: str) -> Server:
-    proc = subprocess.Popen(
+    proc = cli_fork.popen(
         [
             sys.executable,
             "-m",
