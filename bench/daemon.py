@@ -228,10 +228,18 @@ def throughput(url: str, token: str, work: Path, memory: Path) -> tuple[Pairs, f
 
 def write_mode() -> str:
     """How the daemon writes an upload to a block device now (engine.daemon.bulk.write_mode: its setting,
-    else O_DIRECT while the cores are busy, the page cache while they are free)."""
+    else O_DIRECT while the cores are busy, the page cache while they are free), with the CPU pressure
+    that chose it."""
+    from engine.daemon.bulk import cpu_pressure
     from engine.daemon.bulk import write_mode as mode
 
-    return mode()
+    way = "O_DIRECT" if mode() == "direct" else "the page cache"
+    try:
+        with open("/proc/pressure/cpu") as fh:
+            pressure = cpu_pressure(fh.read())
+    except OSError:
+        pressure = None
+    return way if pressure is None else f"{way} (cpu some avg10 {pressure:.0f}%)"
 
 
 def disk_alone(path: Path, target: Path, direct: bool) -> float:
@@ -424,7 +432,7 @@ def main() -> int:
                   f"the daemon): {up:.0f} MiB/s, raw loopback TCP {up_raw:.0f} MiB/s; {up_ratio:.2f}x, median of "
                   f"{len(uploads)} (each: " + ", ".join(f"{m:.0f}/{r:.0f}={m / r:.2f}x" for m, r in uploads)
                   + f"); aim >= 0.5x: {'met' if up_ratio >= 0.5 else 'NOT met'}; written through: "
-                  + ", ".join("O_DIRECT" if way == "direct" else "the page cache" for way in ways))
+                  + ", ".join(ways))
             alone, alone_raw, alone_ratio = median_pair(disk)
             print(f"  the commit rule's own ceiling: {MIB} MiB written and fsync'd in the same directory as the daemon "
                   f"writes it with O_DIRECT (its way on a block device while the cores are busy), no network: "

@@ -26,7 +26,16 @@ from pathlib import Path
 import pytest
 
 from engine.daemon import bulk
-from engine.daemon.bulk import DIRECT_ALIGN, DIRECT_BYTES, _direct, _receive, _write_at, cpu_busy, write_mode
+from engine.daemon.bulk import (
+    DIRECT_ALIGN,
+    DIRECT_BYTES,
+    _direct,
+    _receive,
+    _write_at,
+    cpu_busy,
+    cpu_pressure,
+    write_mode,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -189,6 +198,7 @@ def test_the_write_mode_follows_its_setting_else_the_cpu_pressure(monkeypatch: p
     busy = "some avg10=55.31 avg60=40.00 avg300=12.00 total=123\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
     free = "some avg10=3.10 avg60=60.00 avg300=70.00 total=123\nfull avg10=90.00 avg60=0.00 avg300=0.00 total=0\n"
     assert cpu_busy(busy) and not cpu_busy(free)
+    assert cpu_pressure(busy) == 55.31 and cpu_pressure(free) == 3.10 and cpu_pressure("full avg10=9") is None
     assert cpu_busy("some avg10=40.00 avg60=0 avg300=0 total=1") and not cpu_busy("some avg10=39.99")
     assert not cpu_busy("") and not cpu_busy("some avg10=lots") and not cpu_busy("full avg10=99.0")
     monkeypatch.setenv("PLATFORM_DAEMON_UPLOAD_WRITE", "auto")

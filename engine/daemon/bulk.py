@@ -163,23 +163,29 @@ CPU_BUSY_PERCENT = 40.0  # /proc/pressure/cpu "some avg10" from which the cores 
 
 
 def cpu_busy(pressure: str | None = None) -> bool:
-    """Whether tasks waited for a CPU more than CPU_BUSY_PERCENT of the last 10 s (the kernel's CPU
-    pressure, /proc/pressure/cpu `some avg10`; `pressure`: that file's text). Without it (no PSI):
-    whether the 1-minute load average exceeds the number of CPUs."""
+    """Whether tasks waited for a CPU at least CPU_BUSY_PERCENT of the last 10 s (the kernel's CPU
+    pressure, /proc/pressure/cpu `some avg10`; `pressure`: that file's text). Without that file (no
+    PSI): whether the 1-minute load average exceeds the number of CPUs."""
     if pressure is None:
         try:
             with open("/proc/pressure/cpu") as fh:
                 pressure = fh.read()
         except OSError:
             return os.getloadavg()[0] > (os.cpu_count() or 1)
+    value = cpu_pressure(pressure)
+    return value is not None and value >= CPU_BUSY_PERCENT
+
+
+def cpu_pressure(pressure: str) -> float | None:
+    """The `some avg10` figure of a /proc/pressure/cpu text (a percentage); None without one."""
     for line in pressure.splitlines():
         fields = dict(part.split("=", 1) for part in line.split()[1:] if "=" in part)
         if line.startswith("some ") and "avg10" in fields:
             try:
-                return float(fields["avg10"]) >= CPU_BUSY_PERCENT
+                return float(fields["avg10"])
             except ValueError:
-                break
-    return False
+                return None
+    return None
 
 
 class WriteBehind:
