@@ -45,6 +45,20 @@ def refusal(response: Any, doc: Any) -> EngineError:
                        exit_code=int(doc.get("exit_code") or 1) if isinstance(doc, dict) else 1)
 
 
+def validated(model: type[M], doc: Any, server: str) -> M:
+    """A 200 answer as `model`; an answer of another shape (another service listening at that address)
+    is a clear error naming the server (exit 2), not a validation traceback."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(doc)
+    except ValidationError:
+        raise EngineError(f"{server} answered, but not as a platform server does (no {model.__name__} document)",
+                          code="unexpected_answer", exit_code=2,
+                          hint="another service may listen at that address: point to a platform server "
+                               "(--server, PLATFORM_SERVER_URL, or `framework login --endpoint`)") from None
+
+
 def call(resolved: credentials.Resolved, method: str, path: str, model: type[M],
          body: dict[str, Any] | None = None, program: str = "platform") -> M:
     import httpx
@@ -64,7 +78,7 @@ def call(resolved: credentials.Resolved, method: str, path: str, model: type[M],
                           hint="sign in again" + (" (platform auth login)" if program == "platform" else ""))
     if response.status_code != 200:
         raise refusal(response, doc)
-    return model.model_validate(doc)
+    return validated(model, doc, resolved.server)
 
 
 def logout(server_flag: str | None) -> LogoutResult:

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
-from engine.errors import InvalidInput
+from engine.errors import EngineError, InvalidInput
 from engine.project import Project
 
 Verb = Literal["add", "ls", "show", "verify", "bind", "unbind", "rm"]
@@ -70,7 +70,25 @@ def domain(verb: Verb, hostname: str | None = None, *, env: str | None = None, t
             result = client.request("DELETE", path)
     finally:
         client.close()
+    if not _shaped(verb, result):
+        raise EngineError(f"{client.endpoint} answered, but not as a control plane does (no domain document)",
+                          code="unexpected_answer", exit_code=2,
+                          hint="another service may listen at that address: point --env at a hosted environment "
+                               "(its framework.ControlPlane endpoint), or start `platform server`")
     return DomainResult(verb=verb, endpoint=client.endpoint, env=env, result=result), 0
+
+
+def _shaped(verb: Verb, result: Any) -> bool:
+    """The answer has what the command prints: a list of domains, or one domain (its name and state)."""
+    def one(d: Any) -> bool:
+        return isinstance(d, dict) and isinstance(d.get("hostname"), str) and isinstance(d.get("state"), str)
+
+    if not isinstance(result, dict):
+        return False
+    if verb == "ls":
+        rows = result.get("domains")
+        return isinstance(rows, list) and all(one(d) and isinstance(d.get("serving"), bool) for d in rows)
+    return isinstance(result.get("hostname"), str) if verb == "rm" else one(result)
 
 
 def control_plane_envs(project: Project) -> list[str]:

@@ -81,12 +81,12 @@ def _call(
         )
     except httpx.HTTPError as exc:
         raise ServerUnreachable(f"cannot reach {url}: {exc}", hint="is `platform server` running?") from None
-    from engine.auth.client import answer, refusal
+    from engine.auth.client import answer, refusal, validated
 
     doc = answer(response)
     if response.status_code != 200:
         raise refusal(response, doc)
-    return model.model_validate(doc)
+    return validated(model, doc, url)
 
 
 def create_automation(name: str, workflow_source: str, server: Server = None) -> Automation:
