@@ -1,16 +1,20 @@
 """The daemon's end of an upload on a block device
-(docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes): the bytes from the bulk
-connection go to the file with O_DIRECT (no copy into the page cache), the tail that is not whole
-blocks through the page cache, and the file is byte-exact; elsewhere (tmpfs) the splice path stays; a
-write that fails stops the receiving at once and is raised, never left half-hidden."""
+(docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes): with O_DIRECT (the cores
+busy, or PLATFORM_DAEMON_UPLOAD_WRITE=direct) the bytes from the bulk connection go to the file with no
+copy into the page cache, the tail that is not whole blocks through the page cache; through the page
+cache (the cores free, or `cache`) with write-behind; either way the file is byte-exact; elsewhere
+(tmpfs) the splice path stays; a write that fails stops the receiving at once and is raised, never left
+half-hidden."""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import fcntl
 import mmap
 import os
+import platform
 import resource
 import signal
 import socket
@@ -21,7 +25,23 @@ from pathlib import Path
 
 import pytest
 
-from engine.daemon.bulk import DIRECT_ALIGN, DIRECT_BYTES, _direct, _receive, _write_at
+from engine.daemon import bulk
+from engine.daemon.bulk import (
+    DIRECT_ALIGN,
+    DIRECT_BYTES,
+    _direct,
+    _receive,
+    _write_at,
+    cpu_busy,
+    cpu_pressure,
+    write_mode,
+)
+
+
+@pytest.fixture(autouse=True)
+def _direct_chosen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests of the O_DIRECT path choose it (`auto` would follow this machine's CPU pressure)."""
+    monkeypatch.setenv("PLATFORM_DAEMON_UPLOAD_WRITE", "direct")
 
 
 def _on_block_device(path: Path) -> bool:
@@ -138,11 +158,15 @@ def test_a_write_that_is_not_whole_blocks_turns_o_direct_off_for_the_rest(tmp_pa
     assert (tmp_path / "pieces.bin").read_bytes() == b"".join(pieces)
 
 
-def test_a_failing_write_stops_the_receive_at_once_and_is_raised(tmp_path: Path) -> None:
+@pytest.mark.parametrize("way", ["direct", "cache"])
+def test_a_failing_write_stops_the_receive_at_once_and_is_raised(tmp_path: Path, way: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """A write the file system refuses mid-upload (here EFBIG: a file size limit of 6 MiB; on a real
     disk ENOSPC the same way) ends the receive with that error -- not after the rest of the upload
     came -- and the sender is cut off, not left blocked (the daemon then answers `stream_lost`,
-    nothing written: engine.daemon.files)."""
+    nothing written: engine.daemon.files), written with O_DIRECT or through the page cache
+    (docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes)."""
+    monkeypatch.setenv("PLATFORM_DAEMON_UPLOAD_WRITE", way)
     if not _on_block_device(tmp_path):
         pytest.skip(f"{tmp_path} is not on a block device")
     limits = resource.getrlimit(resource.RLIMIT_FSIZE)
@@ -160,3 +184,72 @@ def test_a_failing_write_stops_the_receive_at_once_and_is_raised(tmp_path: Path)
         resource.setrlimit(resource.RLIMIT_FSIZE, limits)
         signal.signal(signal.SIGXFSZ, previous)
         os.close(fd)
+
+
+def test_the_write_mode_follows_its_setting_else_the_cpu_pressure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """How an upload to a block device is written
+    (docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes):
+    PLATFORM_DAEMON_UPLOAD_WRITE=direct or cache decides; `auto` (the default, and anything else) takes
+    O_DIRECT when tasks waited for a CPU at least 40% of the last 10 s (/proc/pressure/cpu `some
+    avg10`), else the page cache; a pressure text without that figure counts as free cores."""
+    for given, expected in (("direct", "direct"), ("cache", "cache"), (" Cache ", "cache")):
+        monkeypatch.setenv("PLATFORM_DAEMON_UPLOAD_WRITE", given)
+        assert write_mode() == expected
+    busy = "some avg10=55.31 avg60=40.00 avg300=12.00 total=123\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+    free = "some avg10=3.10 avg60=60.00 avg300=70.00 total=123\nfull avg10=90.00 avg60=0.00 avg300=0.00 total=0\n"
+    assert cpu_busy(busy) and not cpu_busy(free)
+    assert cpu_pressure(busy) == 55.31 and cpu_pressure(free) == 3.10 and cpu_pressure("full avg10=9") is None
+    assert cpu_busy("some avg10=40.00 avg60=0 avg300=0 total=1") and not cpu_busy("some avg10=39.99")
+    assert not cpu_busy("") and not cpu_busy("some avg10=lots") and not cpu_busy("full avg10=99.0")
+    monkeypatch.setenv("PLATFORM_DAEMON_UPLOAD_WRITE", "auto")
+    assert write_mode() in ("direct", "cache")
+
+
+def test_an_upload_through_the_page_cache_is_whole_and_written_behind(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the page cache (PLATFORM_DAEMON_UPLOAD_WRITE=cache) an upload to a block device never
+    turns O_DIRECT on, is byte-exact, and is written behind: every range more than WRITEBACK_LAG before
+    the end is on the disk already when the receive returns (no dirty page, none under writeback:
+    cachestat(2)), so the fsync before the rename waits for the tail only
+    (docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes)."""
+    if not _on_block_device(tmp_path):
+        pytest.skip(f"{tmp_path} is not on a block device")
+    monkeypatch.setenv("PLATFORM_DAEMON_UPLOAD_WRITE", "cache")
+    monkeypatch.setattr(bulk, "WRITEBACK_BYTES", 1 << 20)
+    monkeypatch.setattr(bulk, "WRITEBACK_LAG", 4 << 20)
+    data = os.urandom((16 << 20) + 777)
+    target = tmp_path / "cached.bin"
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with _sending(data) as (ours, errors):
+            assert _receive(ours, fd, len(data)) == len(data)
+        assert not errors
+        assert not fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_DIRECT
+        behind = _cachestat(fd, 0, len(data) - (6 << 20))
+        if behind is not None:
+            assert behind[0] > 0, "the file's pages are in the page cache"
+            assert behind[1:] == (0, 0), f"dirty / under writeback before the lag: {behind}"
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    assert target.read_bytes() == data
+
+
+def _cachestat(fd: int, offset: int, length: int) -> tuple[int, int, int] | None:
+    """(pages cached, dirty, under writeback) of a range of `fd` (cachestat(2), Linux 6.5); None where absent."""
+    if platform.system() != "Linux" or platform.machine() not in ("x86_64", "aarch64"):
+        return None
+
+    class Range(ctypes.Structure):
+        _fields_ = [("off", ctypes.c_uint64), ("len", ctypes.c_uint64)]
+
+    class Stat(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_uint64) for name in ("cache", "dirty", "writeback", "evicted", "recent")]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    where, stat = Range(offset, length), Stat()
+    if libc.syscall(ctypes.c_long(451), ctypes.c_int(fd), ctypes.byref(where), ctypes.byref(stat),
+                    ctypes.c_uint(0)) != 0:
+        return None  # ENOSYS: a kernel without cachestat
+    return stat.cache, stat.dirty, stat.writeback

@@ -38,7 +38,10 @@ ACCEPTED = b"\x01"
 CONNECT_TIMEOUT_S = 5.0
 SEND_SLICE = 1 << 30  # one os.sendfile call at most
 RECEIVE_BYTES = 1 << 20
-WRITEBACK_BYTES = 8 << 20
+WRITEBACK_BYTES = 8 << 20  # page-cache uploads: the disk is told to start writing every 8 MiB
+WRITEBACK_LAG = 64 << 20  # ... and the range this far behind is waited for: at most 64 MiB unwritten per upload
+SYNC_START = 2  # sync_file_range: SYNC_FILE_RANGE_WRITE
+SYNC_WAIT = 1 | 2 | 4  # WAIT_BEFORE | WRITE | WAIT_AFTER: the range is on the disk when the call returns
 # One O_DIRECT write: received whole (MSG_WAITALL), written while the next one comes. 8 MiB: the device
 # gets two 4 MiB requests at once (its largest, max_sectors_kb, here); measured, 256 MiB written direct
 # and fsync'd: 4 MiB writes ~915 MiB/s, 8 MiB ~1150, 16 MiB ~1130 (medians of 5, a shared disk).
@@ -135,17 +138,90 @@ def _sendfile(sock: socket.socket, fd: int, offset: int, count: int) -> int:
 def _receive(sock: socket.socket, fd: int, expected: int = 0) -> int:
     """Write everything the server sends until it half-closes; the byte count. `expected`: the size
     the server announced (0: unknown). A file on a block device gets the bytes with O_DIRECT
-    (`_receive_direct`); elsewhere (tmpfs, network and FUSE file
-    systems, btrfs, a file opened for append, a file system that refuses O_DIRECT) they go from the
-    socket to the file with splice(2) through a pipe, never through Python (a file that cannot take a
-    splice gets them with recv_into / write)."""
-    if _direct(fd):
+    (`_receive_direct`) when `write_mode` says so (the machine's cores are busy, or configured);
+    otherwise, and elsewhere (tmpfs, network and FUSE file systems, btrfs, a file opened for append, a
+    file system that refuses O_DIRECT), they go through the page cache (`_receive_cached`)."""
+    if write_mode() == "direct" and _direct(fd):
         return _receive_direct(sock, fd, expected)
+    return _receive_cached(sock, fd)
+
+
+def write_mode() -> str:
+    """How an upload to a file on a block device is written: "direct" (O_DIRECT: the least CPU, the
+    disk's direct write rate) or "cache" (the page cache with write-behind: one more copy, ~0.04 s of
+    CPU per 256 MiB here, but the disk takes buffered writes faster). PLATFORM_DAEMON_UPLOAD_WRITE
+    chooses (`direct`, `cache`); `auto` (the default) takes the page cache while the cores are free
+    and O_DIRECT while other work waits for them (`cpu_busy`):
+    docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes."""
+    given = os.environ.get("PLATFORM_DAEMON_UPLOAD_WRITE", "auto").strip().lower()
+    if given in ("direct", "cache"):
+        return given
+    return "direct" if cpu_busy() else "cache"
+
+
+CPU_BUSY_PERCENT = 40.0  # /proc/pressure/cpu "some avg10" from which the cores count as busy
+
+
+def cpu_busy(pressure: str | None = None) -> bool:
+    """Whether tasks waited for a CPU at least CPU_BUSY_PERCENT of the last 10 s (the kernel's CPU
+    pressure, /proc/pressure/cpu `some avg10`; `pressure`: that file's text). Without that file (no
+    PSI): whether the 1-minute load average exceeds the number of CPUs."""
+    if pressure is None:
+        try:
+            with open("/proc/pressure/cpu") as fh:
+                pressure = fh.read()
+        except OSError:
+            return os.getloadavg()[0] > (os.cpu_count() or 1)
+    value = cpu_pressure(pressure)
+    return value is not None and value >= CPU_BUSY_PERCENT
+
+
+def cpu_pressure(pressure: str) -> float | None:
+    """The `some avg10` figure of a /proc/pressure/cpu text (a percentage); None without one."""
+    for line in pressure.splitlines():
+        fields = dict(part.split("=", 1) for part in line.split()[1:] if "=" in part)
+        if line.startswith("some ") and "avg10" in fields:
+            try:
+                return float(fields["avg10"])
+            except ValueError:
+                return None
+    return None
+
+
+class WriteBehind:
+    """Write-behind for a file written front to back through the page cache: once WRITEBACK_BYTES more
+    were written, the disk is told to start on them (sync_file_range WRITE, not waiting: the fsync at
+    the end then waits for the tail only; measured, a 256 MiB upload's closing fsync ~0.13 s -> ~0.01 s),
+    and what lies more than WRITEBACK_LAG behind is waited for (WAIT_BEFORE | WRITE | WAIT_AFTER): the
+    file never holds more than that much unwritten, however large, and a disk slower than the network
+    slows the writer instead of filling memory. Also bench/daemon.py's page-cache measure."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.started, self.waited = fd, 0, 0
+        self.sync = _sync_range()
+
+    def wrote(self, upto: int) -> None:
+        """The file now holds `upto` bytes."""
+        if upto - self.started < WRITEBACK_BYTES:
+            return
+        self.sync(self.fd, self.started, upto - self.started, SYNC_START)
+        self.started = upto
+        if upto - WRITEBACK_LAG > self.waited:
+            self.sync(self.fd, self.waited, upto - WRITEBACK_LAG - self.waited, SYNC_WAIT)
+            self.waited = upto - WRITEBACK_LAG
+
+
+def _receive_cached(sock: socket.socket, fd: int) -> int:
+    """The upload into `fd` through the page cache: from the socket to the file with splice(2) through
+    a pipe (never through Python; a file that cannot take a splice, e.g. opened for append, gets the
+    bytes with recv_into / write), with write-behind: the disk starts writing every WRITEBACK_BYTES
+    (sync_file_range WRITE) and the range WRITEBACK_LAG behind is waited for, so an upload holds at most
+    that much unwritten data and the fsync before the rename waits for the tail only."""
     r, w = os.pipe()
     with contextlib.suppress(OSError):
         fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, RECEIVE_BYTES)
-    got = flushed = 0
-    writeback = _writeback()
+    got = 0
+    behind = WriteBehind(fd)
     try:
         while n := os.splice(sock.fileno(), w, RECEIVE_BYTES, flags=os.SPLICE_F_MOVE):
             while n:
@@ -157,9 +233,7 @@ def _receive(sock: socket.socket, fd: int, expected: int = 0) -> int:
                     return _copy(sock, fd, os.read(r, n))  # the file system refuses splice
                 n -= moved
                 got += moved
-            if got - flushed >= WRITEBACK_BYTES:  # the disk starts now: the fsync at the end waits less
-                writeback(fd, flushed, got - flushed)
-                flushed = got
+            behind.wrote(got)
         return got
     finally:
         os.close(r)
@@ -308,22 +382,23 @@ def _write_at(fd: int, view: memoryview, offset: int, direct: bool) -> bool:
     while done < len(view):
         done += os.pwrite(fd, view[done:], offset + done)
     if not direct and done >= RECEIVE_BYTES:
-        _writeback()(fd, offset, done)  # through the page cache: the disk starts now, as in `_receive`
+        _sync_range()(fd, offset, done, SYNC_START)  # through the page cache: the disk starts now (WriteBehind)
     return direct
 
 
 @functools.cache
-def _writeback() -> Callable[[int, int, int], Any]:
-    """sync_file_range(SYNC_FILE_RANGE_WRITE): start writing a range out without waiting for it
-    (measured: a 256 MiB upload's closing fsync went from ~0.13 s to ~0.01 s). A no-op where absent."""
+def _sync_range() -> Callable[[int, int, int, int], Any]:
+    """sync_file_range(fd, offset, count, flags): SYNC_START starts writing a range out without waiting
+    for it (measured: a 256 MiB upload's closing fsync went from ~0.13 s to ~0.01 s), SYNC_WAIT returns
+    once it is written. A no-op where absent; its errors are the fsync's to report."""
     import ctypes
 
     try:
         call = ctypes.CDLL(None, use_errno=True).sync_file_range
     except (OSError, AttributeError):
-        return lambda fd, offset, count: None
+        return lambda fd, offset, count, flags: None
     call.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint]
-    return lambda fd, offset, count: call(fd, offset, count, 2)
+    return call
 
 
 @functools.cache
