@@ -34,8 +34,6 @@ def _both(argv: list[str], **kwargs: object) -> tuple[subprocess.CompletedProces
     ["release", "list", "--json"],        # through Typer
     ["env", "render", "dev", "--json"],   # KCL evaluated
     ["env", "nosuch"],                    # a usage error (exit 2)
-    ["release", "show", "v404", "--json"],  # a not-found error document
-    ["--version"],
 ])
 def test_a_forked_command_answers_as_the_executed_script(demo_project: Path, args: list[str]) -> None:
     """docs/architecture.md#tests: a forked CLI call gives the exec'd console script's exit code, stdout

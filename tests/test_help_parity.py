@@ -84,6 +84,13 @@ def test_every_command_lists_the_same_flags_with_and_without_a_terminal(monkeypa
     """README.md#output-and-exit-codes: help printed in CI (no terminal) lists exactly the
     flags the terminal's help lists, walking every group and command of both programs."""
     monkeypatch.setenv("COLUMNS", "300")  # no wrapped option rows
+    import functools
+
+    import app.cli
+
+    # each help call runs app.main.run in this process, which builds its group's Typer tree from the same
+    # modules every time: one tree per (program, group) serves them all, as click's CliRunner reuses one
+    monkeypatch.setattr(app.cli, "build", functools.cache(app.cli.build))
     checked = 0
     for program in ("framework", "platform"):
         root = build(program)
