@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # rollouts and children), each taking whole files (--dist loadfile): a module's module- and session-scoped
 # fixtures (the k8s control plane, PostgreSQL, Go test streams, a generated project) are built once per
 # worker. `make test PYTEST_ARGS=` runs serially.
-PYTEST_ARGS ?= -n 3 --dist loadfile
+PYTEST_ARGS ?= -n 4 --dist loadfile
 
 .PHONY: run test test-deps bytecode bench bench-deps lint venv clean snapshots system-deps postgres go-tools npm-tools k8s-tools cluster-tools compose-tools
 
