@@ -19,6 +19,7 @@ from pathlib import Path
 import cli_fork
 import pytest
 
+from tests.authoring_fixtures import _GO_ENV
 from tests.devstack_fixtures import BIN, free_base, make_demo_repo, pid_alive, pids_whose_environ
 from tests.waiting import until
 
@@ -143,7 +144,8 @@ def debug(tmp_path: Path) -> Iterator[Debug]:
     """A demo checkout (dev ports moved to a free range); the worker listens on base+10 (PORT)."""
     base = free_base()
     root = make_demo_repo(tmp_path, base)
-    session = Debug(root=root, base=base, env={"PORT": str(base + 10)})
+    # the machine's Go caches: delve builds the worker (and, with -N -l, the standard library) in them once
+    session = Debug(root=root, base=base, env={"PORT": str(base + 10), **_GO_ENV})
     yield session
     doc = session.session()
     if doc is not None:

@@ -8,6 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from tests.authoring_fixtures import _GO_ENV
 from tests.debug_fixtures import (  # noqa: F401
     Debug,
     Request,
@@ -95,7 +96,7 @@ def test_go_attach_and_detach_leaves_the_process_serving(debug: Debug, tmp_path:
     needs_dlv()
     binary = tmp_path / "worker"
     subprocess.run(["go", "build", "-o", str(binary), "."], cwd=debug.root / WORKER, check=True,
-                   capture_output=True, timeout=300)
+                   capture_output=True, timeout=300, env={**os.environ, **_GO_ENV})  # the machine's Go caches
     port = debug.base + 30
     service = subprocess.Popen([str(binary)], env={**os.environ, "PORT": str(port)},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
