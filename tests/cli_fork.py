@@ -51,6 +51,15 @@ def _python_vars(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k.startswith("PYTHON")}
 
 
+def _target(argv: list[str], env: dict[str, str], forkable: bool) -> tuple[str, str, list[str]] | None:
+    """(the server's socket, program, its arguments) when this call can be forked, else None (exec it)."""
+    command = _command(argv)
+    if command is None or not forkable or os.environ.get("FRAMEWORK_TESTS_EXEC"):
+        return None
+    path = _socket_path()
+    return (path, *command) if _python_vars(env) == _server["python"] else None
+
+
 def _socket_path() -> str:
     with _lock:
         if _server.get("pid") != os.getpid():  # none yet, or one inherited across a fork of this process
@@ -84,16 +93,11 @@ def run(argv: list[str], *, cwd: Path | str | None = None, env: dict[str, str] |
     """As subprocess.run(argv, capture_output=True, ...) with the same result, forked when it can be."""
     argv = [str(a) for a in argv]
     full = dict(os.environ if env is None else env)
-    command = _command(argv)
-    forkable = (command is not None and capture_output and stdin in (None, subprocess.DEVNULL)
-                and not os.environ.get("FRAMEWORK_TESTS_EXEC"))
-    if forkable:
-        path = _socket_path()
-        forkable = _python_vars(full) == _server["python"]
-    if not forkable or command is None:
+    target = _target(argv, full, capture_output and stdin in (None, subprocess.DEVNULL))
+    if target is None:
         return subprocess.run(argv, cwd=cwd, env=full, input=input, timeout=timeout, text=text,
                               capture_output=capture_output, stdin=stdin if input is None else None, check=check)
-    program, args = command
+    path, program, args = target
     data = input.encode() if isinstance(input, str) else input
     done = _forked(path, program, args, cwd=os.path.abspath(cwd or os.getcwd()), env=full, data=data, timeout=timeout,
                    argv=argv)
@@ -107,37 +111,55 @@ def run(argv: list[str], *, cwd: Path | str | None = None, env: dict[str, str] |
     return result
 
 
-def _forked(path: str, program: str, args: list[str], *, cwd: str, env: dict[str, str], data: bytes | None,
-            timeout: float | None, argv: list[str]) -> subprocess.CompletedProcess[bytes]:
+def _request(path: str, program: str, args: list[str], cwd: Path | str | None, env: dict[str, str],
+             fds: list[int], session: bool = False) -> tuple[socket.socket, int]:
+    """Ask the server for a child with these descriptors as its stdin, stdout, stderr; (the connection its
+    wait status will come on, its pid)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    header = json.dumps({"program": program, "argv": [str(BIN / program), *args], "env": env, "umask": umask,
+                         "cwd": os.path.abspath(cwd or os.getcwd()), "session": session}).encode()
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+        conn.sendmsg([len(header).to_bytes(4, "big") + header],
+                     [(socket.SOL_SOCKET, socket.SCM_RIGHTS, bytes(memoryview(_ints(fds))))])
+        line = b""
+        while not line.endswith(b"\n"):  # byte by byte: the wait status that follows stays unread
+            block = conn.recv(1)
+            if not block:
+                raise RuntimeError(f"the CLI fork server refused {program} {args}")
+            line += block
+    except BaseException:
+        conn.close()
+        raise
+    return conn, int(json.loads(line)["pid"])
+
+
+def _forked(path: str, program: str, args: list[str], *, cwd: Path | str | None, env: dict[str, str],
+            data: bytes | None, timeout: float | None, argv: list[str]) -> subprocess.CompletedProcess[bytes]:
     deadline = None if timeout is None else time.monotonic() + timeout
     stdin_r, stdin_w = os.pipe() if data is not None else (os.open(os.devnull, os.O_RDONLY), -1)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    umask = os.umask(0o022)
-    os.umask(umask)
-    header = json.dumps({"program": program, "argv": [str(BIN / program), *args], "cwd": cwd, "env": env,
-                         "umask": umask}).encode()
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    fds = [stdin_r, out_w, err_w]
     try:
-        conn.connect(path)
-        fds = [stdin_r, out_w, err_w]
-        conn.sendmsg([len(header).to_bytes(4, "big") + header],
-                     [(socket.SOL_SOCKET, socket.SCM_RIGHTS, bytes(memoryview(_ints(fds))))])
-        for fd in fds:
-            os.close(fd)
-        answers = conn.makefile("rb")
-        pid = json.loads(answers.readline())["pid"]
+        conn, pid = _request(path, program, args, cwd, env, fds)
+    except BaseException:
+        for fd in (*fds, out_r, err_r, stdin_w):
+            if fd >= 0:
+                os.close(fd)
+        raise
+    for fd in fds:
+        os.close(fd)
+    child = Forked(argv, pid, conn, {"stdin": None, "stdout": None, "stderr": None})
+    try:
         chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
         _pump(chunks, stdin_w, data, deadline, pid, argv, timeout)
-        conn.settimeout(None if deadline is None else max(0.1, deadline - time.monotonic()))
-        try:
-            line = answers.readline()
-        except TimeoutError:
+        if not child._report(None if deadline is None else max(0.1, deadline - time.monotonic())):
             _expire(pid, argv, timeout, chunks)
-        report = json.loads(line)
-        CPU[0] += report["cpu"]
-        return subprocess.CompletedProcess(argv, os.waitstatus_to_exitcode(report["status"]),
-                                           b"".join(chunks[out_r]), b"".join(chunks[err_r]))
+        assert child.returncode is not None
+        return subprocess.CompletedProcess(argv, child.returncode, b"".join(chunks[out_r]), b"".join(chunks[err_r]))
     finally:
         conn.close()
         os.close(out_r)
@@ -292,35 +314,22 @@ def popen(argv: list[str], *, cwd: Path | str | None = None, env: dict[str, str]
     """As subprocess.Popen(argv, ...) for a long-running CLI child (a server, a daemon, a watch)."""
     argv = [str(a) for a in argv]
     full = dict(os.environ if env is None else env)
-    command = _command(argv)
     given = [s if isinstance(s, int) else s.fileno() for s in (stdin, stdout, stderr)
              if s is not None and s not in (subprocess.PIPE, subprocess.DEVNULL, subprocess.STDOUT)]
-    forkable = (command is not None and not os.environ.get("FRAMEWORK_TESTS_EXEC")
-                and not any(os.isatty(fd) for fd in given))  # a terminal: the interpreter sets up for it at start
-    if forkable:
-        path = _socket_path()
-        forkable = _python_vars(full) == _server["python"]
-    if not forkable or command is None:
+    # a terminal on a standard stream: the interpreter sets up for it at start, so that one is exec'd
+    target = _target(argv, full, not any(os.isatty(fd) for fd in given))
+    if target is None:
         return subprocess.Popen(argv, cwd=cwd, env=full, stdin=stdin, stdout=stdout, stderr=stderr, text=text,
                                 start_new_session=start_new_session)
-    program, args = command
+    path, program, args = target
     ends = [_end(stdin, "w", 0), _end(stdout, "r", 1), None]
     ends[2] = (ends[1][0], None, False) if stderr == subprocess.STDOUT else _end(stderr, "r", 2)
-    umask = os.umask(0o022)
-    os.umask(umask)
-    header = json.dumps({"program": program, "argv": [str(BIN / program), *args], "env": full, "umask": umask,
-                         "cwd": os.path.abspath(cwd or os.getcwd()), "session": start_new_session}).encode()
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    conn.connect(path)
-    conn.sendmsg([len(header).to_bytes(4, "big") + header],
-                 [(socket.SOL_SOCKET, socket.SCM_RIGHTS, bytes(memoryview(_ints([e[0] for e in ends]))))])
-    for child_fd, _, ours in ends:
-        if ours:
-            os.close(child_fd)
-    line = b""
-    while not line.endswith(b"\n"):
-        line += conn.recv(1)
-    pid = json.loads(line)["pid"]
+    try:
+        conn, pid = _request(path, program, args, cwd, full, [e[0] for e in ends], start_new_session)
+    finally:
+        for child_fd, _, ours in ends:
+            if ours:
+                os.close(child_fd)
     streams = {}
     for name, (_, mine, _) in zip(("stdin", "stdout", "stderr"), ends, strict=True):
         mode = ("w" if name == "stdin" else "r") + ("" if text else "b")
