@@ -7,36 +7,26 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from engine.hooks import automations
-from engine.hooks.models import TriggerDefinition
-from engine.hooks.secrets import SecretBox
 from engine.server import checkpoint
 from engine.server.ingest import _DELIVERY_COLUMNS, BatchRecorder, Submission
-from engine.serverstore import migrations, store
+from engine.serverstore import store
 from tests.waiting import until
+from tests.webhooks_fixtures import ActivatedStore, activated_store
 
 PAGE = 4096
 WAL_HEADER, FRAME_HEADER = 32, 24
 
 
-class Hooks:
+class Hooks(ActivatedStore):
     """A store with one activated trigger, and the submissions the HTTP process would send for it."""
 
     def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.path = data_dir / "platform.db"
-        self.engine = store.open_engine(f"sqlite:///{self.path}")
-        migrations.up(self.engine)
-        self.box = SecretBox(data_dir)
-        automations.create_automation(self.engine, "wal", "name: wal\nmodel:\n  provider: scripted\n  steps: []\n")
-        trigger = automations.add_trigger(self.engine, "wal", TriggerDefinition(name="hook"), "http://127.0.0.1")
-        act = automations.activate(self.engine, self.box, "wal", "hook", None, "http://127.0.0.1")
-        self.trigger_id = trigger.id
-        self.token = act.token
+        super().__init__(data_dir, "wal")
         self.sent = 0
 
     def batch(self, size: int = 25) -> list[Submission]:
@@ -61,12 +51,8 @@ class Hooks:
 
 
 @pytest.fixture
-def hooks(tmp_path: Path) -> Hooks:
-    data_dir = tmp_path / "data"
-    data_dir.mkdir(mode=0o700)
-    made = Hooks(data_dir)
-    yield made
-    made.engine.dispose()
+def hooks(tmp_path: Path) -> Iterator[Hooks]:
+    yield from activated_store(tmp_path, Hooks)
 
 
 def test_commits_leave_the_wal_to_the_checkpoint_thread(hooks: Hooks, tmp_path: Path) -> None:

@@ -10,38 +10,28 @@ import os
 import signal
 import sqlite3
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from engine.hooks import automations, journal
-from engine.hooks.models import TriggerDefinition
-from engine.hooks.secrets import SecretBox
+from engine.hooks import journal
 from engine.server.ingest import Submission
 from engine.server.journaled import JournalRecorder
-from engine.serverstore import migrations, store
+from engine.serverstore import store
 from tests.waiting import until
-from tests.webhooks_fixtures import history, make_trigger, server_factory  # noqa: F401
+from tests.webhooks_fixtures import ActivatedStore, activated_store, history, make_trigger, server_factory  # noqa: F401
 
 JOURNAL = {"PLATFORM_DB_BUSY_TIMEOUT_MS": "2000"}  # the journal's lock held: 503 after 2 s
 
 
-class Hooks:
+class Hooks(ActivatedStore):
     """A store with one activated trigger, the submissions the HTTP process would send for it, and
     recorders on its journal (none indexes by itself: the test says when)."""
 
     def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.path = data_dir / "platform.db"
-        self.engine = store.open_engine(f"sqlite:///{self.path}")
-        migrations.up(self.engine)
-        self.box = SecretBox(data_dir)
-        automations.create_automation(self.engine, "jr", "name: jr\nmodel:\n  provider: scripted\n  steps: []\n")
-        trigger = automations.add_trigger(self.engine, "jr", TriggerDefinition(name="hook"), "http://127.0.0.1")
-        act = automations.activate(self.engine, self.box, "jr", "hook", None, "http://127.0.0.1")
-        self.trigger_id = trigger.id
-        self.token = act.token
+        super().__init__(data_dir, "jr")
         self.directory = journal.journal_dir(self.path)
 
     def batch(self, keys: list[str]) -> list[Submission]:
@@ -73,12 +63,8 @@ class Hooks:
 
 
 @pytest.fixture
-def hooks(tmp_path: Path) -> Hooks:
-    data_dir = tmp_path / "data"
-    data_dir.mkdir(mode=0o700)
-    made = Hooks(data_dir)
-    yield made
-    made.engine.dispose()
+def hooks(tmp_path: Path) -> Iterator[Hooks]:
+    yield from activated_store(tmp_path, Hooks)
 
 
 def _children(pid: int) -> list[int]:

@@ -246,3 +246,34 @@ def history(
     )
     r.raise_for_status()
     return r.json()["deliveries"]
+
+
+class ActivatedStore:
+    """A SQLite platform store made in this process with the engine's own migrations, holding automation
+    `name` with one activated trigger (`trigger_id`, `token`): what a recorder test writes deliveries into."""
+
+    def __init__(self, data_dir: Path, name: str) -> None:
+        from engine.hooks import automations
+        from engine.hooks.models import TriggerDefinition
+        from engine.hooks.secrets import SecretBox
+        from engine.serverstore import migrations, store
+
+        self.data_dir = data_dir
+        self.path = data_dir / "platform.db"
+        self.engine = store.open_engine(f"sqlite:///{self.path}")
+        migrations.up(self.engine)
+        self.box = SecretBox(data_dir)
+        automations.create_automation(self.engine, name, f"name: {name}\nmodel:\n  provider: scripted\n  steps: []\n")
+        trigger = automations.add_trigger(self.engine, name, TriggerDefinition(name="hook"), "http://127.0.0.1")
+        act = automations.activate(self.engine, self.box, name, "hook", None, "http://127.0.0.1")
+        self.trigger_id = trigger.id
+        self.token = act.token
+
+
+def activated_store(tmp_path: Path, made: Callable[[Path], ActivatedStore]) -> Iterator[Any]:
+    """`made` on a fresh 0700 data directory, its engine disposed after the test."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(mode=0o700)
+    store = made(data_dir)
+    yield store
+    store.engine.dispose()
