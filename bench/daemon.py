@@ -264,6 +264,7 @@ def disk_alone(path: Path, target: Path, direct: bool) -> float:
                     os.write(fd, data)
                     written += len(data)
                     behind.wrote(written)
+                behind.close()
         os.fsync(fd)
     finally:
         os.close(fd)

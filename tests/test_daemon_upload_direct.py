@@ -36,6 +36,7 @@ from engine.daemon.bulk import (
     cpu_pressure,
     write_mode,
 )
+from tests.waiting import until
 
 
 @pytest.fixture(autouse=True)
@@ -253,3 +254,112 @@ def _cachestat(fd: int, offset: int, length: int) -> tuple[int, int, int] | None
                     ctypes.c_uint(0)) != 0:
         return None  # ENOSYS: a kernel without cachestat
     return stat.cache, stat.dirty, stat.writeback
+
+
+@contextlib.contextmanager
+def _disk_held(monkeypatch: pytest.MonkeyPatch, nbytes: int, lag: int) -> Iterator[tuple[threading.Event, list[int]]]:
+    """Page-cache uploads whose write-behind finds the disk slow: every `sync_file_range` call that tells the
+    disk to start blocks until the event is set (the calls' flags are kept); writeback every `nbytes`,
+    waited for `lag` behind."""
+    monkeypatch.setenv("PLATFORM_DAEMON_UPLOAD_WRITE", "cache")
+    monkeypatch.setattr(bulk, "WRITEBACK_BYTES", nbytes)
+    monkeypatch.setattr(bulk, "WRITEBACK_LAG", lag)
+    release, calls = threading.Event(), []
+
+    def held(fd: int, offset: int, count: int, flags: int) -> int:
+        calls.append(flags)
+        if flags == bulk.SYNC_START:
+            release.wait(30)
+        return 0
+
+    monkeypatch.setattr(bulk, "_sync_range", lambda: held)
+    try:
+        yield release, calls
+    finally:
+        release.set()
+
+
+def _receiving(path: Path, data: bytes) -> tuple[int, threading.Thread, list[object]]:
+    """`data` received into a new file at `path` in a thread; (fd, thread, [its result or error])."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    ours, theirs = socket.socketpair()
+    result: list[object] = []
+
+    def receive() -> None:
+        try:
+            result.append(_receive(ours, fd, len(data)))
+        except OSError as exc:
+            result.append(exc)
+
+    def send() -> None:
+        with contextlib.suppress(OSError), theirs:
+            theirs.sendall(data)
+            theirs.shutdown(socket.SHUT_WR)
+
+    threading.Thread(target=send, daemon=True).start()
+    receiver = threading.Thread(target=receive, daemon=True)
+    receiver.start()
+    return fd, receiver, result
+
+
+def test_the_disks_write_behind_never_holds_the_upload_within_the_lag(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the page cache, telling the disk to start on what was written (sync_file_range WRITE) is done
+    beside the upload, not in its way: with those calls held, a 6 MiB upload (writeback every 1 MiB, waited
+    for 8 MiB behind) is in the file whole while the first one still waits; the disk released, the receive
+    returns it byte-exact (docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes)."""
+    data = os.urandom((6 << 20) + 5)
+    target = tmp_path / "held.bin"
+    with _disk_held(monkeypatch, 1 << 20, 8 << 20) as (release, calls):
+        fd, receiver, result = _receiving(target, data)
+        try:
+            until(lambda: os.fstat(fd).st_size == len(data), timeout=15, what="the whole upload in the file")
+            assert calls and not release.is_set() and not result, "written while the disk's first start waits"
+            release.set()
+            receiver.join(30)
+        finally:
+            release.set()
+            receiver.join(30)
+            os.close(fd)
+    assert result == [len(data)]
+    assert bulk.SYNC_START in calls
+    assert target.read_bytes() == data
+
+
+def test_an_upload_never_holds_more_than_the_lag_unwritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The write-behind bound (docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes):
+    with the disk held (nothing confirmed written), a 16 MiB upload with a 4 MiB lag stops writing at the lag
+    (plus at most one 1 MiB move) and waits; the disk released, it goes on and ends byte-exact, every range
+    more than the lag before the end waited for."""
+    data = os.urandom((16 << 20) + 9)
+    target = tmp_path / "bound.bin"
+    waiting = threading.Event()
+
+    class Watched(bulk.WriteBehind):
+        def __init__(self, fd: int) -> None:
+            super().__init__(fd)
+            wait = self.cond.wait
+
+            def watched(timeout: float | None = None) -> bool:
+                if threading.current_thread() is not self.thread:
+                    waiting.set()  # the writer waits for the disk
+                return wait(timeout)
+
+            self.cond.wait = watched  # type: ignore[method-assign]
+
+    monkeypatch.setattr(bulk, "WriteBehind", Watched)
+    with _disk_held(monkeypatch, 1 << 20, 4 << 20) as (release, calls):
+        fd, receiver, result = _receiving(target, data)
+        try:
+            until(waiting.is_set, timeout=15, what="the upload to wait for the disk")
+            assert os.fstat(fd).st_size <= (4 << 20) + bulk.RECEIVE_BYTES
+            assert not result
+            release.set()
+            receiver.join(30)
+        finally:
+            release.set()
+            receiver.join(30)
+            os.close(fd)
+    assert result == [len(data)]
+    assert bulk.SYNC_WAIT in calls
+    assert target.read_bytes() == data

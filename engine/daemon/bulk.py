@@ -189,56 +189,125 @@ def cpu_pressure(pressure: str) -> float | None:
 
 
 class WriteBehind:
-    """Write-behind for a file written front to back through the page cache: once WRITEBACK_BYTES more
-    were written, the disk is told to start on them (sync_file_range WRITE, not waiting: the fsync at
-    the end then waits for the tail only; measured, a 256 MiB upload's closing fsync ~0.13 s -> ~0.01 s),
-    and what lies more than WRITEBACK_LAG behind is waited for (WAIT_BEFORE | WRITE | WAIT_AFTER): the
-    file never holds more than that much unwritten, however large, and a disk slower than the network
-    slows the writer instead of filling memory. Also bench/daemon.py's page-cache measure."""
+    """Write-behind for a file written front to back through the page cache, in a thread of its own (the
+    writer never waits for the disk's submissions): once WRITEBACK_BYTES more were written, the disk is
+    told to start on them (sync_file_range WRITE, not waiting: the fsync at the end then waits for the
+    tail only; measured, a 256 MiB upload's closing fsync ~0.13 s -> ~0.01 s), and what lies more than half
+    WRITEBACK_LAG behind is waited for (WAIT_BEFORE | WRITE | WAIT_AFTER). The writer waits only when more
+    than WRITEBACK_LAG would be unwritten: the file never holds more than that, however large, and a disk
+    slower than the network slows the writer instead of filling memory. Why a thread: telling the disk to
+    start (ext4 allocates the blocks then) blocked the writer ~0.1-0.2 ms per MiB, on the upload's one
+    busy thread (docs/reference-daemon.md#benchmark-benchdaemonpy). `close` ends it; when it returns,
+    every range more than WRITEBACK_LAG before the end is on the disk. Also bench/daemon.py's page-cache
+    measure."""
 
     def __init__(self, fd: int) -> None:
-        self.fd, self.started, self.waited = fd, 0, 0
-        self.sync = _sync_range()
+        self.fd, self.sync = fd, _sync_range()
+        self.upto = self.started = self.waited = 0  # written; told to start; on the disk
+        self.done = False
+        self.cond = threading.Condition()
+        self.thread: threading.Thread | None = None  # started at the first WRITEBACK_BYTES
 
     def wrote(self, upto: int) -> None:
         """The file now holds `upto` bytes."""
         if upto - self.started < WRITEBACK_BYTES:
+            self.upto = upto
             return
-        self.sync(self.fd, self.started, upto - self.started, SYNC_START)
-        self.started = upto
-        if upto - WRITEBACK_LAG > self.waited:
-            self.sync(self.fd, self.waited, upto - WRITEBACK_LAG - self.waited, SYNC_WAIT)
-            self.waited = upto - WRITEBACK_LAG
+        with self.cond:
+            self.upto = upto
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, daemon=True, name="bulk-writeback")
+                self.thread.start()
+            self.cond.notify()
+            while upto - self.waited > WRITEBACK_LAG and self.thread.is_alive():
+                self.cond.wait(0.5)
+
+    def close(self, wait: bool = True) -> None:
+        """Stop the thread; `wait`: and wait for what lies more than WRITEBACK_LAG before the end."""
+        with self.cond:
+            self.done = True
+            self.cond.notify()
+        if self.thread is not None:
+            self.thread.join()
+        if wait and self.upto - WRITEBACK_LAG > self.waited:
+            self.sync(self.fd, self.waited, self.upto - WRITEBACK_LAG - self.waited, SYNC_WAIT)
+            self.waited = self.upto - WRITEBACK_LAG
+
+    def _run(self) -> None:
+        with self.cond:
+            while True:
+                while not self.done and self.upto - self.started < WRITEBACK_BYTES:
+                    self.cond.wait()
+                if self.done:
+                    return
+                upto, started, waited = self.upto, self.started, self.waited
+                self.cond.release()
+                try:
+                    self.sync(self.fd, started, upto - started, SYNC_START)
+                    goal = upto - WRITEBACK_LAG // 2
+                    if goal > waited:
+                        self.sync(self.fd, waited, goal - waited, SYNC_WAIT)
+                        waited = goal
+                finally:
+                    self.cond.acquire()
+                self.started, self.waited = upto, waited
+                self.cond.notify_all()
 
 
 def _receive_cached(sock: socket.socket, fd: int) -> int:
     """The upload into `fd` through the page cache: from the socket to the file with splice(2) through
-    a pipe (never through Python; a file that cannot take a splice, e.g. opened for append, gets the
-    bytes with recv_into / write), with write-behind: the disk starts writing every WRITEBACK_BYTES
-    (sync_file_range WRITE) and the range WRITEBACK_LAG behind is waited for, so an upload holds at most
-    that much unwritten data and the fsync before the rename waits for the tail only."""
+    a pipe (never through Python), in two threads: this one moves the pipe into the file (the copy into
+    the page cache, its allocation, the write-behind), `_fill` moves the socket into the pipe meanwhile,
+    so the receiving (TCP's own work, the acknowledgements that keep the sender going) never waits for
+    the file. A file that cannot take a splice (e.g. opened for append) gets the pipe's bytes with read /
+    write. Write-behind (`WriteBehind`): an upload holds at most WRITEBACK_LAG unwritten, and the fsync
+    before the rename waits for the tail only. A failing write shuts the socket down (the sender is cut)
+    and is raised; a failing socket is raised once the bytes before it are written."""
     r, w = os.pipe()
     with contextlib.suppress(OSError):
         fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, RECEIVE_BYTES)
+    failed: list[BaseException] = []
+    filler = threading.Thread(target=_fill, args=(sock, w, failed), daemon=True, name="bulk-receive")
+    filler.start()
     got = 0
     behind = WriteBehind(fd)
     try:
-        while n := os.splice(sock.fileno(), w, RECEIVE_BYTES, flags=os.SPLICE_F_MOVE):
-            while n:
-                try:
-                    moved = os.splice(r, fd, n, flags=os.SPLICE_F_MOVE)
-                except OSError as exc:
-                    if exc.errno != errno.EINVAL or got:
-                        raise
-                    return _copy(sock, fd, os.read(r, n))  # the file system refuses splice
-                n -= moved
-                got += moved
+        while True:
+            try:
+                moved = os.splice(r, fd, RECEIVE_BYTES, flags=os.SPLICE_F_MOVE)
+            except OSError as exc:
+                if exc.errno != errno.EINVAL or got:
+                    raise
+                got = _copy(r, fd)  # the file system refuses splice
+                break
+            if not moved:
+                break
+            got += moved
             behind.wrote(got)
+        filler.join()
+        if failed:
+            raise failed[0]
+        behind.close()
         return got
     finally:
-        os.close(r)
-        os.close(w)
+        behind.close(wait=False)
+        with contextlib.suppress(OSError):  # a failed write: the filler stops at once, the sender is cut
+            sock.shutdown(socket.SHUT_RDWR)
+        os.close(r)  # a filler still waiting for room in the pipe gets EPIPE
+        filler.join()
         sock.close()
+
+
+def _fill(sock: socket.socket, w: int, failed: list[BaseException]) -> None:
+    """The socket into the pipe until the sender half-closes; then the pipe's write end is closed (its
+    reader sees the end). An error is kept in `failed` for the reader, which raises it."""
+    try:
+        while os.splice(sock.fileno(), w, RECEIVE_BYTES, flags=os.SPLICE_F_MOVE):
+            pass
+    except OSError as exc:
+        failed.append(exc)
+    finally:
+        os.close(w)
 
 
 def _direct(fd: int) -> bool:
@@ -418,16 +487,14 @@ def _preallocate() -> Callable[[int, int], Any]:
     return lambda fd, size: call(fd, 0, 0, size)
 
 
-def _copy(sock: socket.socket, fd: int, first: bytes) -> int:
-    buf = bytearray(RECEIVE_BYTES)
-    view, got, n = memoryview(buf), 0, len(first)
-    buf[:n] = first
-    while n:
-        part = view[:n]
-        while part:
-            part = part[os.write(fd, part):]
-        got += n
-        n = sock.recv_into(buf)
+def _copy(r: int, fd: int) -> int:
+    """The pipe's bytes into `fd` with read / write, to its end (a file that refuses splice)."""
+    got = 0
+    while data := os.read(r, RECEIVE_BYTES):
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        got += len(data)
     return got
 
 
