@@ -442,8 +442,9 @@ def main() -> int:
                   + ", ".join(f"{m:.0f}/{r:.0f}={m / r:.2f}x" for m, r in disk) + "); the upload: "
                   f"{up_ratio / alone_ratio:.2f}x of it")
             alone, alone_raw, alone_ratio = median_pair(cached)
-            print(f"  the same through the page cache (write-behind: writeback started every 8 MiB, waited for "
-                  f"64 MiB behind: the daemon's way while the cores are free, on tmpfs and where O_DIRECT is refused): "
+            print(f"  the same through the page cache (write-behind in a thread beside the writer: writeback started "
+                  f"every 8 MiB, at most 64 MiB unwritten: the daemon's way while the cores are free, on tmpfs and "
+                  f"where O_DIRECT is refused): "
                   f"{alone:.0f} MiB/s, raw {alone_raw:.0f} MiB/s; {alone_ratio:.2f}x, "
                   f"median of {len(cached)} (each: " + ", ".join(f"{m:.0f}/{r:.0f}={m / r:.2f}x" for m, r in cached)
                   + ")")
