@@ -101,8 +101,10 @@ class _ProcessRollout:
     def rollout(self, options: RolloutOptions, *, on_phase: Callable[[str, Phase], None],
                 superseded: Callable[[], bool], meanwhile: Callable[[], None] | None = None,
                 writing: Writing | None = None) -> tuple[RolloutEnd, list[Resource]]:
+        from engine.runtime.process import unguarded
+
         return self.runtime.rollout(self.specs, options, on_phase=on_phase, superseded=superseded,
-                                    declared=self.declared, **({"writing": writing} if writing else {}))
+                                    declared=self.declared, writing=writing or unguarded)
 
 
 def _runtime(d: Deployment, promotion_id: str) -> Rollout:
