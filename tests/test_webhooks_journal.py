@@ -281,3 +281,20 @@ def test_a_busy_recorder_s_backlog_is_bounded(hooks: Hooks) -> None:
         finally:
             indexer.stop()
     recorder.shut()
+
+
+def test_held_keys_are_let_go_after_an_indexing_pass(hooks: Hooks) -> None:
+    """docs/reference-webhooks.md#webhook-ingestion (de-duplication) with the journal: after an
+    indexing pass the recorder lets go of the keys it holds once they are more than its bound (the
+    unindexed tail is read again); copies of the deliveries let go are still retries naming them
+    (found in delivery_keys), and a key of the tail is still held."""
+    recorder = hooks.recorder()
+    first = recorder.record(hooks.batch(["h-1", "h-2", "h-3"]))
+    assert hooks.index() == 3
+    tail = recorder.record(hooks.batch(["h-4"]))[0]
+    recorder.indexed_lately, recorder.held_after_pass = True, 2
+    copies = recorder.record(hooks.batch(["h-1", "h-4", "h-5"]))
+    assert [v.duplicate_of for v in copies] == [first[0].delivery_id, tail.delivery_id, None]
+    held = set(recorder._held.values())  # h-4 (the tail), h-1 (found again), h-5; not h-2, h-3
+    assert not recorder.indexed_lately and held == {first[0].delivery_id, tail.delivery_id, copies[2].delivery_id}
+    recorder.shut()

@@ -46,6 +46,9 @@ from engine.server.keys import Key, indexed_holders
 
 log = logging.getLogger("platform.server")
 HELD_MAX = 200_000  # keys held in memory before those already indexed are let go
+# ...and after a pass of the indexer, from this many on: the unindexed tail read again is short then
+# (at HELD_MAX it may be a whole backlog, read under the journal's lock on the 202 path).
+HELD_AFTER_PASS = 50_000
 INDEX_PAUSE = 0.2  # seconds the indexer lets records gather after the first one (larger transactions)
 INDEX_IDLE = 1.0  # seconds between indexer passes when nothing pokes it
 # Indexing waits while the recorder is busy (at least BUSY_RATE records a second appended since the
@@ -73,6 +76,8 @@ class JournalRecorder(BatchRecorder):
         self.directory = directory
         self._held: dict[Key, str] = {}
         self._stale = False  # a failed group may have left keys of records never written
+        self.indexed_lately = False  # the indexer made a pass since the last reseed (its thread sets it)
+        self.held_after_pass = HELD_AFTER_PASS
         self.writer: journal.Writer | None = None
 
     def warm(self) -> None:
@@ -102,7 +107,8 @@ class JournalRecorder(BatchRecorder):
             verdicts, pending = self._authorize(db, batch)
 
             def decide() -> bytes:
-                if self._stale or len(self._held) > HELD_MAX:
+                held = len(self._held)
+                if self._stale or held > HELD_MAX or (self.indexed_lately and held > self.held_after_pass):
                     self._reseed(db)
                 self._claim(db, pending, verdicts)
                 decided = time.time_ns() // 1000  # one clock read per group: the answer latency's end
@@ -131,6 +137,7 @@ class JournalRecorder(BatchRecorder):
         """Under the lock: hold only the keys of records not yet indexed (the others are found in
         delivery_keys), read again from the indexed position."""
         self._held = {}
+        self.indexed_lately = False
         segment, pos = journal.position(db.raw)
         for payloads, *_rest in journal.follow(self.directory, segment, pos):
             for payload in payloads:

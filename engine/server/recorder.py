@@ -320,6 +320,8 @@ def run(data_dir: Path) -> int:
             _write_all(stdout, data)
 
     def indexed(queued: int) -> None:
+        if isinstance(recorder, JournalRecorder):
+            recorder.indexed_lately = True  # the held keys can be let go cheaply now
         if checkpointer is not None:
             checkpointer.committed()
         if queued:
