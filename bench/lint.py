@@ -12,7 +12,7 @@ Baselines, measured in the same run on the same tree:
 Go's build cache and golangci-lint's caches are warm for every side (one go vet, one golangci-lint and one lint
 before timing). The rounds interleave the sides (alternating which goes first); each figure is printed as the
 median and the best of the rounds, with the machine's load average, and the per-step times of the whole lint
-(each linter's own wall time inside it) as medians. BENCH_SMOKE=1: 2 services x 2 RPCs, one round
+(each linter's own wall time inside it) as medians. BENCH_SMOKE=1: 2 services x 2 RPCs, one round, no warm-up
 (tests/test_bench_smoke.py). BENCH_ROUNDS=N: N rounds (default 7).
 """
 
@@ -69,13 +69,14 @@ def main() -> None:
         golangci_cache = os.environ.setdefault("GOLANGCI_LINT_CACHE", str(base / "cache" / "golangci"))
         root = seed_project(base, SERVICES, RPCS)
         go = shutil.which("go") or "go"
-        subprocess.run([go, "vet", "./..."], cwd=root, check=True, capture_output=True)  # warm Go's build cache
-        lint(Project(root))  # builds golangci-lint with the analyzers once and warms its cache
-        with _two_loads():
-            lint(Project(root))  # builds the vet tool, warms the plain golangci-lint's cache
         gl_env = {**os.environ, "GOLANGCI_LINT_CACHE": golangci_cache}
         gl = [golangci.binary(), "run", "--output.json.path", "stdout", "--show-stats=false", "./..."]
-        subprocess.run(gl, cwd=root, env=gl_env, capture_output=True, check=False)  # warms the plain binary's cache
+        if not SMOKE:  # warm-up (smoke: one cold round is proof enough that every side runs)
+            subprocess.run([go, "vet", "./..."], cwd=root, check=True, capture_output=True)  # warm Go's build cache
+            lint(Project(root))  # builds golangci-lint with the analyzers once and warms its cache
+            with _two_loads():
+                lint(Project(root))  # builds the vet tool, warms the plain golangci-lint's cache
+            subprocess.run(gl, cwd=root, env=gl_env, capture_output=True, check=False)  # warms the plain binary's
         sides: dict[str, list[float]] = {"vet": [], "gl": [], "first": [], "two": [], "again": [], "scoped": []}
         steps: dict[str, list[float]] = {}
         handler = next((root / "internal" / "handlers").rglob("rpc_*.go")).relative_to(root).as_posix()

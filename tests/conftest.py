@@ -166,9 +166,11 @@ class _XdistScheduling:
 
 # SUITE_CPU_OUT=<dir>: each pytest process writes the CPU seconds (its own, its reaped children's and the
 # CLI calls tests/cli_fork.py's server forked for it; user + system) each test file costs, setup and
-# teardown included, to <dir>/<worker>.json — where a
+# teardown included, to <dir>/<worker>.json (and each test's, with its wall start and end, to
+# <dir>/<worker>.tests.json) — where a
 # whole run's CPU goes, whatever else the machine is doing (wall times under load say little).
 _cpu: dict[str, float] = {}
+_tests: list[tuple[str, float, float, float]] = []
 
 
 def _cpu_now() -> float:
@@ -185,10 +187,14 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if not os.environ.get("SUITE_CPU_OUT"):
         yield
         return
-    start = _cpu_now()
+    import time
+
+    start, began = _cpu_now(), time.time()
     yield
     path = item.nodeid.split("::", 1)[0]
-    _cpu[path] = _cpu.get(path, 0.0) + _cpu_now() - start
+    spent = _cpu_now() - start
+    _cpu[path] = _cpu.get(path, 0.0) + spent
+    _tests.append((item.nodeid, round(began, 3), round(time.time(), 3), round(spent, 3)))
     if nextitem is None or nextitem.nodeid.split("::", 1)[0] != path:  # a file done: the table so far
         import json
 
@@ -196,6 +202,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         out.mkdir(parents=True, exist_ok=True)
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         (out / f"{worker}.json").write_text(json.dumps(_cpu, indent=0, sort_keys=True))
+        # and each test's (node id, wall start, wall end, CPU): the worker's timeline (idle cores, the tail)
+        (out / f"{worker}.tests.json").write_text(json.dumps(_tests, indent=0))
 
 
 @pytest.fixture(autouse=True)
