@@ -344,7 +344,7 @@ def run(data_dir: Path) -> int:
             requests = [decode_request(item) for group in batch for item in group]
             verdicts = recorder.record([submission for _, submission in requests])
             if indexer is not None:
-                indexer.poke(len(requests))
+                indexer.poke(sum(1 for verdict in verdicts if verdict.delivery_id))  # records appended
             elif checkpointer is not None:
                 checkpointer.committed()
             replies = [encode_reply(seq, verdict) for (seq, _), verdict in zip(requests, verdicts, strict=True)]
