@@ -19,12 +19,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, run_cli
+from tests.go_caches import GO_ENV
 
-_GO_ENV: dict[str, str] = {}
-if shutil.which("go"):
-    _GO_ENV = {k: v for k, v in json.loads(subprocess.run(
-        ["go", "env", "-json", "GOCACHE", "GOMODCACHE", "GOPATH"], capture_output=True, text=True,
-        check=True).stdout).items() if v}
+_GO_ENV = GO_ENV  # the machine's Go caches (tests/go_caches.py)
 TOOLS = REPO / ".tools" / "bin"
 
 

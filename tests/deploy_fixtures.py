@@ -20,7 +20,7 @@ from typing import Any
 
 import cli_fork
 import pytest
-from authoring_fixtures import _GO_ENV  # the machine's Go caches (a cold GOCACHE compiles the standard library)
+from go_caches import GO_ENV  # the machine's Go caches (a cold GOCACHE compiles the standard library)
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "demo"
@@ -136,7 +136,7 @@ def make_demo(tmp_path: Path) -> Demo:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FRAMEWORK_", "GIT_"))}
     env.update(
         {
-            **_GO_ENV,  # a Go build type's `go build` (test_build_dispatch) reuses the machine's build cache
+            **GO_ENV,  # a Go build type's `go build` (test_build_dispatch) reuses the machine's build cache
             "HOME": str(home),
             "XDG_CACHE_HOME": str(tmp_path / "cache"),
             "FRAMEWORK_LEDGER_HOME": str(tmp_path / "ledger"),

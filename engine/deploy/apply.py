@@ -9,7 +9,7 @@ as the environment's bundle (what `env diff` compares against).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.deploy.deployment import Deployment, DeployResult
@@ -19,10 +19,11 @@ from engine.project import Project
 from engine.releases.store import Release
 
 PHASE_WRITE_INTERVAL = 0.05  # seconds: phase changes closer together than this share one ledger write
+WRITE_POLL = 0.05  # seconds between looks while a superseded rollout is still writing to the runtime
 
 if TYPE_CHECKING:
     from engine.environments.bundles import StagedBundle
-    from engine.runtime.process import Phase, Resource, RolloutEnd, RolloutOptions, WorkloadSpec
+    from engine.runtime.process import Phase, Resource, RolloutEnd, RolloutOptions, WorkloadSpec, Writing
 
 
 class Rollout(Protocol):
@@ -35,8 +36,8 @@ class Rollout(Protocol):
     def namespace(self) -> str | None: ...  # a cluster runtime's namespace, recorded on the apply
 
     def rollout(self, options: RolloutOptions, *, on_phase: Callable[[str, Phase], None],
-                superseded: Callable[[], bool], meanwhile: Callable[[], None] | None = None
-                ) -> tuple[RolloutEnd, list[Resource]]: ...
+                superseded: Callable[[], bool], meanwhile: Callable[[], None] | None = None,
+                writing: Writing = ...) -> tuple[RolloutEnd, list[Resource]]: ...
 
 # the rollout's phase -> the apply's recorded outcome (the rollout outcome per resource)
 OUTCOMES: dict[str, str] = {
@@ -98,10 +99,12 @@ class _ProcessRollout:
         self.namespace: str | None = None
 
     def rollout(self, options: RolloutOptions, *, on_phase: Callable[[str, Phase], None],
-                superseded: Callable[[], bool], meanwhile: Callable[[], None] | None = None
-                ) -> tuple[RolloutEnd, list[Resource]]:
+                superseded: Callable[[], bool], meanwhile: Callable[[], None] | None = None,
+                writing: Writing | None = None) -> tuple[RolloutEnd, list[Resource]]:
+        from engine.runtime.process import unguarded
+
         return self.runtime.rollout(self.specs, options, on_phase=on_phase, superseded=superseded,
-                                    declared=self.declared)
+                                    declared=self.declared, writing=writing or unguarded)
 
 
 def _runtime(d: Deployment, promotion_id: str) -> Rollout:
@@ -175,6 +178,7 @@ def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> Deploy
     options = RolloutOptions(
         wait=opts.wait, timeout=opts.timeout, stability_window=opts.stability_window, grace=opts.grace
     )
+    writing = write_order(d, promotion_id, apply_seq, flush)
     staged: list[StagedBundle] = []
 
     def meanwhile() -> None:  # while kubectl applies: the bundle a good apply records, written aside
@@ -185,7 +189,7 @@ def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> Deploy
     try:
         try:
             phase, resources = runtime.rollout(options, on_phase=on_phase, superseded=superseded,
-                                               meanwhile=meanwhile)
+                                               meanwhile=meanwhile, writing=writing)
         except EngineError as exc:  # the apply itself failed (kubectl refused, cluster unreachable: exit 2)
             flush()
             ledger.update_apply(apply_seq, phase="DEGRADED", outcome="failed", finished=True, namespace=namespace)
@@ -200,6 +204,53 @@ def apply_and_record(d: Deployment, promotion_id: str, apply_seq: int) -> Deploy
     finally:
         for bundle in staged:
             bundle.discard()  # a no-op once committed
+
+
+def write_order(d: Deployment, promotion_id: str, apply_seq: int, flush: Callable[[], None]) -> Writing:
+    """The deploy's ordering of runtime writes (docs/reference-deploy.md#supersede), one for every runtime:
+    each write of this apply waits while a rollout it superseded is still writing (its record says so
+    and its process lives), at most the wait budget (`--timeout`; then exit 4
+    `superseded_still_applying`, nothing applied); and a superseded apply never writes again: the mark
+    is read in the transaction the `--supersede` writes it in, before each write."""
+    import contextlib
+
+    from engine.promotions.rules import SupersededStillApplying
+
+    ledger = d.ledger.machine
+    assert ledger is not None
+
+    @contextlib.contextmanager
+    def writing() -> Iterator[bool]:
+        flush()
+        deadline = time.monotonic() + d.opts.timeout
+        told = False
+        while True:
+            state, writers = ledger.begin_write(d.env, apply_seq)
+            if state != "wait":
+                break
+            pids = ", ".join(str(w.pid) for w in writers)
+            if not told:
+                told = True
+                d.say(f"waiting for the superseded rollout (pid {pids}) to finish applying")
+                if d.emit:
+                    d.emit({"event": "supersede_wait", "env": d.env, "promotion_id": promotion_id,
+                            "pids": [w.pid for w in writers], "at": time.time()})
+            if time.monotonic() > deadline:
+                raise SupersededStillApplying(
+                    f"the rollout this deploy supersedes (pid {pids}) was still applying to the runtime after "
+                    f"{d.opts.timeout:g}s (--timeout); nothing of this deploy was applied",
+                    hint=f"deploy again with --supersede once it has answered (`framework env status {d.env}`), "
+                         "or stop that process")
+            time.sleep(WRITE_POLL)
+        if state == "stop":
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            ledger.end_write(apply_seq)
+
+    return writing
 
 
 def _record(d: Deployment, apply_seq: int, phase: RolloutEnd, resources: list[Resource],

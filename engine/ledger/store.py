@@ -73,7 +73,8 @@ CREATE TABLE IF NOT EXISTS applies (
     resources TEXT NOT NULL DEFAULT '[]',
     superseded_by_pid INTEGER,
     run_id TEXT,
-    namespace TEXT
+    namespace TEXT,
+    writing_since REAL
 );
 CREATE INDEX IF NOT EXISTS applies_by_env ON applies (project, env, seq);
 CREATE TABLE IF NOT EXISTS gates (
@@ -156,10 +157,11 @@ def _connect(path: Path) -> sqlite3.Connection:
 def _add_run_id_columns(conn: sqlite3.Connection) -> None:
     """Ledgers created before promotions and applies recorded their CI run id (and applies the
     Kubernetes namespace they applied to, promotions the workloads a `--target` deploy covered) gain
-    the columns; and promotions the release's commit time (`ledger metrics`' lead time)."""
+    the columns; and promotions the release's commit time (`ledger metrics`' lead time), and applies
+    the time their current write to the runtime began (`writing_since`, docs/reference-deploy.md#supersede)."""
     for table, column, kind in (("promotions", "run_id", "TEXT"), ("applies", "run_id", "TEXT"),
                                 ("applies", "namespace", "TEXT"), ("promotions", "targets", "TEXT"),
-                                ("promotions", "committed_at", "REAL")):
+                                ("promotions", "committed_at", "REAL"), ("applies", "writing_since", "REAL")):
         columns = {r["name"] for r in conn.execute(f"PRAGMA table_info({table})")}
         if column not in columns:
             try:
@@ -210,8 +212,16 @@ class _SqliteTx:
         host = socket.gethostname()
         # driven by a live process on another host, or by a live process here other than this one
         return [OpenApply(seq=r["seq"], release=r["release"], pid=r["pid"],
-                          alive=(r["host"] != host or pid_alive(r["pid"])) and r["pid"] != os.getpid())
+                          alive=(r["host"] != host or pid_alive(r["pid"])) and r["pid"] != os.getpid(),
+                          writing=r["writing_since"] is not None)
                 for r in rows]
+
+    def apply_mark(self, seq: int) -> tuple[str | None, bool]:
+        row = self.conn.execute("SELECT promotion_id, superseded_by_pid FROM applies WHERE seq=?", (seq,)).fetchone()
+        return (row["promotion_id"], bool(row["superseded_by_pid"])) if row else (None, True)
+
+    def set_writing(self, seq: int, writing: bool) -> None:
+        self.conn.execute("UPDATE applies SET writing_since=? WHERE seq=?", (time.time() if writing else None, seq))
 
     def close_apply(self, seq: int, outcome: str) -> None:
         self.conn.execute("UPDATE applies SET finished_at=?, outcome=? WHERE seq=?", (time.time(), outcome, seq))
@@ -434,6 +444,19 @@ class Ledger:
     ) -> int:
         with self._write(current_run_id()) as tx:
             return rules.start_apply(tx, env, promotion_id, release, supersede)
+
+    def begin_write(self, env: str, seq: int) -> tuple[str, list[OpenApply]]:
+        """One look before apply `seq` writes to the runtime (engine.promotions.rules.begin_write): its
+        answer (`go` recorded as writing until `end_write`, `stop`, `wait`) and the live writers it waits on."""
+        try:
+            with self._write(None) as tx:
+                return rules.begin_write(tx, env, seq), [r for r in tx.open_applies(env) if r.writing and r.alive]
+        except sqlite3.Error as exc:
+            raise LedgerUnreadable(f"machine ledger {self.path}: {exc}") from exc
+
+    def end_write(self, seq: int) -> None:
+        """The apply's write to the runtime has its answer: a superseding apply may write now."""
+        self.conn.execute("UPDATE applies SET writing_since=NULL WHERE seq=?", (seq,))
 
     def update_apply(
         self,

@@ -46,6 +46,14 @@ class RolloutInFlight(EngineError):
     code = "rollout_in_flight"
 
 
+class SupersededStillApplying(EngineError):
+    """The apply a `--supersede` replaced still writes to the runtime after the wait budget (exit 4);
+    nothing of this deploy was applied (docs/reference-deploy.md#supersede)."""
+
+    exit_code = 4
+    code = "superseded_still_applying"
+
+
 class Gate(BaseModel):
     """One check result recorded against a promotion (a gate)."""
 
@@ -95,6 +103,7 @@ class OpenApply(BaseModel):
     release: str
     pid: int
     alive: bool
+    writing: bool = False  # between a runtime write's start and its answer (begin_write .. end_write)
 
 
 class LedgerTx(Protocol):
@@ -115,6 +124,15 @@ class LedgerTx(Protocol):
     def insert_gate(self, env: str, promotion_id: str, gate: Gate, at_promote: bool) -> bool: ...
 
     def insert_apply(self, env: str, promotion_id: str | None, release: str) -> int: ...
+
+
+class WriteTx(LedgerTx, Protocol):
+    """What the ordering of runtime writes needs besides (the machine ledger's; a hosted environment's
+    rollouts are driven one at a time per environment by its control plane's lease)."""
+
+    def apply_mark(self, seq: int) -> tuple[str | None, bool]: ...  # (its promotion id, superseded)
+
+    def set_writing(self, seq: int, writing: bool) -> None: ...
 
 
 def new_promotion_id() -> str:
@@ -200,6 +218,20 @@ def start_apply(tx: LedgerTx, env: str, promotion_id: str | None, release: str, 
     """Deploy rule 3 (no conflict): re-applying the running release appends no promotion, only a rollout row."""
     check_in_flight(tx, env, supersede)
     return tx.insert_apply(env, promotion_id, release)
+
+
+def begin_write(tx: WriteTx, env: str, seq: int) -> str:
+    """Before each write of apply `seq` to the runtime (docs/reference-deploy.md#supersede), inside the
+    transaction a `--supersede` marks in: `stop` when it was superseded (marked, or `current` is no longer
+    its promotion: it never writes again); `wait` while another apply of the environment is still writing
+    and its process lives; else `go`, recorded as writing until `end_write`."""
+    promotion_id, marked = tx.apply_mark(seq)
+    if marked or (promotion_id is not None and tx.current_id(env) != promotion_id):
+        return "stop"
+    if any(r.writing and r.alive for r in tx.open_applies(env) if r.seq != seq):
+        return "wait"
+    tx.set_writing(seq, True)
+    return "go"
 
 
 def record_gate(tx: LedgerTx, env: str, promotion_id: str, gate: Gate) -> bool:

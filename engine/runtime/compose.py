@@ -39,7 +39,7 @@ from engine.runtime.compose_early import (
     up_args,
 )
 from engine.runtime.external import RuntimeUnavailable
-from engine.runtime.process import Phase, Resource, RolloutEnd, RolloutOptions, verdict
+from engine.runtime.process import Phase, Resource, RolloutEnd, RolloutOptions, Writing, unguarded, verdict
 
 POLL = 0.2
 PROJECT_LABEL = "com.docker.compose.project"
@@ -250,34 +250,43 @@ class ComposeRuntime:
         return out.stdout
 
     def rollout(self, options: RolloutOptions, *, on_phase: Callable[[str, Phase], None] | None = None,
-                superseded: Callable[[], bool] | None = None, meanwhile: Callable[[], None] | None = None
-                ) -> tuple[RolloutEnd, list[Resource]]:
+                superseded: Callable[[], bool] | None = None, meanwhile: Callable[[], None] | None = None,
+                writing: Writing = unguarded) -> tuple[RolloutEnd, list[Resource]]:
         """Write the file, `up -d` (which pulls the images the daemon lacks), then wait (module docstring).
         `meanwhile` runs while Compose applies (work the deploy needs whatever the outcome, with no
-        effect of its own), as the k8s runtime runs it while kubectl applies."""
+        effect of its own), as the k8s runtime runs it while kubectl applies. The file and `up`, to its
+        answer, are one write (`writing`): superseded before it, nothing is written."""
         text = json.dumps({"services": self.services}, indent=2, sort_keys=True) + "\n"
-        self.file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.file.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(self.file)
         args = up_args(self.selected if self.partial else None)
         pending, self.pending = self.pending, None
         started = time.time()
         try:
-            if pending is not None and pending.matches(self.project, args):
-                pending.send(text, meanwhile)  # `meanwhile` runs while Compose applies
-            else:
-                self.compose(*args)
-                if meanwhile is not None:
-                    try:
-                        meanwhile()
-                    except Exception:  # noqa: BLE001 - done again after the apply (engine/deploy/apply.py)
-                        pass
+            with writing() as ok:
+                if not ok:
+                    return "SUPERSEDED", [Resource(name=n, kind="ComposeService", phase="SUPERSEDED",
+                                                   outcome="not_waited") for n in self.selected]
+                self._up(text, args, pending, meanwhile)
         finally:
             if pending is not None:
                 pending.cancel()
         remember(self.key, self.env, self.project)
         return wait_services(self.project, self.selected, started, options, on_phase=on_phase, superseded=superseded)
+
+    def _up(self, text: str, args: list[str], pending: PendingUp | None, meanwhile: Callable[[], None] | None) -> None:
+        """The file written, then `up` (through the early Compose when it was started for these arguments)."""
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.file.with_suffix(".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(self.file)
+        if pending is not None and pending.matches(self.project, args):
+            pending.send(text, meanwhile)  # `meanwhile` runs while Compose applies
+            return
+        self.compose(*args)
+        if meanwhile is not None:
+            try:
+                meanwhile()
+            except Exception:  # noqa: BLE001 - done again after the apply (engine/deploy/apply.py)
+                pass
 
 
 def _started_at(c: dict[str, Any]) -> float:

@@ -15,7 +15,7 @@ from engine.errors import EngineError
 from engine.project import Project
 from engine.runtime.k8s import Kube, PendingApply, applyset_name, check_k8s, split_namespaces
 from engine.runtime.k8s_rollout import resource_name, wait_rollout, workload_objects
-from engine.runtime.process import Phase, Resource, RolloutEnd, RolloutOptions
+from engine.runtime.process import Phase, Resource, RolloutEnd, RolloutOptions, Writing, unguarded
 
 
 def oci_digests(images: dict[str, Any]) -> dict[str, str]:
@@ -83,23 +83,9 @@ class K8sRuntime:
     def names(self) -> list[str]:
         return [resource_name(o) for o in workload_objects(self.manifests)]
 
-    def rollout(
-        self,
-        options: RolloutOptions,
-        *,
-        on_phase: Callable[[str, Phase], None] | None = None,
-        superseded: Callable[[], bool] | None = None,
-        meanwhile: Callable[[], None] | None = None,
-    ) -> tuple[RolloutEnd, list[Resource]]:
-        """Apply, then wait. `meanwhile` runs while kubectl applies (work the deploy needs after the
-        apply whatever its outcome, with no effect of its own: reading the declared shape)."""
-        namespaces, rest, prune_set = self._apply_set()
-        declared = workload_objects(rest)
-        pending, self.pending = self.pending, None
-        if pending is not None and (not rest or not pending.matches(prune_set=prune_set, namespace=self.namespace,
-                                                                     manifests=rest)):
-            pending.cancel()
-            pending = None
+    def _apply(self, pending: PendingApply | None, namespaces: list[dict[str, Any]], rest: list[dict[str, Any]],
+               prune_set: str | None, meanwhile: Callable[[], None] | None) -> list[dict[str, Any]]:
+        """kubectl applies the objects (the early one when given); the objects as it answered."""
         try:
             if rest:
                 pending = pending or self.kube.start_apply(prune_set=prune_set, namespace=self.namespace)
@@ -109,12 +95,42 @@ class K8sRuntime:
                     meanwhile()
                 except Exception:  # noqa: BLE001 - done again after the apply, where its error surfaces
                     pass
-            applied = pending.result() if pending is not None else []
+            return pending.result() if pending is not None else []
         except EngineError as exc:
             if "not found" not in exc.message or "namespaces" not in exc.message:
                 raise
             # the first deploy: create the namespaces (never pruned), then the objects
             self.kube.apply(namespaces, prune_set=None, namespace=self.namespace)
-            applied = self.kube.apply(rest, prune_set=prune_set, namespace=self.namespace)
+            return self.kube.apply(rest, prune_set=prune_set, namespace=self.namespace)
+
+    def rollout(
+        self,
+        options: RolloutOptions,
+        *,
+        on_phase: Callable[[str, Phase], None] | None = None,
+        superseded: Callable[[], bool] | None = None,
+        meanwhile: Callable[[], None] | None = None,
+        writing: Writing = unguarded,
+    ) -> tuple[RolloutEnd, list[Resource]]:
+        """Apply, then wait. `meanwhile` runs while kubectl applies (work the deploy needs after the
+        apply whatever its outcome, with no effect of its own: reading the declared shape). The apply,
+        to its answer, is one write (`writing`): superseded before it, kubectl ends having applied nothing."""
+        namespaces, rest, prune_set = self._apply_set()
+        declared = workload_objects(rest)
+        pending, self.pending = self.pending, None
+        if pending is not None and (not rest or not pending.matches(prune_set=prune_set, namespace=self.namespace,
+                                                                     manifests=rest)):
+            pending.cancel()
+            pending = None
+        try:
+            with writing() as ok:
+                if not ok:
+                    return "SUPERSEDED", [Resource(name=resource_name(o), kind=o["kind"], phase="SUPERSEDED",
+                                                   outcome="not_waited") for o in declared]
+                applied = self._apply(pending, namespaces, rest, prune_set, meanwhile)
+                pending = None
+        finally:
+            if pending is not None:  # not sent: kubectl ends with its input open, having applied nothing
+                pending.cancel()
         return wait_rollout(self.kube, self.namespace, declared, applied, options,
                             on_phase=on_phase, superseded=superseded)

@@ -18,7 +18,8 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,6 +31,16 @@ from engine.processes import environ_markers, free_port, port_free
 
 OWNER = "framework"
 POLL = 0.1
+
+# Each write of a rollout to its runtime (start or stop a process, kubectl apply, compose up) runs inside
+# `with writing() as ok`: the deploy's ordering of writes (docs/reference-deploy.md#supersede); `ok`
+# False: the rollout was superseded and must not write. The control plane's converger passes none.
+Writing = Callable[[], AbstractContextManager[bool]]
+
+
+@contextmanager
+def unguarded() -> Iterator[bool]:
+    yield True
 
 
 class RolloutOptions(BaseModel):
@@ -387,16 +398,13 @@ class ProcessRuntime:
         on_phase: Callable[[str, Phase], None] | None = None,
         superseded: Callable[[], bool] | None = None,
         declared: set[str] | None = None,
+        writing: Writing = unguarded,
     ) -> tuple[RolloutEnd, list[Resource]]:
         """Apply every workload of `specs`; returns (overall phase, resources). Overall: ready,
         DEGRADED, SUPERSEDED, timed_out or not_waited. Instances of workloads not in `declared`
         (default: the names of `specs`) are stopped; a partial apply (`env deploy --target`) passes
         every workload the environment declares, so the ones it did not select keep running."""
         declared = {s.name for s in specs} if declared is None else declared
-        for inst in instances(self.project_key, self.env, root=self.root):  # workloads no longer declared are removed
-            if inst.record.get("workload") not in declared:
-                inst.stop()
-        rollouts = [_WorkloadRollout(self, s, options) for s in specs]
 
         def guard(r: _WorkloadRollout, fn: Callable[[], None]) -> None:
             try:
@@ -406,14 +414,22 @@ class ProcessRuntime:
                 r.resource.message = exc.message
                 r.set_phase("DEGRADED", on_phase)
 
-        if not options.wait:
-            for r in rollouts:
-                guard(r, r.replace_now)
-            end: RolloutEnd = "DEGRADED" if any(r.resource.phase == "DEGRADED" for r in rollouts) else "not_waited"
-            return end, [r.resource for r in rollouts]
         deadline = time.monotonic() + options.timeout
-        for r in rollouts:
-            guard(r, lambda r=r: r.begin(on_phase))  # type: ignore[misc]
+        with writing() as ok:  # what runs is read inside: a superseded rollout may have written before
+            if not ok:
+                return "SUPERSEDED", [Resource(name=s.name, phase="SUPERSEDED", outcome="failed",
+                                               message="a newer promotion landed before it applied") for s in specs]
+            for inst in instances(self.project_key, self.env, root=self.root):  # no longer declared: removed
+                if inst.record.get("workload") not in declared:
+                    inst.stop()
+            rollouts = [_WorkloadRollout(self, s, options, writing) for s in specs]
+            if not options.wait:
+                for r in rollouts:
+                    guard(r, r.replace_now)
+                end: RolloutEnd = "DEGRADED" if any(r.resource.phase == "DEGRADED" for r in rollouts) else "not_waited"
+                return end, [r.resource for r in rollouts]
+            for r in rollouts:
+                guard(r, lambda r=r: r.begin(on_phase))  # type: ignore[misc]
         while True:
             if any(r.resource.phase == "DEGRADED" for r in rollouts):
                 return "DEGRADED", [r.resource for r in rollouts]
@@ -444,8 +460,10 @@ class ProcessRuntime:
 class _WorkloadRollout:
     """One workload's rollout: new instances prove themselves healthy, then replace the old ones."""
 
-    def __init__(self, rt: ProcessRuntime, spec: WorkloadSpec, options: RolloutOptions) -> None:
+    def __init__(self, rt: ProcessRuntime, spec: WorkloadSpec, options: RolloutOptions,
+                 writing: Writing = unguarded) -> None:
         self.rt = rt
+        self.writing = writing
         self.spec = spec
         self.options = options
         self.resource = Resource(name=spec.name)
@@ -522,7 +540,10 @@ class _WorkloadRollout:
                     for i, _p, _r in self.new:
                         i.stop(grace=1)
                     return
-                self._restart(idx)
+                with self.writing() as ok:
+                    if not ok:  # superseded: the rollout's next look ends it
+                        return
+                    self._restart(idx)
                 healthy = False
                 reasons.append("restarted after exit")
                 continue
@@ -551,19 +572,22 @@ class _WorkloadRollout:
         if now - self.healthy_since < self.options.stability_window:
             return
         # stable: now the old version stops; a canary moves onto the declared port
-        for inst in self.old:
-            inst.stop()
-        self.old = []
-        if self.canary:
-            self.canary = False
-            for inst, _p, _r in self.new:
+        with self.writing() as ok:
+            if not ok:  # superseded: the rollout's next look ends it
+                return
+            for inst in self.old:
                 inst.stop()
-            self.new = [(self.rt.start(self.spec, r, p), p, r) for r, p in enumerate(self._ports())]
-            self.healthy_since = None
-            self.set_phase("progressing", on_phase)
-            # the proven release gets one more health confirmation on its real port, without a window
-            self.options = self.options.model_copy(update={"stability_window": 0.0})
-            return
+            self.old = []
+            if self.canary:
+                self.canary = False
+                for inst, _p, _r in self.new:
+                    inst.stop()
+                self.new = [(self.rt.start(self.spec, r, p), p, r) for r, p in enumerate(self._ports())]
+                self.healthy_since = None
+                self.set_phase("progressing", on_phase)
+                # the proven release gets one more health confirmation on its real port, without a window
+                self.options = self.options.model_copy(update={"stability_window": 0.0})
+                return
         self.resource.outcome = "ready"
         self.resource.instances = [{"pid": i.pid, "port": p, "replica": r} for i, p, r in self.new]
         self.set_phase("ready", on_phase)
