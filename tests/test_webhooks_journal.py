@@ -5,20 +5,22 @@ is about processes (SIGKILL); real recorders on a real store made in this proces
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import os
 import signal
 import sqlite3
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 from engine.hooks import journal
+from engine.hooks.automations import history as read_history
 from engine.server.ingest import Submission
-from engine.server.journaled import JournalRecorder
+from engine.server.journaled import Indexer, JournalRecorder, Pacing
 from engine.serverstore import store
 from tests.waiting import until
 from tests.webhooks_fixtures import ActivatedStore, activated_store, history, make_trigger, server_factory  # noqa: F401
@@ -56,6 +58,30 @@ class Hooks(ActivatedStore):
                 n, _queued, more = journal.index(raw, self.directory)
                 copied += n
         return copied
+
+    def indexer(self, recorder: JournalRecorder, pacing: Pacing) -> Indexer:
+        """The recorder's indexer thread, started, paced as `pacing` says."""
+
+        def writing() -> tuple[int, int] | None:
+            return None if recorder.writer is None else (recorder.writer.segment, recorder.writer.pos)
+
+        made = Indexer(self.engine, self.directory, recorder.gate, lambda _queued: None, writing=writing, pacing=pacing)
+        made.start()
+        return made
+
+    def keep_busy(self, recorder: JournalRecorder, indexer: Indexer, done: Callable[[], bool]) -> list[str]:
+        """Record batches back to back (as a saturated recorder does), telling the indexer, until
+        `done()`; the delivery ids answered 202."""
+        ids: list[str] = []
+
+        def one() -> bool:
+            batch = self.batch([f"busy-{len(ids) + n}" for n in range(5)])
+            ids.extend(v.delivery_id or "" for v in recorder.record(batch) if v.status == 202)
+            indexer.poke(len(batch))
+            return done()
+
+        until(one, timeout=30, what="the indexer's looks", interval=0)
+        return ids
 
     def rows(self, table: str) -> int:
         with sqlite3.connect(self.path) as db:
@@ -212,3 +238,63 @@ def test_dedupe_across_a_restart_with_an_unindexed_tail(hooks: Hooks) -> None:
     third.shut()
     assert hooks.index() == 10
     assert hooks.rows("run_queue") == 5  # d-old, d-1, d-2, d-3, d-4: one run each
+
+
+def test_indexing_waits_while_the_recorder_is_busy_and_catches_up(hooks: Hooks) -> None:
+    """docs/reference-webhooks.md#durability-and-processes (indexing behind the 202s): while the
+    recorder appends at the busy rate or more, the indexer leaves the backlog in the journal (no
+    pass); a read meanwhile (history) still sees every 202'd delivery; once the recorder goes
+    quiet the indexer copies the whole backlog without being asked."""
+    recorder = hooks.recorder()
+    indexer = hooks.indexer(recorder, Pacing(busy_rate=1, look_seconds=0.3))
+    try:
+        ids = hooks.keep_busy(recorder, indexer, lambda: indexer.deferred >= 2)  # the rate taken: busy
+        indexed, passes = hooks.rows("deliveries"), indexer.passes
+        ids += hooks.keep_busy(recorder, indexer, lambda: indexer.deferred >= 6)
+        assert (indexer.passes, hooks.rows("deliveries")) == (passes, indexed), "no pass while busy"
+        assert indexed < len(ids)
+        newest = read_history(hooks.engine, "jr", limit=1).deliveries
+        assert [d.id for d in newest] == [ids[-1]], "a read during the backlog sees the last 202"
+        assert hooks.rows("deliveries") == len(ids)
+        ids += hooks.keep_busy(recorder, indexer, lambda: indexer.deferred >= 9)
+        assert hooks.rows("deliveries") < len(ids)
+        until(lambda: hooks.rows("deliveries") == len(ids), timeout=30, what="the backlog indexed once quiet")
+        until(lambda: indexer.passes > passes, what="the indexer's pass to end")
+    finally:
+        indexer.stop()
+        recorder.shut()
+
+
+def test_a_busy_recorder_s_backlog_is_bounded(hooks: Hooks) -> None:
+    """docs/reference-webhooks.md#durability-and-processes (indexing behind the 202s): however busy
+    the recorder, the indexer copies the backlog once it holds the bound's records, or once the
+    bound's seconds passed since its last pass; accepts go on meanwhile (every group answered 202)."""
+    recorder = hooks.recorder()
+    bounds = (Pacing(backlog_records=200), Pacing(backlog_seconds=0.5))
+    for bound in bounds:
+        indexer = hooks.indexer(recorder, dataclasses.replace(bound, busy_rate=1, look_seconds=0.3))
+        try:
+            hooks.keep_busy(recorder, indexer, lambda: indexer.busy)  # noqa: B023 - called at once
+            passes = indexer.passes
+            ids = hooks.keep_busy(recorder, indexer, lambda: indexer.passes >= passes + 2)  # noqa: B023
+            assert indexer.busy and ids
+        finally:
+            indexer.stop()
+    recorder.shut()
+
+
+def test_held_keys_are_let_go_after_an_indexing_pass(hooks: Hooks) -> None:
+    """docs/reference-webhooks.md#webhook-ingestion (de-duplication) with the journal: after an
+    indexing pass the recorder lets go of the keys it holds once they are more than its bound (the
+    unindexed tail is read again); copies of the deliveries let go are still retries naming them
+    (found in delivery_keys), and a key of the tail is still held."""
+    recorder = hooks.recorder()
+    first = recorder.record(hooks.batch(["h-1", "h-2", "h-3"]))
+    assert hooks.index() == 3
+    tail = recorder.record(hooks.batch(["h-4"]))[0]
+    recorder.indexed_lately, recorder.held_after_pass = True, 2
+    copies = recorder.record(hooks.batch(["h-1", "h-4", "h-5"]))
+    assert [v.duplicate_of for v in copies] == [first[0].delivery_id, tail.delivery_id, None]
+    held = set(recorder._held.values())  # h-4 (the tail), h-1 (found again), h-5; not h-2, h-3
+    assert not recorder.indexed_lately and held == {first[0].delivery_id, tail.delivery_id, copies[2].delivery_id}
+    recorder.shut()

@@ -7,7 +7,10 @@ trigger rows), decides de-duplication under the journal's lock from the keys it 
 looked up in `delivery_keys`, where the indexer puts every indexed key), appends the group as ONE
 write and ONE `fdatasync`, and answers. `Indexer`, a thread of the recorder, copies the records
 into SQLite in large transactions and tells the server when it queued runs (the workers then
-find them); the recorder's exit indexes what is left.
+find them); the recorder's exit indexes what is left. While the recorder is busy (BUSY_RATE
+records a second or more) the indexer waits, up to a bound (BACKLOG_RECORDS records or
+BACKLOG_SECONDS): its Python would take the GIL and a core from ingestion at the moment ingestion
+needs both; the CPU is spent later, not saved (docs/reference-webhooks.md#durability-and-processes).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +46,18 @@ from engine.server.keys import Key, indexed_holders
 
 log = logging.getLogger("platform.server")
 HELD_MAX = 200_000  # keys held in memory before those already indexed are let go
+# ...and after a pass of the indexer, from this many on: the unindexed tail read again is short then
+# (at HELD_MAX it may be a whole backlog, read under the journal's lock on the 202 path).
+HELD_AFTER_PASS = 50_000
 INDEX_PAUSE = 0.2  # seconds the indexer lets records gather after the first one (larger transactions)
 INDEX_IDLE = 1.0  # seconds between indexer passes when nothing pokes it
+# Indexing waits while the recorder is busy (at least BUSY_RATE records a second appended since the
+# last look), until BACKLOG_RECORDS of its records wait or BACKLOG_SECONDS passed since the last pass.
+# BACKLOG_RECORDS stays under HELD_MAX: the held keys of a backlog never make every group reseed.
+BUSY_RATE = 1_000
+LOOK_SECONDS = 1.0  # the window the rate is taken over
+BACKLOG_RECORDS = 150_000
+BACKLOG_SECONDS = 30.0
 
 
 def journal_enabled(engine: Engine) -> bool:
@@ -62,6 +76,8 @@ class JournalRecorder(BatchRecorder):
         self.directory = directory
         self._held: dict[Key, str] = {}
         self._stale = False  # a failed group may have left keys of records never written
+        self.indexed_lately = False  # the indexer made a pass since the last reseed (its thread sets it)
+        self.held_after_pass = HELD_AFTER_PASS
         self.writer: journal.Writer | None = None
 
     def warm(self) -> None:
@@ -91,7 +107,8 @@ class JournalRecorder(BatchRecorder):
             verdicts, pending = self._authorize(db, batch)
 
             def decide() -> bytes:
-                if self._stale or len(self._held) > HELD_MAX:
+                held = len(self._held)
+                if self._stale or held > HELD_MAX or (self.indexed_lately and held > self.held_after_pass):
                     self._reseed(db)
                 self._claim(db, pending, verdicts)
                 decided = time.time_ns() // 1000  # one clock read per group: the answer latency's end
@@ -120,6 +137,7 @@ class JournalRecorder(BatchRecorder):
         """Under the lock: hold only the keys of records not yet indexed (the others are found in
         delivery_keys), read again from the indexed position."""
         self._held = {}
+        self.indexed_lately = False
         segment, pos = journal.position(db.raw)
         for payloads, *_rest in journal.follow(self.directory, segment, pos):
             for payload in payloads:
@@ -176,6 +194,16 @@ def _drain_key_log(raw: Any) -> None:
         raise
 
 
+@dataclass(frozen=True)
+class Pacing:
+    """When the indexer lets the backlog wait (see the module; tests make them small)."""
+
+    busy_rate: float = BUSY_RATE
+    backlog_records: int = BACKLOG_RECORDS
+    backlog_seconds: float = BACKLOG_SECONDS
+    look_seconds: float = LOOK_SECONDS
+
+
 class Indexer:
     """A thread copying journal records into SQLite (see the module); `stop` indexes what is left."""
 
@@ -186,12 +214,23 @@ class Indexer:
         gate: threading.Lock,
         indexed: Callable[[int], None],
         manual_checkpoints: bool = False,
+        writing: Callable[[], tuple[int, int] | None] = lambda: None,
+        pacing: Pacing | None = None,
     ) -> None:
         self.engine = engine
         self.directory = directory
         self.gate = gate
         self.indexed = indexed  # called with the runs queued after each transaction that copied records
         self.manual_checkpoints = manual_checkpoints
+        self.writing = writing  # the recorder's journal position (segment, offset), None when closed
+        self.pacing = pacing or Pacing()
+        self.appended = 0  # records the recorder appended (its thread adds; this one only reads)
+        self.passes = 0  # indexing passes done (tests, diagnostics)
+        self.deferred = 0  # looks that left the backlog waiting (tests, diagnostics)
+        self._looked = (0, time.monotonic())  # `appended` and the clock when the rate was last taken
+        self._busy = False
+        self._upto = 0  # `appended` when the last pass started
+        self._last_pass = time.monotonic()
         self._poked = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="journal-indexer", daemon=True)
@@ -199,8 +238,28 @@ class Indexer:
     def start(self) -> None:
         self._thread.start()
 
-    def poke(self) -> None:
+    def poke(self, appended: int = 0) -> None:
+        """The recorder appended `appended` records (its thread only)."""
+        self.appended += appended
         self._poked.set()
+
+    @property
+    def busy(self) -> bool:
+        """Whether the last rate taken was the busy rate or more."""
+        return self._busy
+
+    def wait_now(self) -> bool:
+        """Whether the backlog waits this time (see the module): the recorder appended at least
+        pacing.busy_rate records a second over the last look_seconds, and neither bound is reached."""
+        pacing = self.pacing
+        appended, now = self.appended, time.monotonic()
+        before, then = self._looked
+        if now - then >= pacing.look_seconds:  # over a second: a loaded machine's short stall is no idle
+            self._busy = appended - before >= pacing.busy_rate * (now - then)
+            self._looked = (appended, now)
+        if not self._busy or appended - self._upto >= pacing.backlog_records:
+            return False
+        return now - self._last_pass < pacing.backlog_seconds
 
     def stop(self) -> None:
         self._stop.set()
@@ -216,7 +275,12 @@ class Indexer:
             if not stopping:
                 self._stop.wait(INDEX_PAUSE)  # let a few groups gather: fewer, larger transactions
             self._poked.clear()
+            if not stopping and self.wait_now():
+                self.deferred += 1
+                self._spare(None)
+                continue
             try:
+                upto = self.appended
                 if conn is None:
                     conn = self.engine.connect()
                     if self.manual_checkpoints:  # (on the driver: SQLAlchemy would begin a transaction)
@@ -228,8 +292,10 @@ class Indexer:
                         copied, queued, more = journal.index(raw, self.directory)
                     if copied:
                         self.indexed(queued)
-                if not stopping:  # the next segment, ready before it is needed
-                    journal.make_spare(self.directory, *journal.position(raw))
+                self._upto, self._last_pass = upto, time.monotonic()
+                self.passes += 1
+                if not stopping:
+                    self._spare(raw)
             except Exception as exc:  # noqa: BLE001 - the next pass tries again; records wait in the journal
                 log.warning("journal indexing: %s", str(exc).splitlines()[0])
                 if conn is not None:
@@ -242,3 +308,15 @@ class Indexer:
                 break
         if conn is not None:
             conn.close()
+
+    def _spare(self, raw: Any) -> None:
+        """The next segment, ready before the writer needs it: judged by the writer's position (the
+        indexed one lags while indexing waits), else by the indexed one."""
+        where = self.writing()
+        if where is None and raw is not None:
+            where = journal.position(raw)
+        if where is not None:
+            try:
+                journal.make_spare(self.directory, *where)
+            except OSError as exc:  # a writer rolling over makes a short segment itself
+                log.warning("journal spare segment: %s", exc)

@@ -320,6 +320,8 @@ def run(data_dir: Path) -> int:
             _write_all(stdout, data)
 
     def indexed(queued: int) -> None:
+        if isinstance(recorder, JournalRecorder):
+            recorder.indexed_lately = True  # the held keys can be let go cheaply now
         if checkpointer is not None:
             checkpointer.committed()
         if queued:
@@ -327,7 +329,13 @@ def run(data_dir: Path) -> int:
 
     indexer = None
     if isinstance(recorder, JournalRecorder):
-        indexer = Indexer(engine, recorder.directory, recorder.gate, indexed, recorder.manual_checkpoints)
+        journaling = recorder
+
+        def writing() -> tuple[int, int] | None:
+            writer = journaling.writer
+            return None if writer is None else (writer.segment, writer.pos)
+
+        indexer = Indexer(engine, recorder.directory, recorder.gate, indexed, recorder.manual_checkpoints, writing)
         indexer.start()
     gc.freeze()  # start-up objects are never collected: full collections stay short
     send(frame((0, [])))  # ready: an answer that covers no frame
@@ -336,7 +344,7 @@ def run(data_dir: Path) -> int:
             requests = [decode_request(item) for group in batch for item in group]
             verdicts = recorder.record([submission for _, submission in requests])
             if indexer is not None:
-                indexer.poke()
+                indexer.poke(sum(1 for verdict in verdicts if verdict.delivery_id))  # records appended
             elif checkpointer is not None:
                 checkpointer.committed()
             replies = [encode_reply(seq, verdict) for (seq, _), verdict in zip(requests, verdicts, strict=True)]
