@@ -111,6 +111,25 @@ def test_logs_follow_prints_new_lines(bare: Stack) -> None:
         platform(bare.env, "daemon", "stop", "--name", "dev")
 
 
+def test_logs_follow_starts_where_the_printed_lines_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/reference-daemon.md (`daemon logs`): the live follow starts at the end of the last lines it printed,
+    so a line the daemon logs between the two reads is printed, not lost (the follow used to open the log
+    afterwards and start at its end then)."""
+    import itertools
+
+    from engine.daemon.control import follow, log_path, tail_at
+
+    monkeypatch.setenv("PLATFORM_INSTANCES_DIR", str(tmp_path))
+    log = log_path("dev")
+    log.parent.mkdir(parents=True)
+    log.write_text("one\ntwo\n")
+    last, end = tail_at("dev", 1)
+    assert last == ["two"]
+    with log.open("a") as fh:  # the daemon logs a line between the tail and the follow
+        fh.write("shell started\n")
+    assert list(itertools.islice(follow("dev", start=end), 1)) == ["shell started"]
+
+
 def test_logged_in_but_unregistered_start_registers_itself(bare: Stack) -> None:
     """Credential order 2: logged in but not registered: start registers automatically (even
     non-interactive: no browser is needed) and connects."""

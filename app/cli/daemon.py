@@ -207,10 +207,14 @@ def logs(name: str = NAME_OPTION,
          json_output: bool = JSON_OPTION) -> None:
     from app.output import run_command
 
-    def action() -> tuple[Any, int]:
-        from engine.daemon.control import log_path, tail
+    end: list[int] = []  # where the printed lines end: the follow starts there (no line lost in between)
 
-        return {"name": name, "log": str(log_path(name)), "lines": tail(name, lines)}, 0
+    def action() -> tuple[Any, int]:
+        from engine.daemon.control import log_path, tail_at
+
+        last, at = tail_at(name, lines)
+        end.append(at)
+        return {"name": name, "log": str(log_path(name)), "lines": last}, 0
 
     def human(doc: Any) -> None:
         for line in doc["lines"]:
@@ -223,7 +227,7 @@ def logs(name: str = NAME_OPTION,
     from engine.daemon.control import follow
 
     try:
-        for line in follow(name):
+        for line in follow(name, start=end[0] if end else None):
             print(line, flush=True)
     except KeyboardInterrupt:
         raise typer.Exit(130) from None

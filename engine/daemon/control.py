@@ -142,13 +142,19 @@ def log_path(name: str) -> Path:
 
 
 def tail(name: str, lines: int = DEFAULT_LINES) -> list[str]:
+    return tail_at(name, lines)[0]
+
+
+def tail_at(name: str, lines: int = DEFAULT_LINES) -> tuple[list[str], int]:
+    """The log's last `lines` lines and the offset its end was at: `follow(name, start=offset)` then prints
+    every line appended after them, none lost between the two reads."""
     path = log_path(name)
     if not path.exists():
         raise EngineError(f"daemon {name!r} has no log yet ({path})", code="not_found",
                           hint=f"start it: platform daemon start --name {name}")
     with open(path, "rb") as fh:
         fh.seek(0, os.SEEK_END)
-        size = fh.tell()
+        size = end = fh.tell()
         block, data = 8192, b""
         while size > 0 and data.count(b"\n") <= lines:
             step = min(block, size)
@@ -156,14 +162,17 @@ def tail(name: str, lines: int = DEFAULT_LINES) -> list[str]:
             fh.seek(size)
             data = fh.read(step) + data
             block *= 2
-    return [line.decode("utf-8", "replace") for line in data.splitlines()[-lines:]] if lines else []
+    return ([line.decode("utf-8", "replace") for line in data.splitlines()[-lines:]] if lines else []), end
 
 
-def follow(name: str, poll: float = 0.2) -> Iterator[str]:
-    """Lines appended to the log from now on (until the caller stops)."""
+def follow(name: str, poll: float = 0.2, start: int | None = None) -> Iterator[str]:
+    """Lines appended to the log from offset `start` (default: its end now) on, until the caller stops."""
     path = log_path(name)
     with open(path, "rb") as fh:
-        fh.seek(0, os.SEEK_END)
+        if start is None:
+            fh.seek(0, os.SEEK_END)
+        else:
+            fh.seek(start)
         pending = b""
         while True:
             chunk = fh.read()
