@@ -46,8 +46,8 @@ from engine.server.keys import Key, indexed_holders
 
 log = logging.getLogger("platform.server")
 HELD_MAX = 200_000  # keys held in memory before those already indexed are let go
-# ...and after a pass of the indexer, from this many on: the unindexed tail read again is short then
-# (at HELD_MAX it may be a whole backlog, read under the journal's lock on the 202 path).
+# ...and at the first group after a pass of the indexer, from this many on: the unindexed tail read again
+# is short then (at HELD_MAX it may be a whole backlog, read under the journal's lock on the 202 path).
 HELD_AFTER_PASS = 50_000
 INDEX_PAUSE = 0.2  # seconds the indexer lets records gather after the first one (larger transactions)
 INDEX_IDLE = 1.0  # seconds between indexer passes when nothing pokes it
@@ -107,8 +107,10 @@ class JournalRecorder(BatchRecorder):
             verdicts, pending = self._authorize(db, batch)
 
             def decide() -> bytes:
-                held = len(self._held)
-                if self._stale or held > HELD_MAX or (self.indexed_lately and held > self.held_after_pass):
+                held, after_pass, self.indexed_lately = len(self._held), self.indexed_lately, False
+                # after a pass, only at the first group that follows it: the unindexed tail is short then
+                # (later, while indexing waits, it grows: read under the lock it would stall every answer)
+                if self._stale or held > HELD_MAX or (after_pass and held > self.held_after_pass):
                     self._reseed(db)
                 self._claim(db, pending, verdicts)
                 decided = time.time_ns() // 1000  # one clock read per group: the answer latency's end
