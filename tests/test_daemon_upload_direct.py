@@ -302,6 +302,22 @@ def _receiving(path: Path, data: bytes) -> tuple[int, threading.Thread, list[obj
     return fd, receiver, result
 
 
+@contextlib.contextmanager
+def _upload_held(monkeypatch: pytest.MonkeyPatch, target: Path, data: bytes, every: int,
+                 lag: int) -> Iterator[tuple[int, threading.Event, list, list]]:
+    """An upload of `data` into `target` with the disk's writeback calls held (every / lag as _disk_held): yields
+    (fd, the release event, the calls made, the receive's result); at the end the disk is released and the
+    receive waited for (also when the test failed)."""
+    with _disk_held(monkeypatch, every, lag) as (release, calls):
+        fd, receiver, result = _receiving(target, data)
+        try:
+            yield fd, release, calls, result
+        finally:
+            release.set()
+            receiver.join(30)
+            os.close(fd)
+
+
 def test_the_disks_write_behind_never_holds_the_upload_within_the_lag(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Through the page cache, telling the disk to start on what was written (sync_file_range WRITE) is done
@@ -310,17 +326,9 @@ def test_the_disks_write_behind_never_holds_the_upload_within_the_lag(tmp_path: 
     returns it byte-exact (docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes)."""
     data = os.urandom((6 << 20) + 5)
     target = tmp_path / "held.bin"
-    with _disk_held(monkeypatch, 1 << 20, 8 << 20) as (release, calls):
-        fd, receiver, result = _receiving(target, data)
-        try:
-            until(lambda: os.fstat(fd).st_size == len(data), timeout=15, what="the whole upload in the file")
-            assert calls and not release.is_set() and not result, "written while the disk's first start waits"
-            release.set()
-            receiver.join(30)
-        finally:
-            release.set()
-            receiver.join(30)
-            os.close(fd)
+    with _upload_held(monkeypatch, target, data, 1 << 20, 8 << 20) as (fd, release, calls, result):
+        until(lambda: os.fstat(fd).st_size == len(data), timeout=15, what="the whole upload in the file")
+        assert calls and not release.is_set() and not result, "written while the disk's first start waits"
     assert result == [len(data)]
     assert bulk.SYNC_START in calls
     assert target.read_bytes() == data
@@ -348,18 +356,10 @@ def test_an_upload_never_holds_more_than_the_lag_unwritten(tmp_path: Path, monke
             self.cond.wait = watched  # type: ignore[method-assign]
 
     monkeypatch.setattr(bulk, "WriteBehind", Watched)
-    with _disk_held(monkeypatch, 1 << 20, 4 << 20) as (release, calls):
-        fd, receiver, result = _receiving(target, data)
-        try:
-            until(waiting.is_set, timeout=15, what="the upload to wait for the disk")
-            assert os.fstat(fd).st_size <= (4 << 20) + bulk.RECEIVE_BYTES
-            assert not result
-            release.set()
-            receiver.join(30)
-        finally:
-            release.set()
-            receiver.join(30)
-            os.close(fd)
+    with _upload_held(monkeypatch, target, data, 1 << 20, 4 << 20) as (fd, _release, calls, result):
+        until(waiting.is_set, timeout=15, what="the upload to wait for the disk")
+        assert os.fstat(fd).st_size <= (4 << 20) + bulk.RECEIVE_BYTES
+        assert not result
     assert result == [len(data)]
     assert bulk.SYNC_WAIT in calls
     assert target.read_bytes() == data
