@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # are built once per worker. `make test PYTEST_ARGS=` runs serially.
 PYTEST_ARGS ?= -n 4 --dist loadfile
 
-.PHONY: run test test-deps test-collect bytecode bench bench-deps lint venv clean snapshots system-deps postgres go-tools npm-tools k8s-tools cluster-tools compose-tools
+.PHONY: run test test-deps bytecode bench bench-deps lint venv clean snapshots system-deps postgres go-tools npm-tools k8s-tools cluster-tools compose-tools
 
 # System pieces the tests drive for real, as command:Debian-package pairs: tmux (terminal
 # end-to-end tests), docker-registry (release verify against a real OCI registry), chromium +
@@ -61,12 +61,7 @@ run: $(STAMP) postgres bytecode
 # What the suite needs, made side by side (`-j`): the Go installs, the npm installs and the venv's bytecode
 # do not wait on each other (on a fresh clone ~90 s one after another). `--output-sync` keeps each one's lines
 # together.
-test-deps: $(STAMP) bytecode system-deps go-tools npm-tools k8s-tools cluster-tools test-collect
-
-# pytest's assertion rewriting of the test modules, cached once here (tests/__pycache__/*-pytest-*.pyc): the
-# workers all start together, and on a fresh clone each of them rewrote every module itself (~7.5 CPU-s each).
-test-collect: $(STAMP)
-	@out=$$($(WRITE_BYTECODE) $(BIN)/python -m pytest --collect-only -q -p no:cacheprovider 2>&1) || { echo "$$out"; exit 1; }
+test-deps: $(STAMP) bytecode system-deps go-tools npm-tools k8s-tools cluster-tools
 
 test:
 	@$(MAKE) --no-print-directory -j 4 --output-sync=target test-deps
