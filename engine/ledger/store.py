@@ -450,13 +450,17 @@ class Ledger:
         answer (`go` recorded as writing until `end_write`, `stop`, `wait`) and the live writers it waits on."""
         try:
             with self._write(None) as tx:
-                return rules.begin_write(tx, env, seq), [r for r in tx.open_applies(env) if r.writing and r.alive]
+                return rules.begin_write(tx, env, seq)
         except sqlite3.Error as exc:
             raise LedgerUnreadable(f"machine ledger {self.path}: {exc}") from exc
 
     def end_write(self, seq: int) -> None:
         """The apply's write to the runtime has its answer: a superseding apply may write now."""
-        self.conn.execute("UPDATE applies SET writing_since=NULL WHERE seq=?", (seq,))
+        try:
+            with self._write(None) as tx:
+                tx.set_writing(seq, False)
+        except sqlite3.Error as exc:
+            raise LedgerUnreadable(f"machine ledger {self.path}: {exc}") from exc
 
     def update_apply(
         self,

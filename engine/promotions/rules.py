@@ -220,18 +220,19 @@ def start_apply(tx: LedgerTx, env: str, promotion_id: str | None, release: str, 
     return tx.insert_apply(env, promotion_id, release)
 
 
-def begin_write(tx: WriteTx, env: str, seq: int) -> str:
+def begin_write(tx: WriteTx, env: str, seq: int) -> tuple[str, list[OpenApply]]:
     """Before each write of apply `seq` to the runtime (docs/reference-deploy.md#supersede), inside the
     transaction a `--supersede` marks in: `stop` when it was superseded (marked, or `current` is no longer
     its promotion: it never writes again); `wait` while another apply of the environment is still writing
-    and its process lives; else `go`, recorded as writing until `end_write`."""
+    and its process lives (those applies come with it); else `go`, recorded as writing until `end_write`."""
     promotion_id, marked = tx.apply_mark(seq)
     if marked or (promotion_id is not None and tx.current_id(env) != promotion_id):
-        return "stop"
-    if any(r.writing and r.alive for r in tx.open_applies(env) if r.seq != seq):
-        return "wait"
+        return "stop", []
+    writers = [r for r in tx.open_applies(env) if r.seq != seq and r.writing and r.alive]
+    if writers:
+        return "wait", writers
     tx.set_writing(seq, True)
-    return "go"
+    return "go", []
 
 
 def record_gate(tx: LedgerTx, env: str, promotion_id: str, gate: Gate) -> bool:
