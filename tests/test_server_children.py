@@ -12,13 +12,23 @@ from pathlib import Path
 
 import httpx
 
+from engine.server.children import NAMES
 from tests.waiting import until
 from tests.webhooks_fixtures import history, make_trigger, server_factory  # noqa: F401
 
 
 def _children(server_pid: int, module: str) -> list[int]:
+    """The server's children running `module`: forked at its start (named as engine/server/children.py's
+    NAMES says) or started again later (`python -m module`)."""
     children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
-    return [int(pid) for pid in children if module in _cmdline(int(pid))]
+    return [int(pid) for pid in children if module in _cmdline(int(pid)) or _comm(int(pid)) == NAMES[module]]
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except FileNotFoundError:
+        return ""
 
 
 def _recorder_pids(server_pid: int) -> list[int]:

@@ -118,6 +118,11 @@ def serve(config: ServerConfig) -> int:
     admin = ensure_admin_token(engine)
     workers = RunnerClient(url, data_dir, size=config.workers)
     committer = RecorderClient(url, data_dir, on_enqueued=workers.wake)
+    # The children, forked before the server has a thread or an open connection (its pool opens
+    # them again on demand): they start with the modules imported here (engine/server/children.py).
+    engine.dispose()
+    committer.prefork()
+    workers.prefork()
     from engine.server.gateway.service import Gateway
 
     # as documented: --port 0 (the system picks) gives a system-picked gateway port too, never the

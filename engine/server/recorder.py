@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.server.children import RESPAWN_PAUSE, child_setup, spawn
+from engine.server.children import RESPAWN_PAUSE, Forked, child_setup, fork, spawn
 from engine.server.ingest import REFUSED, Submission, Verdict
 from engine.serverstore.store import now_us
 
@@ -119,7 +119,8 @@ class RecorderClient:
         self.database_url = database_url
         self.data_dir = data_dir
         self.on_enqueued = on_enqueued or (lambda: None)
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: subprocess.Popen[bytes] | Forked | None = None
+        self._forked: Forked | None = None  # forked at the server's start (prefork), taken by the first start()
         self._writer: asyncio.WriteTransport | None = None
         self._replies: _Replies | None = None
         self._waiting: dict[int, asyncio.Future[Verdict]] = {}
@@ -131,11 +132,20 @@ class RecorderClient:
         self._starting: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
+    def prefork(self) -> None:
+        """Fork the recorder now (the server has no thread and no store connection yet); start() takes it."""
+        data_dir = self.data_dir
+        self._forked = fork("engine.server.recorder", lambda: run(data_dir), self.database_url, str(data_dir),
+                            reply_pipe=True)
+
     async def start(self) -> None:
         loop = self._loop = asyncio.get_running_loop()
         self._in_flight = 0
         self._started_at = time.monotonic()
-        proc = spawn("engine.server.recorder", self.database_url, str(self.data_dir), reply_pipe=True)
+        proc: subprocess.Popen[bytes] | Forked | None = self._forked
+        self._forked = None
+        if proc is None:
+            proc = spawn("engine.server.recorder", self.database_url, str(self.data_dir), reply_pipe=True)
         assert proc.stdin is not None and proc.stdout is not None
         self._proc = proc
         self._writer, _ = await loop.connect_write_pipe(asyncio.BaseProtocol, proc.stdin)

@@ -19,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-from engine.server.children import RESPAWN_PAUSE, child_setup, spawn
+from engine.server.children import RESPAWN_PAUSE, Forked, child_setup, fork, spawn
 
 log = logging.getLogger("platform.server")
 
@@ -31,15 +31,24 @@ class RunnerClient:
         self.database_url = database_url
         self.data_dir = data_dir
         self.size = size
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: subprocess.Popen[bytes] | Forked | None = None
+        self._forked: Forked | None = None  # forked at the server's start (prefork), taken by the first start()
         self._started_at = 0.0
         self._lock = threading.Lock()  # woken from the event loop and from API handler threads
+
+    def prefork(self) -> None:
+        """Fork the run workers now (the server has no thread and no store connection yet); start() takes them."""
+        if self.size > 0:
+            data_dir, size = self.data_dir, self.size
+            self._forked = fork("engine.server.runner", lambda: run(data_dir, size), self.database_url,
+                                str(data_dir), str(size))
 
     def start(self) -> None:
         if self.size <= 0:
             return
         self._started_at = time.monotonic()
-        self._proc = spawn("engine.server.runner", self.database_url, str(self.data_dir), str(self.size))
+        proc, self._forked = self._forked, None
+        self._proc = proc or spawn("engine.server.runner", self.database_url, str(self.data_dir), str(self.size))
         assert self._proc.stdin is not None
         os.set_blocking(self._proc.stdin.fileno(), False)
 
