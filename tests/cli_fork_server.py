@@ -48,6 +48,17 @@ def _preload() -> None:
         importlib.import_module(name)
     for target in (*FRAMEWORK_GROUP_MODULES.values(), *PLATFORM_GROUP_MODULES.values()):
         importlib.import_module(target.partition(":")[0])
+    # Then every module of engine/ and app/cli/ (what commands import lazily when they run): ~0.5 CPU-s
+    # once here against ~17 ms less in each forked call (measured over seven everyday commands).
+    # Never textual: the dashboard's modules (app/ outside app/cli/, screens/) stay out.
+    import pkgutil
+
+    import app.cli
+    import engine
+
+    for package in (engine, app.cli):
+        for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            importlib.import_module(info.name)
 
 
 def _receive(conn: socket.socket) -> tuple[dict, list[int]] | None:
