@@ -79,6 +79,12 @@ class JournalRecorder(BatchRecorder):
         self.indexed_lately = False  # the indexer made a pass since the last reseed (its thread sets it)
         self.held_after_pass = HELD_AFTER_PASS
         self.writer: journal.Writer | None = None
+        # groups appended and not yet synced (the syncer's thread takes them): (verdicts, answer)
+        self._queue: list[tuple[list[Verdict], Callable[[list[Verdict]], None]]] = []
+        self._queue_cond = threading.Condition()
+        self._syncing = False
+        self._sync_failed = False
+        self._syncer: threading.Thread | None = None
 
     def warm(self) -> None:
         super().warm()
@@ -102,7 +108,20 @@ class JournalRecorder(BatchRecorder):
         self.writer = writer
 
     def record(self, batch: list[Submission]) -> list[Verdict]:
+        """One group, durable (or refused) when it returns."""
+        answered: list[list[Verdict]] = []
+        self.submit(batch, answered.append)
+        self.idle()
+        return answered[0]
+
+    def submit(self, batch: list[Submission], answer: Callable[[list[Verdict]], None]) -> None:
+        """Authenticate, decide and append a group; `answer` gets its verdicts once they are
+        durable: from the syncer's thread, while this one goes on with the next group (the lock
+        stays ours until `idle`), or at once here when the group failed or appended nothing."""
         try:
+            if self._sync_failed:
+                self.shut()  # (drains) a new segment past whatever the failed sync left; keys read again
+                self._stale, self._sync_failed = True, False
             db = self._driver()
             verdicts, pending = self._authorize(db, batch)
 
@@ -121,13 +140,64 @@ class JournalRecorder(BatchRecorder):
             if self.writer is None:
                 self._open_journal()
             assert self.writer is not None
-            self.writer.commit(decide)
-            return [v or REFUSED for v in verdicts]
+            appended = self.writer.append(decide, self.drain)
         except Exception as exc:  # noqa: BLE001 - never leave a request without an answer
-            log.warning("delivery batch of %d not recorded: %s", len(batch), str(exc).splitlines()[0])
-            self._stale = True
-            self.close()
-            return [REFUSED] * len(batch)
+            self._refused(len(batch), exc)
+            answer([REFUSED] * len(batch))
+            return
+        answers = [v or REFUSED for v in verdicts]
+        if not appended:
+            answer(answers)
+            return
+        with self._queue_cond:
+            self._queue.append((answers, answer))
+            if self._syncer is None:
+                self._syncer = threading.Thread(target=self._sync_groups, name="journal-sync", daemon=True)
+                self._syncer.start()
+            self._queue_cond.notify()
+
+    def _refused(self, count: int, exc: Exception) -> None:
+        log.warning("delivery batch of %d not recorded: %s", count, str(exc).splitlines()[0])
+        self._stale = True
+        self.close()
+
+    def _sync_groups(self) -> None:
+        """The syncer's thread: one `fdatasync` for every group appended since the last, then their
+        answers (a 202 only after its record is durable)."""
+        cond = self._queue_cond
+        while True:
+            with cond:
+                while not self._queue:
+                    self._syncing = False
+                    cond.notify_all()
+                    cond.wait()
+                groups, self._queue = self._queue, []
+                self._syncing = True
+            writer = self.writer
+            try:
+                if self._sync_failed:  # until the recorder starts afresh, nothing after it is known durable
+                    raise OSError("an earlier journal sync failed")
+                if writer is not None:
+                    writer.sync()
+            except Exception as exc:  # noqa: BLE001 - a failed sync answers 503; the next group starts afresh
+                total = sum(len(answers) for answers, _ in groups)
+                log.warning("delivery batch of %d not recorded: %s", total, str(exc).splitlines()[0])
+                self._sync_failed = True
+                groups = [([REFUSED] * len(answers), answer) for answers, answer in groups]
+            for answers, answer in groups:
+                answer(answers)
+
+    def drain(self) -> None:
+        """Wait until every appended group is synced and answered."""
+        with self._queue_cond:
+            while self._queue or self._syncing:
+                self._queue_cond.wait()
+
+    def idle(self) -> None:
+        """Nothing more to append now: wait for the syncs, then let other writers have the journal."""
+        self.drain()
+        if self.writer is not None:
+            self.writer.release()
 
     def _seen(self, payload: bytes) -> None:
         """A record another writer appended (or the unindexed tail at start): hold its key."""
@@ -170,6 +240,7 @@ class JournalRecorder(BatchRecorder):
                 verdicts[i] = Verdict(202, row[_ID], "retry", winner)
 
     def shut(self) -> None:
+        self.drain()
         self.close()
         if self.writer is not None:
             self.writer.close()
@@ -241,8 +312,9 @@ class Indexer:
         self._thread.start()
 
     def poke(self, appended: int = 0) -> None:
-        """The recorder appended `appended` records (its thread only)."""
-        self.appended += appended
+        """The recorder appended `appended` records (one thread only: its syncer's, when pipelined)."""
+        if appended:
+            self.appended += appended
         self._poked.set()
 
     @property
