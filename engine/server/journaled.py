@@ -5,7 +5,9 @@ docs/reference-webhooks.md#durability-and-processes), SQLite is indexed behind t
 trigger rows), decides de-duplication under the journal's lock from the keys it holds in memory
 (every key of the journal's unindexed records, its own and other writers'; a key not held is
 looked up in `delivery_keys`, where the indexer puts every indexed key), appends the group as ONE
-write and ONE `fdatasync`, and answers. `Indexer`, a thread of the recorder, copies the records
+write and ONE `fdatasync`, and answers. `submit` pipelines it: the `fdatasync` and the answers
+run in a syncer thread while the next group is decided and appended (one sync covers every
+group appended before it); `record` is one group, answered when it returns. `Indexer`, a thread of the recorder, copies the records
 into SQLite in large transactions and tells the server when it queued runs (the workers then
 find them); the recorder's exit indexes what is left. While the recorder is busy (BUSY_RATE
 records a second or more) the indexer waits, up to a bound (BACKLOG_RECORDS records or
@@ -185,7 +187,10 @@ class JournalRecorder(BatchRecorder):
                 self._sync_failed = True
                 groups = [([REFUSED] * len(answers), answer) for answers, answer in groups]
             for answers, answer in groups:
-                answer(answers)
+                try:
+                    answer(answers)
+                except Exception:  # noqa: BLE001 - the thread must live on: drain() waits for it
+                    log.exception("answering a delivery group")
 
     def drain(self) -> None:
         """Wait until every appended group is synced and answered."""
