@@ -1,15 +1,15 @@
 """The recorder on SQLite: a group's commit point is the delivery journal (engine/hooks/journal.py;
 docs/reference-webhooks.md#durability-and-processes), SQLite is indexed behind the 202s.
 
-`JournalRecorder.record` authenticates a batch as `BatchRecorder` does (reads of committed
-trigger rows), decides de-duplication under the journal's lock from the keys it holds in memory
-(every key of the journal's unindexed records, its own and other writers'; a key not held is
-looked up in `delivery_keys`, where the indexer puts every indexed key), appends the group as ONE
-write and ONE `fdatasync`, and answers. `submit` pipelines it: the `fdatasync` and the answers
-run in a syncer thread while the next group is decided and appended (one sync covers every
-group appended before it); `record` is one group, answered when it returns. `Indexer`, a thread of the recorder, copies the records
-into SQLite in large transactions and tells the server when it queued runs (the workers then
-find them); the recorder's exit indexes what is left. While the recorder is busy (BUSY_RATE
+`JournalRecorder.record` authenticates a batch as `BatchRecorder` does (reads of committed trigger
+rows), decides de-duplication under the journal's lock from the keys it holds in memory (every key
+of the journal's unindexed records, its own and other writers'; a key not held is looked up in
+`delivery_keys`, where the indexer puts every indexed key), appends the group as ONE write and ONE
+`fdatasync`, and answers. `submit` pipelines it: the `fdatasync` and the answers run in a syncer
+thread while the next group is decided and appended (one sync covers every group appended before
+it); `record` is one group, answered when it returns. `Indexer`, a thread of the recorder, copies
+the records into SQLite in large transactions and tells the server when it queued runs (the workers
+then find them); the recorder's exit indexes what is left. While the recorder is busy (BUSY_RATE
 records a second or more) the indexer waits, up to a bound (BACKLOG_RECORDS records or
 BACKLOG_SECONDS): its Python would take the GIL and a core from ingestion at the moment ingestion
 needs both; the CPU is spent later, not saved (docs/reference-webhooks.md#durability-and-processes).

@@ -5,7 +5,9 @@ more CPU than answering the request, and in one Python process the two compete f
 (a writer thread and the event loop also hand the GIL back and forth per statement). The event
 loop sends each loop iteration's submissions down a pipe as one frame; the recorder reads
 everything that is waiting, records it in ONE transaction (group commit), and writes the
-verdicts back only after the commit, so every 202 is in history (bench/webhooks.py).
+verdicts back only after the commit, so every 202 is in history (bench/webhooks.py). The
+journal's recorder pipelines: it reads, decides and appends the next frame while the last one's
+fdatasync runs in its syncer thread (`_pipelined`; docs/reference-webhooks.md#durability-and-processes).
 
 Frames are a 4-byte big-endian length and a `marshal` payload (plain tuples, lists, str, bytes,
 int, bool, None), written only by these two ends. Lifecycle: the recorder exits when its input
