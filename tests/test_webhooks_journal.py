@@ -8,11 +8,9 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import os
-import select
 import signal
 import sqlite3
 import stat
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -300,100 +298,3 @@ def test_held_keys_are_let_go_after_an_indexing_pass(hooks: Hooks) -> None:
     held = set(recorder._held.values())  # h-4 (the tail), h-1 (found again), h-5; not h-2, h-3
     assert not recorder.indexed_lately and held == {first[0].delivery_id, tail.delivery_id, copies[2].delivery_id}
     recorder.shut()
-
-
-def _appended(hooks: Hooks) -> list[str]:
-    """The delivery ids of the journal's unindexed records (valid ones: written whole, synced or not)."""
-    with hooks.engine.connect() as conn:
-        segment, pos = journal.position(conn.connection.dbapi_connection)
-    return [journal.decode(p)[0] for payloads, *_ in journal.follow(hooks.directory, segment, pos) for p in payloads]
-
-
-def _hold_syncs(recorder: JournalRecorder) -> tuple[threading.Event, threading.Event]:
-    """The recorder's fdatasync held (as a slow disk holds it): (entered, release)."""
-    entered, release = threading.Event(), threading.Event()
-    writer = recorder.writer
-    assert writer is not None
-    sync = writer.sync
-
-    def held() -> None:
-        entered.set()
-        release.wait()
-        sync()
-
-    writer.sync = held  # type: ignore[method-assign]
-    return entered, release
-
-
-def test_the_next_group_is_appended_while_a_group_syncs_and_answered_only_after_its_own(hooks: Hooks) -> None:
-    """docs/reference-webhooks.md#durability-and-processes (pipelined groups): while a group's
-    fdatasync runs, the next group is decided and appended; neither is answered before a sync
-    that covers it, then both are (202, in order)."""
-    recorder = hooks.recorder()
-    entered, release = _hold_syncs(recorder)
-    answers: list[list[int]] = []
-    recorder.submit(hooks.batch(["p-1", "p-2"]), lambda verdicts: answers.append([v.status for v in verdicts]))
-    until(entered.is_set, what="the first group's sync")
-    recorder.submit(hooks.batch(["p-3"]), lambda verdicts: answers.append([v.status for v in verdicts]))
-    assert len(_appended(hooks)) == 3, "the second group was appended while the first synced"
-    assert answers == [], "nothing answered before its sync"
-    release.set()
-    recorder.idle()
-    assert answers == [[202, 202], [202]]
-    recorder.shut()
-
-
-def test_sigkill_between_a_pipelined_group_s_append_and_its_sync_answers_nothing(hooks: Hooks) -> None:
-    """docs/reference-webhooks.md#durability-and-processes: a recorder killed (SIGKILL) while its
-    groups are appended but their sync has not returned answered none of them 202; the deliveries
-    sent again to the next recorder are each accepted once (one queued delivery per key, the
-    copies retries of it), and the journal goes on."""
-    keys = ["k-1", "k-2", "k-3"]
-    answered_r, answered_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the recorder's process: appends two groups, its first sync never returns
-        try:
-            hooks.engine.dispose(close=False)  # (the parent's connections stay the parent's)
-            recorder = hooks.recorder()
-            entered, _release = _hold_syncs(recorder)
-            recorder.submit(hooks.batch(keys[:2]), lambda _v: os.write(answered_w, b"answered\n"))
-            entered.wait()
-            recorder.submit(hooks.batch(keys[2:]), lambda _v: os.write(answered_w, b"answered\n"))
-            os.write(answered_w, b"appended\n")
-            signal.pause()
-        finally:
-            os._exit(1)
-    os.close(answered_w)
-    got = bytearray()
-
-    def appended() -> bool:
-        got.extend(_read_ready(answered_r))
-        return b"appended" in got
-
-    try:
-        until(appended, timeout=30, what="both groups appended")
-    finally:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    got.extend(_read_ready(answered_r))
-    os.close(answered_r)
-    assert bytes(got) == b"appended\n", "no group was answered"
-    assert len(_appended(hooks)) == 3
-    again = hooks.recorder()
-    verdicts = again.record(hooks.batch(keys)) + again.record(hooks.batch(keys))
-    again.shut()
-    assert [v.status for v in verdicts] == [202] * 6
-    hooks.index()
-    with sqlite3.connect(hooks.path) as db:
-        queued = db.execute("SELECT dedupe_key, count(*) FROM deliveries WHERE outcome = 'queued' GROUP BY 1")
-        assert [n for _key, n in queued] == [1, 1, 1]  # one queued delivery per key (keys are stored hashed)
-    assert {v.duplicate_of for v in verdicts} <= set(_indexed_ids(hooks)) and all(v.duplicate_of for v in verdicts)
-
-
-def _read_ready(fd: int) -> bytes:
-    return os.read(fd, 4096) if select.select([fd], [], [], 0)[0] else b""
-
-
-def _indexed_ids(hooks: Hooks) -> list[str]:
-    with sqlite3.connect(hooks.path) as db:
-        return [r[0] for r in db.execute("SELECT id FROM deliveries WHERE outcome = 'queued'")]

@@ -224,9 +224,7 @@ def follow(directory: Path, segment: int, pos: int, limit: int = 0) -> Iterator[
 class Writer:
     """One recorder's end of the journal: `commit(decide)` runs `decide` under the lock, after
     catching up with what other writers appended (each payload goes to `seen`), and makes the
-    bytes it returns durable before it returns. A pipelining recorder splits it: `append` (the
-    lock kept), `sync` in another thread while the next group is decided and appended, and
-    `release` once every appended group is synced."""
+    bytes it returns durable before it returns."""
 
     def __init__(
         self,
@@ -244,7 +242,6 @@ class Writer:
         self._size = 0  # the current segment's length (preallocated)
         self.segment = 0
         self.pos = 0
-        self.holding = False  # the lock is ours between groups (pipelined appends not all synced yet)
 
     def _take_lock(self) -> None:
         """The journal's lock, waiting at most busy_seconds (as SQLite's busy timeout) for another
@@ -280,44 +277,21 @@ class Writer:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
 
     def commit(self, decide: Callable[[], bytes]) -> None:
-        """One group, durable before it returns: `append`, `sync`, `release`."""
+        self._take_lock()
         try:
-            if self.append(decide, lambda: None):
-                self.sync()
-        finally:
-            self.release()
-
-    def append(self, decide: Callable[[], bytes], drain: Callable[[], None]) -> int:
-        """A pipelined group's first half: under the lock (taken, and caught up with the other
-        writers, unless this writer still holds it from its previous group), `decide`, then write
-        what it returns; bytes written (durable only after `sync`). `drain` is called before
-        the segment is ended (no earlier group may still be syncing on its file)."""
-        if not self.holding:
-            self._take_lock()
-            self.holding = True
             self._catch_up()
-        data = decide()
-        if not data:
-            return 0
-        if self._fd is None or self.pos + len(data) + len(_END_RECORD) > self._size:
-            drain()
-            self._roll(len(data))
-        assert self._fd is not None
-        written = os.pwrite(self._fd, data, self.pos)
-        if written != len(data):
-            raise OSError(f"short journal write ({written} of {len(data)} bytes)")
-        self.pos += len(data)
-        return written
-
-    def sync(self) -> None:
-        """Make every group appended so far durable (another thread may call it, between appends)."""
-        if self._fd is not None:
+            data = decide()
+            if not data:
+                return
+            if self._fd is None or self.pos + len(data) + len(_END_RECORD) > self._size:
+                self._roll(len(data))
+            assert self._fd is not None
+            written = os.pwrite(self._fd, data, self.pos)
+            if written != len(data):
+                raise OSError(f"short journal write ({written} of {len(data)} bytes)")
             os.fdatasync(self._fd)
-
-    def release(self) -> None:
-        """Let other writers have the journal (nothing of ours may be unsynced then)."""
-        if self.holding:
-            self.holding = False
+            self.pos += len(data)
+        finally:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
 
     def _catch_up(self) -> None:
@@ -360,7 +334,6 @@ class Writer:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-        self.holding = False
         os.close(self._lock)
 
 

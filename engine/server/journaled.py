@@ -1,15 +1,13 @@
 """The recorder on SQLite: a group's commit point is the delivery journal (engine/hooks/journal.py;
 docs/reference-webhooks.md#durability-and-processes), SQLite is indexed behind the 202s.
 
-`JournalRecorder.record` authenticates a batch as `BatchRecorder` does (reads of committed trigger
-rows), decides de-duplication under the journal's lock from the keys it holds in memory (every key
-of the journal's unindexed records, its own and other writers'; a key not held is looked up in
-`delivery_keys`, where the indexer puts every indexed key), appends the group as ONE write and ONE
-`fdatasync`, and answers. `submit` pipelines it: the `fdatasync` and the answers run in a syncer
-thread while the next group is decided and appended (one sync covers every group appended before
-it); `record` is one group, answered when it returns. `Indexer`, a thread of the recorder, copies
-the records into SQLite in large transactions and tells the server when it queued runs (the workers
-then find them); the recorder's exit indexes what is left. While the recorder is busy (BUSY_RATE
+`JournalRecorder.record` authenticates a batch as `BatchRecorder` does (reads of committed
+trigger rows), decides de-duplication under the journal's lock from the keys it holds in memory
+(every key of the journal's unindexed records, its own and other writers'; a key not held is
+looked up in `delivery_keys`, where the indexer puts every indexed key), appends the group as ONE
+write and ONE `fdatasync`, and answers. `Indexer`, a thread of the recorder, copies the records
+into SQLite in large transactions and tells the server when it queued runs (the workers then
+find them); the recorder's exit indexes what is left. While the recorder is busy (BUSY_RATE
 records a second or more) the indexer waits, up to a bound (BACKLOG_RECORDS records or
 BACKLOG_SECONDS): its Python would take the GIL and a core from ingestion at the moment ingestion
 needs both; the CPU is spent later, not saved (docs/reference-webhooks.md#durability-and-processes).
@@ -81,12 +79,6 @@ class JournalRecorder(BatchRecorder):
         self.indexed_lately = False  # the indexer made a pass since the last reseed (its thread sets it)
         self.held_after_pass = HELD_AFTER_PASS
         self.writer: journal.Writer | None = None
-        # groups appended and not yet synced (the syncer's thread takes them): (verdicts, answer)
-        self._queue: list[tuple[list[Verdict], Callable[[list[Verdict]], None]]] = []
-        self._queue_cond = threading.Condition()
-        self._syncing = False
-        self._sync_failed = False
-        self._syncer: threading.Thread | None = None
 
     def warm(self) -> None:
         super().warm()
@@ -110,20 +102,7 @@ class JournalRecorder(BatchRecorder):
         self.writer = writer
 
     def record(self, batch: list[Submission]) -> list[Verdict]:
-        """One group, durable (or refused) when it returns."""
-        answered: list[list[Verdict]] = []
-        self.submit(batch, answered.append)
-        self.idle()
-        return answered[0]
-
-    def submit(self, batch: list[Submission], answer: Callable[[list[Verdict]], None]) -> None:
-        """Authenticate, decide and append a group; `answer` gets its verdicts once they are
-        durable: from the syncer's thread, while this one goes on with the next group (the lock
-        stays ours until `idle`), or at once here when the group failed or appended nothing."""
         try:
-            if self._sync_failed:
-                self.shut()  # (drains) a new segment past whatever the failed sync left; keys read again
-                self._stale, self._sync_failed = True, False
             db = self._driver()
             verdicts, pending = self._authorize(db, batch)
 
@@ -142,67 +121,13 @@ class JournalRecorder(BatchRecorder):
             if self.writer is None:
                 self._open_journal()
             assert self.writer is not None
-            appended = self.writer.append(decide, self.drain)
+            self.writer.commit(decide)
+            return [v or REFUSED for v in verdicts]
         except Exception as exc:  # noqa: BLE001 - never leave a request without an answer
-            self._refused(len(batch), exc)
-            answer([REFUSED] * len(batch))
-            return
-        answers = [v or REFUSED for v in verdicts]
-        if not appended:
-            answer(answers)
-            return
-        with self._queue_cond:
-            self._queue.append((answers, answer))
-            if self._syncer is None:
-                self._syncer = threading.Thread(target=self._sync_groups, name="journal-sync", daemon=True)
-                self._syncer.start()
-            self._queue_cond.notify()
-
-    def _refused(self, count: int, exc: Exception) -> None:
-        log.warning("delivery batch of %d not recorded: %s", count, str(exc).splitlines()[0])
-        self._stale = True
-        self.close()
-
-    def _sync_groups(self) -> None:
-        """The syncer's thread: one `fdatasync` for every group appended since the last, then their
-        answers (a 202 only after its record is durable)."""
-        cond = self._queue_cond
-        while True:
-            with cond:
-                while not self._queue:
-                    self._syncing = False
-                    cond.notify_all()
-                    cond.wait()
-                groups, self._queue = self._queue, []
-                self._syncing = True
-            writer = self.writer
-            try:
-                if self._sync_failed:  # until the recorder starts afresh, nothing after it is known durable
-                    raise OSError("an earlier journal sync failed")
-                if writer is not None:
-                    writer.sync()
-            except Exception as exc:  # noqa: BLE001 - a failed sync answers 503; the next group starts afresh
-                total = sum(len(answers) for answers, _ in groups)
-                log.warning("delivery batch of %d not recorded: %s", total, str(exc).splitlines()[0])
-                self._sync_failed = True
-                groups = [([REFUSED] * len(answers), answer) for answers, answer in groups]
-            for answers, answer in groups:
-                try:
-                    answer(answers)
-                except Exception:  # noqa: BLE001 - the thread must live on: drain() waits for it
-                    log.exception("answering a delivery group")
-
-    def drain(self) -> None:
-        """Wait until every appended group is synced and answered."""
-        with self._queue_cond:
-            while self._queue or self._syncing:
-                self._queue_cond.wait()
-
-    def idle(self) -> None:
-        """Nothing more to append now: wait for the syncs, then let other writers have the journal."""
-        self.drain()
-        if self.writer is not None:
-            self.writer.release()
+            log.warning("delivery batch of %d not recorded: %s", len(batch), str(exc).splitlines()[0])
+            self._stale = True
+            self.close()
+            return [REFUSED] * len(batch)
 
     def _seen(self, payload: bytes) -> None:
         """A record another writer appended (or the unindexed tail at start): hold its key."""
@@ -245,7 +170,6 @@ class JournalRecorder(BatchRecorder):
                 verdicts[i] = Verdict(202, row[_ID], "retry", winner)
 
     def shut(self) -> None:
-        self.drain()
         self.close()
         if self.writer is not None:
             self.writer.close()
@@ -317,9 +241,8 @@ class Indexer:
         self._thread.start()
 
     def poke(self, appended: int = 0) -> None:
-        """The recorder appended `appended` records (one thread only: its syncer's, when pipelined)."""
-        if appended:
-            self.appended += appended
+        """The recorder appended `appended` records (its thread only)."""
+        self.appended += appended
         self._poked.set()
 
     @property

@@ -5,9 +5,7 @@ more CPU than answering the request, and in one Python process the two compete f
 (a writer thread and the event loop also hand the GIL back and forth per statement). The event
 loop sends each loop iteration's submissions down a pipe as one frame; the recorder reads
 everything that is waiting, records it in ONE transaction (group commit), and writes the
-verdicts back only after the commit, so every 202 is in history (bench/webhooks.py). The
-journal's recorder pipelines: it reads, decides and appends the next frame while the last one's
-fdatasync runs in its syncer thread (`_pipelined`; docs/reference-webhooks.md#durability-and-processes).
+verdicts back only after the commit, so every 202 is in history (bench/webhooks.py).
 
 Frames are a 4-byte big-endian length and a `marshal` payload (plain tuples, lists, str, bytes,
 int, bool, None), written only by these two ends. Lifecycle: the recorder exits when its input
@@ -47,9 +45,6 @@ READY_TIMEOUT = 10.0  # seconds the server waits at start for a warm recorder
 # whatever its size (fsync, fixed pages), so fewer, larger batches beat overlap; measured with
 # bench/webhooks.py against 2 and 3 frames in flight (1: 12.0-12.3k/s; 2: 10.7-11.2k; 3: 11.2-11.5k).
 MAX_IN_FLIGHT = 1
-# ...except to a recorder that pipelines its groups (the journal's: group k+1 decided and appended while
-# k's fdatasync runs), which says so in its ready frame: then a second frame overlaps the first's sync.
-PIPELINED_FRAMES = 2
 
 
 def frame(obj: Any) -> bytes:
@@ -132,7 +127,6 @@ class RecorderClient:
         self._pending: list[tuple[Any, ...]] = []
         self._seq = 0
         self._in_flight = 0  # frames sent and not yet answered
-        self._max_in_flight = MAX_IN_FLIGHT  # (the recorder's ready frame may raise it)
         self._scheduled = False
         self._started_at = 0.0
         self._starting: asyncio.Task[None] | None = None
@@ -147,7 +141,6 @@ class RecorderClient:
     async def start(self) -> None:
         loop = self._loop = asyncio.get_running_loop()
         self._in_flight = 0
-        self._max_in_flight = MAX_IN_FLIGHT
         self._started_at = time.monotonic()
         proc: subprocess.Popen[bytes] | Forked | None = self._forked
         self._forked = None
@@ -203,7 +196,7 @@ class RecorderClient:
         self._waiting[seq] = future
         self._pending.append(encode_request(seq, Submission(
             trigger_id, path_token, bearer, body, headers, query, content_type, too_large, now_us())))
-        if not self._scheduled and self._in_flight < self._max_in_flight:
+        if not self._scheduled and self._in_flight < MAX_IN_FLIGHT:
             # After this loop iteration: requests that arrived together travel as one frame.
             self._scheduled = True
             loop.call_soon(self._send)
@@ -211,7 +204,7 @@ class RecorderClient:
 
     def _send(self) -> None:
         self._scheduled = False
-        if not self._pending or self._in_flight >= self._max_in_flight:
+        if not self._pending or self._in_flight >= MAX_IN_FLIGHT:
             return  # what waits goes when the recorder answers a frame
         pending, self._pending = self._pending, []
         if self._writer is None or self._writer.is_closing():
@@ -221,10 +214,8 @@ class RecorderClient:
         self._in_flight += 1
         self._writer.write(frame(pending))
 
-    def _answered(self, reply: tuple[Any, ...]) -> None:
-        covered, replies, *ready = reply
-        if ready:  # the ready frame of a pipelining recorder: how many frames it takes at once
-            self._max_in_flight = ready[0]
+    def _answered(self, reply: tuple[int, list[tuple[Any, ...]]]) -> None:
+        covered, replies = reply
         self._in_flight = max(0, self._in_flight - covered)
         self._send()
         # An answer that covers no frame: the recorder is ready, or (journal) its indexer queued runs.
@@ -281,14 +272,11 @@ class RecorderClient:
 # --- the recorder process ------------------------------------------------------------------------
 
 
-def _read_batch(fd: int, frames: _Frames, idle: Callable[[], None] | None = None) -> list[list[Any]] | None:
+def _read_batch(fd: int, frames: _Frames) -> list[list[Any]] | None:
     """Block for the next frame, then take whatever else is already waiting (up to MAX_BATCH
-    submissions). None once the server closed the pipe and nothing is left. `idle` is called
-    first when nothing is waiting (a pipelining recorder lets its groups finish)."""
+    submissions). None once the server closed the pipe and nothing is left."""
     got: list[list[Any]] = []
     count = 0
-    if idle is not None and not select.select([fd], [], [], 0)[0]:
-        idle()
     while not got or (count < MAX_BATCH and select.select([fd], [], [], 0)[0]):
         data = os.read(fd, 1 << 16)  # under malloc's mmap threshold: no map/unmap per read
         if not data:
@@ -360,56 +348,28 @@ def run(data_dir: Path) -> int:
         indexer = Indexer(engine, recorder.directory, recorder.gate, indexed, recorder.manual_checkpoints, writing)
         indexer.start()
     gc.freeze()  # start-up objects are never collected: full collections stay short
+    send(frame((0, [])))  # ready: an answer that covers no frame
     try:
-        if isinstance(recorder, JournalRecorder):
-            _pipelined(recorder, stdin, frames, send, indexer)
-        else:
-            _sequential(recorder, stdin, frames, send, checkpointer)
+        while (batch := _read_batch(stdin, frames)) is not None:
+            requests = [decode_request(item) for group in batch for item in group]
+            verdicts = recorder.record([submission for _, submission in requests])
+            if indexer is not None:
+                indexer.poke(sum(1 for verdict in verdicts if verdict.delivery_id))  # records appended
+            elif checkpointer is not None:
+                checkpointer.committed()
+            replies = [encode_reply(seq, verdict) for (seq, _), verdict in zip(requests, verdicts, strict=True)]
+            send(frame((len(batch), replies)))
     finally:
         if indexer is not None:
             indexer.stop()  # what the journal holds goes into SQLite before the exit
         if checkpointer is not None:
             checkpointer.stop()
         if isinstance(recorder, JournalRecorder):
-            recorder.shut()  # (after the indexer: its answers were sent when its input ended)
+            recorder.shut()
         else:
             recorder.close()
         engine.dispose()
     return 0
-
-
-def _sequential(recorder: Any, stdin: int, frames: _Frames, send: Callable[[bytes], None], checkpointer: Any) -> None:
-    """Each group recorded (committed into SQLite) before the next is read."""
-    send(frame((0, [])))  # ready: an answer that covers no frame
-    while (batch := _read_batch(stdin, frames)) is not None:
-        requests = [decode_request(item) for group in batch for item in group]
-        verdicts = recorder.record([submission for _, submission in requests])
-        if checkpointer is not None:
-            checkpointer.committed()
-        replies = [encode_reply(seq, verdict) for (seq, _), verdict in zip(requests, verdicts, strict=True)]
-        send(frame((len(batch), replies)))
-
-
-def _pipelined(recorder: Any, stdin: int, frames: _Frames, send: Callable[[bytes], None], indexer: Any) -> None:
-    """Group k's `fdatasync` runs in the recorder's syncer thread while group k+1 is read,
-    authenticated, decided and appended here; k's answers go once k is durable
-    (docs/reference-webhooks.md#durability-and-processes). The server may send PIPELINED_FRAMES."""
-
-    def answering(requests: list[tuple[int, Submission]], covered: int) -> Callable[[list[Verdict]], None]:
-        def answer(verdicts: list[Verdict]) -> None:
-            indexer.poke(sum(1 for verdict in verdicts if verdict.delivery_id))  # records appended
-            replies = [encode_reply(seq, verdict) for (seq, _), verdict in zip(requests, verdicts, strict=True)]
-            send(frame((covered, replies)))
-
-        return answer
-
-    send(frame((0, [], PIPELINED_FRAMES)))  # ready: an answer that covers no frame
-    try:
-        while (batch := _read_batch(stdin, frames, recorder.idle)) is not None:
-            requests = [decode_request(item) for group in batch for item in group]
-            recorder.submit([submission for _, submission in requests], answering(requests, len(batch)))
-    finally:
-        recorder.idle()  # every group read is synced and answered before the indexer's last pass
 
 
 if __name__ == "__main__":
