@@ -163,12 +163,13 @@ def load(url: str) -> dict[str, float]:
     }
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU of a server process and its children (the delivery recorder): the
-    machine-load-independent cost per request."""
+def _cpu_seconds(pid: int, children: bool = True) -> float:
+    """User + system CPU of a server process and (unless told not to) its children (the delivery
+    recorder): the machine-load-independent cost per request."""
     total = 0.0
-    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
-        total += _cpu_seconds(int(child))
+    if children:
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            total += _cpu_seconds(int(child))
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return total + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
@@ -206,13 +207,20 @@ def _wrk(url: str) -> dict[str, float]:
 
 
 def _measure(url: str, pid: int) -> dict[str, float]:
-    before = _cpu_seconds(pid)
+    """The load's figures, the server's CPU per request (all its processes), and of that the HTTP
+    process's own: its share of one core over the load's wall time says whether it stalls (the
+    bare endpoint keeps its one process near 100%)."""
+    before, own_before, started = _cpu_seconds(pid), _cpu_seconds(pid, children=False), time.monotonic()
     if CLIENT == "wrk":
         result = _wrk(url)
     else:
         out = subprocess.run([sys.executable, __file__, "--load", url], capture_output=True, text=True, check=True)
         result = json.loads(out.stdout)
+    wall = time.monotonic() - started
+    own = _cpu_seconds(pid, children=False) - own_before
     result["cpu_us_per_request"] = (_cpu_seconds(pid) - before) / max(result["requests"], 1) * 1e6
+    result["http_cpu_us_per_request"] = own / max(result["requests"], 1) * 1e6
+    result["http_busy"] = own / wall
     return result
 
 
@@ -341,6 +349,13 @@ def main() -> int:
     )
     same = subject["rps"] / gathered["rps"]
     print(f"against the baseline with the server's HTTP protocol too: {same:.2f}x (aim >= 0.9x)")
+    print(
+        f"the HTTP process alone: {subject['http_cpu_us_per_request']:.0f} us/request, busy "
+        f"{subject['http_busy']:.0%} of a core (its children, the recorder: "
+        f"{subject['cpu_us_per_request'] - subject['http_cpu_us_per_request']:.0f} us/request); "
+        f"the same-protocol baseline's one process: {gathered['http_cpu_us_per_request']:.0f} us/request, "
+        f"busy {gathered['http_busy']:.0%}"
+    )
     commit = _median(commits)
     ceiling = CONNECTIONS / commit["p50_ms"] * 1000
     print(
