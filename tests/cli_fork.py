@@ -250,7 +250,9 @@ class Forked:
             self._answer += block
         report = json.loads(self._answer)
         CPU[0] += report["cpu"]
-        words = [os.path.basename(str(self.args[0])), *(a for a in map(str, self.args[1:3]) if not a.startswith("-"))]
+        argv = [str(a) for a in self.args]
+        argv = argv[3:] if argv[1:3] == ["-m", "app.main"] else [os.path.basename(argv[0]), *argv[1:]]
+        words = [argv[0], *(a for a in argv[1:3] if not a.startswith("-"))]
         calls = CALLS.setdefault(" ".join(words), [0, 0.0])
         calls[0] += 1
         calls[1] += report["cpu"]
