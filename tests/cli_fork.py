@@ -36,6 +36,7 @@ _PROGRAMS = ("framework", "platform")
 _lock = threading.Lock()
 _server: dict[str, Any] = {}
 CPU = [0.0]  # CPU seconds of the forked children so far (tests/conftest.py's SUITE_CPU_OUT adds them)
+CALLS: dict[str, list[float]] = {}  # per command (program and its first two words): [calls, CPU seconds]
 
 
 def _command(argv: list[str]) -> tuple[str, list[str]] | None:
@@ -249,6 +250,12 @@ class Forked:
             self._answer += block
         report = json.loads(self._answer)
         CPU[0] += report["cpu"]
+        argv = [str(a) for a in self.args]
+        argv = argv[3:] if argv[1:3] == ["-m", "app.main"] else [os.path.basename(argv[0]), *argv[1:]]
+        words = [argv[0], *(a for a in argv[1:3] if not a.startswith("-"))]
+        calls = CALLS.setdefault(" ".join(words), [0, 0.0])
+        calls[0] += 1
+        calls[1] += report["cpu"]
         self.returncode = os.waitstatus_to_exitcode(report["status"])
         self._conn.close()
         return True

@@ -202,7 +202,7 @@ class _XdistScheduling:
 # SUITE_CPU_OUT=<dir>: each pytest process writes the CPU seconds (its own, its reaped children's and the
 # CLI calls tests/cli_fork.py's server forked for it; user + system) each test file costs, setup and
 # teardown included, to <dir>/<worker>.json (and each test's, with its wall start and end, to
-# <dir>/<worker>.tests.json) — where a
+# <dir>/<worker>.tests.json; the forked CLI calls by command, to <dir>/<worker>.cli.json) — where a
 # whole run's CPU goes, whatever else the machine is doing (wall times under load say little).
 _cpu: dict[str, float] = {}
 _tests: list[tuple[str, float, float, float]] = []
@@ -239,6 +239,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         (out / f"{worker}.json").write_text(json.dumps(_cpu, indent=0, sort_keys=True))
         # and each test's (node id, wall start, wall end, CPU): the worker's timeline (idle cores, the tail)
         (out / f"{worker}.tests.json").write_text(json.dumps(_tests, indent=0))
+        from cli_fork import CALLS  # and the forked CLI calls by command: [calls, CPU seconds]
+
+        (out / f"{worker}.cli.json").write_text(json.dumps(CALLS, indent=0, sort_keys=True))
 
 
 @pytest.fixture(autouse=True)
