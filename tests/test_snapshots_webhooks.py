@@ -62,18 +62,24 @@ async def _hide_volatile(pilot: Any) -> None:
 
 
 async def _settle(pilot: Any, rounds: int = 200) -> None:
-    """Wait until layout stops moving (every widget's region unchanged across two pauses): after the
-    tables are rebuilt, a loaded machine can otherwise snapshot a half-done layout."""
+    """Wait until layout stops moving (every widget's region unchanged across two pauses) and every
+    table has measured its rows: after the tables are rebuilt, a loaded machine can otherwise snapshot a
+    half-done layout. A DataTable sizes its columns to new rows only when its message queue is empty
+    (its idle handler), which the regions do not show: a snapshot taken before that has every column at
+    its header's width (seen once, in a fresh-clone run)."""
     screen = pilot.app.screen
 
     def regions() -> list[Any]:
         return [(w.id, tuple(w.region)) for w in screen.query("*")]
 
+    def tables_measured() -> bool:
+        return not any(t._require_update_dimensions or t._updated_cells for t in screen.query("DataTable"))
+
     previous = None
     for _ in range(rounds):
         await pilot.pause(0.02)
         current = regions()
-        if current == previous:
+        if current == previous and tables_measured():
             return
         previous = current
     raise AssertionError("layout never settled")
