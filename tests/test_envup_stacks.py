@@ -76,16 +76,14 @@ def test_foreign_listener_in_the_block_is_never_signalled(demo_repo, stacks_clea
     ownership markers are signalled. A process we did not start listening on a block port survives
     `env down`; one holding a service port makes `env up` fail clearly and is left alone."""
     repo, base = demo_repo
-    foreign = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(base + 50)],
-                               cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    foreign, port = _foreign_listener(repo, base)
     try:
-        until(lambda: _listening(base + 50) and framework("env", "devstack", "key", cwd=repo).returncode == 0,
-             what="foreign listener")
+        assert framework("env", "devstack", "key", cwd=repo).returncode == 0
         up = framework_json("env", "up", "dev", "--no-build", cwd=repo)
         assert up["ok"], up
         down = framework_json("env", "down", "--all", cwd=repo)
         assert down["ok"]
-        assert foreign.poll() is None and _listening(base + 50)
+        assert foreign.poll() is None and _listening(port)
 
         blocker = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(base)],
                                    cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -102,6 +100,21 @@ def test_foreign_listener_in_the_block_is_never_signalled(demo_repo, stacks_clea
     finally:
         foreign.terminate()
         foreign.wait(timeout=10)
+
+
+def _foreign_listener(repo: Path, base: int) -> tuple[subprocess.Popen[bytes], int]:
+    """A process of ours listening on a port of the block past its service ports (base + 50 ..): free_base
+    checks only base + 0..19 of each block, and a port above them can be some connection's local port (the
+    system's ephemeral range overlaps the blocks): http.server then exits at once. The next port then."""
+    for port in range(base + 50, base + 100):
+        if not fx._free(port):
+            continue
+        proc = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)],
+                                cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        until(lambda p=proc, n=port: p.poll() is not None or _listening(n), what=f"a listener on {port}")
+        if proc.poll() is None:
+            return proc, port
+    raise AssertionError(f"no port of {base + 50}..{base + 99} would take a listener")
 
 
 def _listening(port: int) -> bool:
