@@ -250,10 +250,8 @@ class Forked:
             self._answer += block
         report = json.loads(self._answer)
         CPU[0] += report["cpu"]
-        argv = [str(a) for a in self.args]
-        argv = argv[3:] if argv[1:3] == ["-m", "app.main"] else [os.path.basename(argv[0]), *argv[1:]]
-        words = [argv[0], *(a for a in argv[1:3] if not a.startswith("-"))]
-        calls = CALLS.setdefault(" ".join(words), [0, 0.0])
+        program, args = _command([str(a) for a in self.args]) or ("?", [])  # forked: always one of the two
+        calls = CALLS.setdefault(" ".join([program, *(a for a in args[:2] if not a.startswith("-"))]), [0, 0.0])
         calls[0] += 1
         calls[1] += report["cpu"]
         self.returncode = os.waitstatus_to_exitcode(report["status"])

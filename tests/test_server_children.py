@@ -21,14 +21,8 @@ def _children(server_pid: int, module: str) -> list[int]:
     """The server's children running `module`: forked at its start (named as engine/server/children.py's
     NAMES says) or started again later (`python -m module`)."""
     children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
-    return [int(pid) for pid in children if module in _cmdline(int(pid)) or _comm(int(pid)) == NAMES[module]]
-
-
-def _comm(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except FileNotFoundError:
-        return ""
+    return [int(pid) for pid in map(int, children)
+            if module in _cmdline(pid) or _proc(pid, "comm").strip() == NAMES[module]]
 
 
 def _recorder_pids(server_pid: int) -> list[int]:
@@ -36,8 +30,13 @@ def _recorder_pids(server_pid: int) -> list[int]:
 
 
 def _cmdline(pid: int) -> str:
+    return _proc(pid, "cmdline").replace("\0", " ")
+
+
+def _proc(pid: int, name: str) -> str:
+    """/proc/<pid>/<name> as text ("" once the process is gone)."""
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        return Path(f"/proc/{pid}/{name}").read_bytes().decode()
     except FileNotFoundError:
         return ""
 
