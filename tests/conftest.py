@@ -279,3 +279,25 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         section = report_section(item)
         if section:
             report.sections.append(("snapshot text diff", section))
+
+
+@pytest.fixture
+def snap_compare(snap_compare):  # type: ignore[no-untyped-def]
+    """pytest-textual-snapshot's `snap_compare`, with every snapshot taken once the layout has settled
+    (tests.waiting.settle_layout) after the test's own `run_before`: its waits name the state it means,
+    this one the rendering (a table's columns measured) that no state shows."""
+    import inspect
+
+    from tests.waiting import settle_layout
+
+    def compare(app, *args, run_before=None, **kwargs):  # type: ignore[no-untyped-def]
+        async def settled(pilot):  # type: ignore[no-untyped-def]
+            if run_before is not None:
+                result = run_before(pilot)
+                if inspect.isawaitable(result):
+                    await result
+            await settle_layout(pilot)
+
+        return snap_compare(app, *args, run_before=settled, **kwargs)
+
+    return compare

@@ -14,7 +14,7 @@ import pytest
 
 from app.dashboard import Dashboard
 from app.settings import deterministic_settings
-from tests.waiting import until
+from tests.waiting import settle_layout, until
 from tests.webhooks_fixtures import WORKFLOW, Server, history, module_server_factory  # noqa: F401
 
 SIZE = (140, 36)
@@ -48,7 +48,7 @@ async def _hide_volatile(pilot: Any) -> None:
     # machine): mask, let layout settle, and repeat until a pass finds nothing left to mask.
     # Every static is rewritten as plain text on the first pass (the snapshots were taken so).
     for attempt in range(50):
-        await _settle(pilot)
+        await settle_layout(pilot)
         changed = False
         for static in screen.query("Static"):
             text = str(static.render())
@@ -56,33 +56,9 @@ async def _hide_volatile(pilot: Any) -> None:
                 static.update(_mask(text))
                 changed = changed or _mask(text) != text
         if not changed:
-            await _settle(pilot)
+            await settle_layout(pilot)
             return
     raise AssertionError("volatile text kept reappearing")
-
-
-async def _settle(pilot: Any, rounds: int = 200) -> None:
-    """Wait until layout stops moving (every widget's region unchanged across two pauses) and every
-    table has measured its rows: after the tables are rebuilt, a loaded machine can otherwise snapshot a
-    half-done layout. A DataTable sizes its columns to new rows only when its message queue is empty
-    (its idle handler), which the regions do not show: a snapshot taken before that has every column at
-    its header's width (seen once, in a fresh-clone run)."""
-    screen = pilot.app.screen
-
-    def regions() -> list[Any]:
-        return [(w.id, tuple(w.region)) for w in screen.query("*")]
-
-    def tables_measured() -> bool:
-        return not any(t._require_update_dimensions or t._updated_cells for t in screen.query("DataTable"))
-
-    previous = None
-    for _ in range(rounds):
-        await pilot.pause(0.02)
-        current = regions()
-        if current == previous and tables_measured():
-            return
-        previous = current
-    raise AssertionError("layout never settled")
 
 
 @pytest.fixture(scope="module")
