@@ -118,7 +118,6 @@ def webhooks_app(srv: Any) -> Dashboard:
 def _stats(*keys: str) -> Any:
     async def run_before(pilot: Any) -> None:
         from tests.test_snapshots_webhooks import _hide_volatile, _open_webhooks
-        from tests.waiting import settle_layout
 
         app = pilot.app
         await _open_webhooks(pilot)
@@ -126,8 +125,7 @@ def _stats(*keys: str) -> Any:
         await pilot.press("s")
         await until_app(pilot, lambda: getattr(app.screen, "chart", None) is not None, what="the chart read")
         await pilot.press(*keys)
-        await app.workers.wait_for_complete()
-        await settle_layout(pilot)
+        await app.workers.wait_for_complete()  # (the snap_compare fixture settles the layout after this)
 
     return run_before
 

@@ -66,25 +66,19 @@ async def until_app(pilot: Any, check: Callable[[], T], timeout: float = 60.0,
         await pause
 
 
-async def settle_layout(pilot: Any, rounds: int = 200) -> None:
+async def settle_layout(pilot: Any, timeout: float = 4.0) -> None:
     """Before a snapshot: wait until the layout stops moving (every widget's region unchanged across two
-    pauses) and every DataTable has measured its rows. A DataTable sizes its columns to new rows only
+    polls) and every DataTable has measured its rows. A DataTable sizes its columns to new rows only
     when its message queue is empty (its idle handler), which the regions do not show: a snapshot taken
     before that has every column at its header's width (seen in a fresh-clone run under load). Every
     snapshot test gets it through the `snap_compare` fixture (tests/conftest.py), after its own waits."""
     screen = pilot.app.screen
+    last: list[list[Any]] = []  # the regions the previous poll saw
 
-    def regions() -> list[Any]:
-        return [(w.id, tuple(w.region)) for w in screen.query("*")]
+    def settled() -> bool:
+        regions = [(w.id, tuple(w.region)) for w in screen.query("*")]
+        same = last == [regions]
+        last[:] = [regions]
+        return same and not any(t._require_update_dimensions or t._updated_cells for t in screen.query("DataTable"))
 
-    def tables_measured() -> bool:
-        return not any(t._require_update_dimensions or t._updated_cells for t in screen.query("DataTable"))
-
-    previous = None
-    for _ in range(rounds):
-        await pilot.pause(0.02)
-        current = regions()
-        if current == previous and tables_measured():
-            return
-        previous = current
-    raise AssertionError("the layout never settled")
+    await until_app(pilot, settled, timeout=timeout, interval=0.02, what="the layout to settle")

@@ -96,7 +96,6 @@ CREATE INDEX IF NOT EXISTS gates_by_status ON gates (project, status, promotion_
 """
 
 
-
 def connect(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
