@@ -158,8 +158,7 @@ def test_stored_payload_is_json_dumps_compact_and_body_parsing_is_json_loads() -
     else the raw text, and the stored payload is exactly `json.dumps(payload, separators=(",", ":"))`
     (the recorder's encoder is built once; its output must not differ by a byte); the scrubbed
     headers keep lower-cased names, join repeated ones and drop secret-carrying ones."""
-    from engine.hooks.payload import build_payload, parse_body, scrub_headers
-    from engine.server.ingest import _COMPACT
+    from engine.hooks.payload import COMPACT, build_payload, parse_body, scrub_headers
 
     bodies = [
         b'{"ref": "main", "n": 1}',
@@ -182,8 +181,31 @@ def test_stored_payload_is_json_dumps_compact_and_body_parsing_is_json_loads() -
         parsed = parse_body(body)
         assert json.dumps(parsed) == json.dumps(expected), body
         payload = build_payload(body, [("Content-Type", "application/json")], [("ref", "main")], "application/json")
-        assert _COMPACT(payload) == json.dumps(payload, separators=(",", ":")), body
+        assert COMPACT(payload) == json.dumps(payload, separators=(",", ":")), body
     headers = [("X-Event", "push"), ("x-event", "again"), ("Authorization", "Bearer x"), ("X-Acme-Signature", "s"),
                ("X-Mine", "m"), ("Host", "h")]
     assert scrub_headers(headers, "x-mine") == {"x-event": "push, again", "host": "h"}
     assert scrub_headers(headers) == {"x-event": "push, again", "x-mine": "m", "host": "h"}
+
+
+def test_the_deferred_payload_composes_to_the_stored_payload_byte_for_byte() -> None:
+    """docs/reference-webhooks.md#durability-and-processes: the journal holds a payload's deferred form
+    (the body as received, headers and query already scrubbed); composed when indexed it is exactly
+    what the recorder without the journal stores, for any body (JSON, not JSON, not UTF-8, control
+    bytes the journal uses as separators), and it is ASCII without NUL or SOH (a journal field)."""
+    from engine.hooks.payload import COMPACT, DEFERRED_MARK, build_payload, deferred_payload, stored_payload
+
+    bodies = [b'{"ref": "main", "n": 1}', b"plain text \xff not utf-8", b"", b"\x00\x01\x02 sep", b'"\\u0000"',
+              "caf\u00e9 \u2028".encode(), b"[1e300, -0.0]", b"x" * 70_000]
+    headers = [("X-Event", "push"), ("x-event", "again"), ("Authorization", "Bearer sekrit-1"), ("X-Mine", "sekrit-2"),
+               ("Content-Type", "text/plain")]
+    query = [("ref", "main"), ("ref", "dev"), ("token", "sekrit-3"), ("k", "")]
+    for body in bodies:
+        for configured, content_type in ((None, "application/json"), ("x-mine", None)):
+            field = deferred_payload(body, headers, query, content_type, configured)
+            assert field.startswith(DEFERRED_MARK) and field.isascii() and "\x00" not in field and "\x01" not in field
+            expected = COMPACT(build_payload(body, headers, query, content_type, configured))
+            assert stored_payload(field) == expected, (body, configured)
+            assert ("sekrit-2" in expected) == (configured is None) and "sekrit-1" not in expected
+    stored = COMPACT(build_payload(b"{}", [], [], "application/json"))
+    assert stored_payload(stored) == stored  # a record written before the deferred form: kept as it is

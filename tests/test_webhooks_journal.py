@@ -298,3 +298,38 @@ def test_held_keys_are_let_go_after_an_indexing_pass(hooks: Hooks) -> None:
     held = set(recorder._held.values())  # h-4 (the tail), h-1 (found again), h-5; not h-2, h-3
     assert not recorder.indexed_lately and held == {first[0].delivery_id, tail.delivery_id, copies[2].delivery_id}
     recorder.shut()
+
+
+def test_no_secret_reaches_the_journal_and_indexing_stores_the_payload(hooks: Hooks) -> None:
+    """docs/reference-webhooks.md#durability-and-processes: the journal's records carry the payload in
+    its deferred form with the secrets already scrubbed (a credential that arrived with a delivery is
+    never on disk, not even before indexing); the indexer stores the same payload the recorder without
+    the journal stores; a record written before the deferred form (its payload stored JSON) is indexed
+    as it is."""
+    from engine.hooks.payload import COMPACT, build_payload
+
+    headers = [("Authorization", "Bearer sekrit-header"), ("X-Event", "push")]
+    query = [("ref", "main"), ("access_token", "sekrit-query")]
+    bodies = [b'{"ref": "main"}', b"not json \xff\x00"]
+    batch = [
+        Submission(hooks.trigger_id, hooks.token, None, body, [("X-Delivery-Id", f"s-{n}"), *headers], query,
+                   "application/json", False, store.now_us())
+        for n, body in enumerate(bodies)
+    ]  # fmt: skip
+    recorder = hooks.recorder()
+    verdicts = recorder.record(batch)
+    older = hooks.recorder()  # a recorder of an earlier version: the stored JSON in the record
+    older.defer_payload = False
+    old_sub = batch[0]._replace(headers=[("X-Delivery-Id", "s-old")], body=b'{"old": true}')
+    verdicts += older.record([old_sub])
+    recorder.shut()
+    older.shut()
+    assert [v.status for v in verdicts] == [202, 202, 202]
+    written = b"".join(p.read_bytes() for p in hooks.directory.glob("*.log"))
+    assert b"sekrit" not in written and b"s-old" in written
+    assert hooks.index() == 3
+    with sqlite3.connect(hooks.path) as db:
+        stored = dict(db.execute("SELECT id, payload FROM deliveries").fetchall())
+    for verdict, sub in zip(verdicts, [*batch, old_sub], strict=True):
+        assert stored[verdict.delivery_id] == COMPACT(build_payload(sub.body, sub.headers, sub.query, sub.content_type))
+    assert not any("sekrit" in payload for payload in stored.values())

@@ -7,18 +7,19 @@ the answers, an indexer copies the records into SQLite (`deliveries`, `run_queue
 `delivery_keys`) in large transactions, moving the indexed position (`delivery_journal`) in the
 same transaction; segments wholly indexed are deleted.
 
-Layout: `<data dir>/journal/` (0700) holds `lock` (every writer takes it, `flock`, for the whole
-of a group: catch up, decide, append, sync) and segments `000000000001.log`, ... (0600), each
-preallocated (`posix_fallocate`, SEGMENT_BYTES) so that an append changes no file size. A record
-is a 4-byte big-endian payload length, the payload's crc32 (4 bytes), then the payload: a
-delivery's row, its fields (DELIVERY_COLUMNS order) as text joined by NUL, SOH for NULL (no field
-holds either: ids and keys are generated, the payload is ASCII JSON, which escapes control
-characters). A payload of `E` ends the segment: the next one follows. Zeros where a record would
-start: nothing written yet. Anything else that is no valid record (a short or crc-failing one) is
-a torn write of a writer that died before its `fdatasync`, so never answered: readers stop there
-and the next writer ends the segment at it (an `E` record over it) and goes on in a new one. Every
-writer also starts a new segment when it opens the journal, so what a crash left past the last
-valid record is never read.
+Layout: `<data dir>/journal/` (0700) holds `lock` (every writer takes it, `flock`, for the whole of a
+group: catch up, decide, append, sync) and segments `000000000001.log`, ... (0600), each preallocated
+(`posix_fallocate`, SEGMENT_BYTES) so that an append changes no file size. A record is a 4-byte
+big-endian payload length, the payload's crc32 (4 bytes), then the payload: a delivery's row, its fields
+(DELIVERY_COLUMNS order) as text joined by NUL, SOH for NULL (no field holds either: ids and keys are
+generated, the payload is in its deferred form, base64 behind a mark:
+engine.hooks.payload.deferred_payload, composed into the stored JSON when indexed; records of earlier
+versions hold the ASCII JSON itself, which escapes control characters). A payload of `E` ends the
+segment: the next one follows. Zeros where a record would start: nothing written yet. Anything else that
+is no valid record (a short or crc-failing one) is a torn write of a writer that died before its
+`fdatasync`, so never answered: readers stop there and the next writer ends the segment at it (an `E`
+record over it) and goes on in a new one. Every writer also starts a new segment when it opens the
+journal, so what a crash left past the last valid record is never read.
 
 Several server processes on one data dir share the journal: under the lock each writer first
 reads what the others appended since its last group (their de-duplication keys), then decides
@@ -39,6 +40,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from engine.hooks.payload import stored_payload
+
 SEGMENT_BYTES = 64 << 20
 INLINE_BYTES = 1 << 20  # a segment made on the 202 path when no spare is ready (a start, a fast writer)
 SPARE = "spare"
@@ -51,6 +54,7 @@ DELIVERY_COLUMNS = (
     "id", "trigger_id", "automation_id", "received_at", "status_code", "outcome", "auth_method", "dedupe_key",
     "duplicate_of", "payload", "body_bytes", "run_id", "detail", "updated_at", "decided_at",
 )  # fmt: skip
+_PAYLOAD = DELIVERY_COLUMNS.index("payload")
 _QUEUE_COLUMNS = ("delivery_id", "automation_id", "state", "enqueued_at", "lease_owner", "lease_until", "attempts")
 _END_RECORD = _HEAD.pack(len(END), zlib.crc32(END)) + END
 _MIN_BYTES = 1 << 16  # a new segment holds at least this much (a spare or a made one: far more)
@@ -396,6 +400,8 @@ def _insert(raw: Any, rows: list[list[str]]) -> int:
         present.update(r[0] for r in raw.execute(f"SELECT id FROM deliveries WHERE id IN ({marks})", chunk))
     if present:
         rows = [r for r in rows if r[0] not in present]
+    for r in rows:  # a payload in its deferred form (the recorder's) is composed here, off the answer's path
+        r[_PAYLOAD] = stored_payload(r[_PAYLOAD])
     _insert_rows(raw, _INSERT_DELIVERY, _DELIVERY_VALUES, rows)
     queued = [(r[0], r[2], r[3]) for r in rows if r[5] == "queued"]
     if queued:

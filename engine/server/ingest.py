@@ -9,12 +9,10 @@ history.
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -24,7 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from engine.auth.bearer import hash_matches, token_hash
 from engine.hooks.journal import DELIVERY_COLUMNS
 from engine.hooks.models import TriggerDefinition, delivery_id
-from engine.hooks.payload import build_payload, dedupe_key
+from engine.hooks.payload import COMPACT, build_payload, dedupe_key, deferred_payload
 from engine.hooks.secrets import SecretBox
 from engine.hooks.signature import verify
 from engine.server.keys import Driver, Keys, keys_for
@@ -67,6 +65,10 @@ class _TriggerState:
 
 class BatchRecorder:
     """Records batches of submissions, one transaction each, on one kept-open connection."""
+
+    # Rows carry the payload's deferred form (engine.hooks.payload.deferred_payload) for whoever stores
+    # them later (the journal's indexer); rows inserted here at once carry the stored JSON.
+    defer_payload = False
 
     def __init__(self, engine: Engine, box: SecretBox) -> None:
         self.engine = engine
@@ -209,7 +211,7 @@ class BatchRecorder:
                 row = _delivery_row(sub, state, method, random_hex[10 * i : 10 * i + 10], refused=(code, detail))
                 verdicts[i] = Verdict(code, row[_ID], "refused")
             else:
-                row = _delivery_row(sub, state, method, random_hex[10 * i : 10 * i + 10])
+                row = _delivery_row(sub, state, method, random_hex[10 * i : 10 * i + 10], self.defer_payload)
             pending.append((i, row))
         return verdicts, pending
 
@@ -256,33 +258,6 @@ def _insert_ignore(conn: Connection, table: Any) -> Any:
     return store.insert_ignore(conn, table)
 
 
-def _compact_encoder() -> Callable[[Any], str]:
-    """json.dumps(obj, separators=(",", ":")), byte for byte, with the C encoder built once:
-    JSONEncoder.encode builds one per call, with a dict of the containers it entered to refuse a
-    circular one (~3 us of the recorder's ~45 per delivery). A payload is json.loads' output in
-    fresh dicts, so it holds no cycle (tests/test_webhooks_ingest.py compares the two). Any
-    interpreter whose C encoder is missing or differs (checked on a sample) gets JSONEncoder's."""
-    slow = json.JSONEncoder(separators=(",", ":")).encode
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return slow
-
-    def default(obj: Any) -> Any:
-        raise TypeError(f"Object of type {obj.__class__.__name__} is not JSON serializable")
-
-    try:
-        encode = make(None, default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
-        sample = {"body": {"a": [1, 2.5, None, True, "\u00e9\n"]}, "headers": {}, "query": {"k": ["1"]}}
-        if "".join(encode(sample, 0)) != slow(sample):
-            return slow
-    except TypeError:  # another signature
-        return slow
-    return lambda obj: "".join(encode(obj, 0))
-
-
-_COMPACT = _compact_encoder()
-
-
 def _hashed(token: str, hashes: dict[str, str]) -> str | None:
     if not token:
         return None
@@ -301,10 +276,16 @@ def _header(headers: list[tuple[str, str]], name: str) -> str | None:
 
 
 def _delivery_row(
-    sub: Submission, state: _TriggerState, method: str, random_hex: str, refused: tuple[int, str] | None = None
+    sub: Submission,
+    state: _TriggerState,
+    method: str,
+    random_hex: str,
+    deferred: bool = False,
+    refused: tuple[int, str] | None = None,
 ) -> list[Any]:
     """The delivery's row in _DELIVERY_COLUMNS order: queued, or refused (code, detail) with no
-    payload and no key; decided_at is set once per batch."""
+    payload and no key; decided_at is set once per batch. `deferred`: the payload in its deferred
+    form (engine.hooks.payload.stored_payload composes it when the row is stored)."""
     received = sub.received_us
     if refused is not None:
         code, detail = refused
@@ -313,9 +294,12 @@ def _delivery_row(
             method, None, None, None, len(sub.body), None, detail, received, None,
         ]  # fmt: skip
     hmac_header = state.definition.webhook.hmac.header if state.definition.webhook.hmac else None
-    payload = build_payload(sub.body, sub.headers, sub.query, sub.content_type, hmac_header)
+    if deferred:
+        payload = deferred_payload(sub.body, sub.headers, sub.query, sub.content_type, hmac_header)
+    else:
+        payload = COMPACT(build_payload(sub.body, sub.headers, sub.query, sub.content_type, hmac_header))
     return [
         delivery_id(received, random_hex), state.row.id, state.row.automation_id, received, 202, "queued", method,
-        dedupe_key(dict(sub.headers), sub.body, received), None, _COMPACT(payload), len(sub.body), None, None,
+        dedupe_key(dict(sub.headers), sub.body, received), None, payload, len(sub.body), None, None,
         received, None,
     ]  # fmt: skip

@@ -71,6 +71,8 @@ def journal_enabled(engine: Engine) -> bool:
 class JournalRecorder(BatchRecorder):
     """Records batches into the delivery journal (see the module)."""
 
+    defer_payload = True  # the indexer composes each stored payload (journal._insert)
+
     def __init__(self, engine: Engine, box: SecretBox, directory: Path) -> None:
         super().__init__(engine, box)
         self.directory = directory
