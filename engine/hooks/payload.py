@@ -156,7 +156,16 @@ def build_payload(
     content_type: str | None,
     configured_header: str | None = None,
 ) -> dict[str, Any]:
-    return _compose(body, scrub_headers(headers, configured_header), scrub_query(query), content_type or "")
+    return _compose(body, *_scrubbed(headers, query, content_type, configured_header))
+
+
+def _scrubbed(
+    headers: Iterable[tuple[str, str]], query: Iterable[tuple[str, str]], content_type: str | None,
+    configured_header: str | None,
+) -> tuple[dict[str, str], dict[str, Any], str]:
+    """A payload's headers and query with every secret-carrying entry removed, and its content type:
+    what both the stored payload and its deferred form keep of them."""
+    return scrub_headers(headers, configured_header), scrub_query(query), content_type or ""
 
 
 def _compose(body: bytes, headers: dict[str, str], query: dict[str, Any], content_type: str) -> dict[str, Any]:
@@ -181,7 +190,7 @@ def deferred_payload(
     parse and the compact encoding left to `stored_payload`, run when the journal's record is indexed
     (off the answer's path: the two were about a fifth of the recorder's CPU per delivery, bench/webhooks.py).
     ASCII with neither NUL nor SOH, as the journal's fields must be."""
-    parts = (body, scrub_headers(headers, configured_header), scrub_query(query), content_type or "")
+    parts = (body, *_scrubbed(headers, query, content_type, configured_header))
     return DEFERRED_MARK + b2a_base64(marshal.dumps(parts), newline=False).decode("ascii")
 
 
