@@ -333,3 +333,89 @@ def test_no_secret_reaches_the_journal_and_indexing_stores_the_payload(hooks: Ho
     for verdict, sub in zip(verdicts, [*batch, old_sub], strict=True):
         assert stored[verdict.delivery_id] == COMPACT(build_payload(sub.body, sub.headers, sub.query, sub.content_type))
     assert not any("sekrit" in payload for payload in stored.values())
+
+
+def test_a_start_under_load_is_busy_from_the_first_window_s_worth(hooks: Hooks) -> None:
+    """docs/reference-webhooks.md#durability-and-processes (indexing behind the 202s): the recorder is
+    busy as soon as a whole window's worth of records came since the last look, however short the
+    time (a server started under load made its first indexing passes beside the recorder: the 202s'
+    worst stalls); fewer is not busy until the window ends. No thread: the rule alone."""
+    recorder = hooks.recorder()
+    indexer = Indexer(hooks.engine, hooks.directory, recorder.gate, lambda _queued: None,
+                      pacing=Pacing(busy_rate=0.1, look_seconds=1000))  # fmt: skip
+    indexer.poke(99)
+    assert not indexer.wait_now() and not indexer.busy
+    indexer.poke(1)
+    assert indexer.wait_now() and indexer.busy, "a window's worth of records: busy at once"
+    recorder.shut()
+
+
+def test_a_spare_segment_is_written_paced_and_can_be_abandoned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/reference-webhooks.md#durability-and-processes (segments): a spare is made zeroed, at its full
+    size, 0600, its zeros synced a chunk at a time (a group's fdatasync never queues behind more than
+    one chunk of it); a stop between two chunks abandons it and leaves no file behind."""
+    directory = tmp_path / "journal"
+    directory.mkdir()
+    current = journal.segment_path(directory, 1)
+    current.write_bytes(bytes(1 << 16))
+    size = 8 * journal.SPARE_CHUNK
+    synced: list[int] = []
+    real = os.fdatasync
+
+    def fdatasync(fd: int) -> None:
+        synced.append(os.fstat(fd).st_blocks)
+        real(fd)
+
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    assert not journal.make_spare(directory, 1, 1 << 14, size), "not before half of the current segment"
+    assert journal.make_spare(directory, 1, 1 << 15, size)
+    spare = directory / journal.SPARE
+    assert spare.stat().st_size == size and stat.S_IMODE(spare.stat().st_mode) == 0o600
+    assert spare.read_bytes() == bytes(size)
+    assert len(synced) == 8, "one fdatasync per chunk"
+    spare.unlink()
+    chunks: list[int] = []
+    assert not journal.make_spare(directory, 1, 1 << 15, size, stopping=lambda: chunks.append(1) or len(chunks) > 3)
+    assert sorted(p.name for p in directory.iterdir()) == [current.name], "abandoned: nothing left"
+
+
+@pytest.mark.parametrize("window", [2, 1])
+def test_frames_go_ahead_of_the_recorder_s_answers_up_to_the_window(
+    hooks: Hooks, monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
+    """docs/reference-webhooks.md#durability-and-processes (processes): the HTTP process sends frames of
+    requests ahead of the recorder's answers, at most its window (2 with the journal, 1 committing into
+    the database); what arrives beyond it waits and goes in one frame when an answer comes. A real
+    recorder child, held in its group by another writer holding the journal's lock; every request is
+    answered 202 once the lock is let go."""
+    import asyncio
+
+    from engine.server.recorder import RecorderClient
+
+    monkeypatch.setenv("PLATFORM_DB_BUSY_TIMEOUT_MS", "60000")
+    hooks.engine.dispose()
+
+    async def scenario() -> tuple[list[int], list[int]]:
+        client = RecorderClient(f"sqlite:///{hooks.path}", hooks.data_dir, window=window)
+        await client.start()
+        held = os.open(hooks.directory / "lock", os.O_RDWR)
+        fcntl.flock(held, fcntl.LOCK_EX)  # the recorder blocks in its first group's commit
+        try:
+            sent, answers = [], []
+            for n, sub in enumerate(hooks.batch(["w-1", "w-2", "w-3"])):
+                answers.append(asyncio.ensure_future(client.submit(*sub[:-1])))
+                for _ in range(3):
+                    await asyncio.sleep(0)  # the loop iteration that sends a frame
+                sent.append(client._in_flight)
+                assert len(client._pending) == max(0, n + 1 - window)
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
+            os.close(held)
+        verdicts = await asyncio.wait_for(asyncio.gather(*answers), 60)
+        await client.stop()
+        return sent, [v.status for v in verdicts]
+
+    sent, statuses = asyncio.run(scenario())
+    assert sent == [min(n, window) for n in (1, 2, 3)]
+    assert statuses == [202, 202, 202]
+    assert hooks.rows("deliveries") == 3  # the recorder's clean stop indexed its journal

@@ -44,6 +44,7 @@ from engine.hooks.payload import stored_payload
 
 SEGMENT_BYTES = 64 << 20
 INLINE_BYTES = 1 << 20  # a segment made on the 202 path when no spare is ready (a start, a fast writer)
+SPARE_CHUNK = 256 << 10  # a spare's zeros are written and synced this much at a time (_fill_paced)
 SPARE = "spare"
 DIR_NAME = "journal"
 _HEAD = struct.Struct(">II")  # payload length, crc32 of the payload
@@ -158,6 +159,25 @@ def _fill(fd: int, size: int) -> None:
     os.fsync(fd)
 
 
+def _fill_paced(fd: int, size: int, stopping: Callable[[], bool]) -> bool:
+    """`_fill` beside a busy writer: SPARE_CHUNK bytes at a time, each made durable before the next,
+    then a pause as long as that took (the disk half idle). Written at once and synced once, a spare's
+    64 MiB went to the disk in one burst (~40 ms here) that every group's `fdatasync` queued behind:
+    15-30 ms stalls of the 202s. Paced: ~0.4 s for 64 MiB, each `fdatasync` behind one chunk at most.
+    False when `stopping()` turned true first."""
+    os.posix_fallocate(fd, 0, size)
+    zeros = bytes(SPARE_CHUNK)
+    for at in range(0, size, SPARE_CHUNK):
+        if stopping():
+            return False
+        started = time.monotonic()
+        os.pwrite(fd, zeros[: size - at], at)
+        os.fdatasync(fd)
+        time.sleep(max(time.monotonic() - started, 0.001))
+    os.fsync(fd)
+    return True
+
+
 def _sync_dir(directory: Path) -> None:
     dfd = os.open(directory, os.O_RDONLY)
     try:
@@ -166,11 +186,18 @@ def _sync_dir(directory: Path) -> None:
         os.close(dfd)
 
 
-def make_spare(directory: Path, segment: int, pos: int, size: int = SEGMENT_BYTES) -> bool:
+def make_spare(
+    directory: Path,
+    segment: int,
+    pos: int,
+    size: int = SEGMENT_BYTES,
+    stopping: Callable[[], bool] = lambda: False,
+) -> bool:
     """Make the next segment ahead of time (preallocated, zeroed), off the 202 path, once the
     indexed position (segment, pos) is past half of its segment: the indexer's thread calls this;
     a writer rolling over renames it. (A journal that never fills half a segment, as a test
-    server's, never writes one.) Whether one was made."""
+    server's, never writes one.) Its zeros are written paced (`_fill_paced`); `stopping()` true
+    between two chunks abandons it. Whether one was made."""
     if (directory / SPARE).exists():
         return False
     try:
@@ -181,9 +208,12 @@ def make_spare(directory: Path, segment: int, pos: int, size: int = SEGMENT_BYTE
     partial = directory / f"{SPARE}.{os.getpid()}"
     fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        _fill(fd, size)
+        made = _fill_paced(fd, size, stopping)
     finally:
         os.close(fd)
+    if not made:
+        os.unlink(partial)
+        return False
     os.rename(partial, directory / SPARE)
     return True
 

@@ -254,12 +254,18 @@ class Indexer:
 
     def wait_now(self) -> bool:
         """Whether the backlog waits this time (see the module): the recorder appended at least
-        pacing.busy_rate records a second over the last look_seconds, and neither bound is reached."""
+        pacing.busy_rate records a second over the last look_seconds (or a whole window's worth since
+        the last look, however short), and neither bound is reached."""
         pacing = self.pacing
         appended, now = self.appended, time.monotonic()
         before, then = self._looked
         if now - then >= pacing.look_seconds:  # over a second: a loaded machine's short stall is no idle
             self._busy = appended - before >= pacing.busy_rate * (now - then)
+            self._looked = (appended, now)
+        elif appended - before >= pacing.busy_rate * pacing.look_seconds:
+            # A whole window's worth already: busy now, not a window later (a server started under load
+            # made its first passes beside the recorder: the 202s' worst stalls, 15-30 ms).
+            self._busy = True
             self._looked = (appended, now)
         if not self._busy or appended - self._upto >= pacing.backlog_records:
             return False
@@ -321,6 +327,6 @@ class Indexer:
             where = journal.position(raw)
         if where is not None:
             try:
-                journal.make_spare(self.directory, *where)
+                journal.make_spare(self.directory, *where, stopping=self._stop.is_set)
             except OSError as exc:  # a writer rolling over makes a short segment itself
                 log.warning("journal spare segment: %s", exc)

@@ -90,7 +90,8 @@ def serve(config: ServerConfig) -> int:
     from engine.hooks.secrets import SecretBox
     from engine.server.app import ServerState, build_app
     from engine.server.http_protocol import GatheringHttpProtocol
-    from engine.server.recorder import RecorderClient
+    from engine.server.journaled import journal_enabled
+    from engine.server.recorder import IN_FLIGHT_COMMIT, IN_FLIGHT_JOURNAL, RecorderClient
     from engine.server.runner import RunnerClient
     from engine.serverstore.migrations import up
 
@@ -117,7 +118,8 @@ def serve(config: ServerConfig) -> int:
     box = SecretBox(data_dir)
     admin = ensure_admin_token(engine)
     workers = RunnerClient(url, data_dir, size=config.workers)
-    committer = RecorderClient(url, data_dir, on_enqueued=workers.wake)
+    window = IN_FLIGHT_JOURNAL if journal_enabled(engine) else IN_FLIGHT_COMMIT
+    committer = RecorderClient(url, data_dir, on_enqueued=workers.wake, window=window)
     # The children, forked before the server has a thread or an open connection (its pool opens
     # them again on demand): they start with the modules imported here (engine/server/children.py).
     engine.dispose()
