@@ -149,14 +149,30 @@ def _receive(sock: socket.socket, fd: int, expected: int = 0) -> int:
 def write_mode() -> str:
     """How an upload to a file on a block device is written: "direct" (O_DIRECT: the least CPU, the
     disk's direct write rate) or "cache" (the page cache with write-behind: one more copy, ~0.04 s of
-    CPU per 256 MiB here, but the disk takes buffered writes faster). PLATFORM_DAEMON_UPLOAD_WRITE
-    chooses (`direct`, `cache`); `auto` (the default) takes the page cache while the cores are free
-    and O_DIRECT while other work waits for them (`cpu_busy`):
+    CPU per 256 MiB here, and without huge pages the disk takes buffered writes faster).
+    PLATFORM_DAEMON_UPLOAD_WRITE chooses (`direct`, `cache`); `auto` (the default) takes O_DIRECT when
+    its buffers can have huge pages (`huge_pages`: then the disk takes direct writes as fast as buffered
+    ones) or while other work waits for the cores (`cpu_busy`), else the page cache:
     docs/reference-daemon.md#the-bulk-side-channel-large-file-reads-and-writes."""
     given = os.environ.get("PLATFORM_DAEMON_UPLOAD_WRITE", "auto").strip().lower()
     if given in ("direct", "cache"):
         return given
-    return "direct" if cpu_busy() else "cache"
+    return "direct" if huge_pages() or cpu_busy() else "cache"
+
+
+THP_SETTING = "/sys/kernel/mm/transparent_hugepage/enabled"
+
+
+def huge_pages(setting: str | None = None) -> bool:
+    """Whether the kernel gives transparent huge pages to a buffer that asks (MADV_HUGEPAGE): its THP
+    setting (`setting`: that file's text, e.g. "always [madvise] never") is `always` or `madvise`."""
+    if setting is None:
+        try:
+            with open(THP_SETTING) as fh:
+                setting = fh.read()
+        except OSError:
+            return False
+    return "[always]" in setting or "[madvise]" in setting
 
 
 CPU_BUSY_PERCENT = 40.0  # /proc/pressure/cpu "some avg10" from which the cores count as busy
@@ -420,8 +436,28 @@ _SPARE_LOCK = threading.Lock()
 def _take_buffers() -> list[mmap.mmap]:
     with _SPARE_LOCK:
         taken = [_SPARE.pop() for _ in range(min(DIRECT_BUFFERS, len(_SPARE)))]
-    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_POPULATE", 0)
-    return taken + [mmap.mmap(-1, DIRECT_BYTES, flags=flags) for _ in range(DIRECT_BUFFERS - len(taken))]
+    return taken + [_buffer() for _ in range(DIRECT_BUFFERS - len(taken))]
+
+
+_MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)  # Linux 5.14; Python 3.11 does not name it
+
+
+def _buffer() -> mmap.mmap:
+    """A DIRECT_BYTES buffer, backed by transparent huge pages where the kernel gives them (MADV_HUGEPAGE:
+    THP `madvise` or `always`), faulted in now. Why: a direct write goes to the device in requests of
+    physically contiguous pieces of the buffer; with 4 KiB pages a request carried ~508 KiB, with 2 MiB
+    pages ~3.9 MiB (near max_sectors_kb), 7.7x fewer requests: measured, 256 MiB written direct and
+    fsync'd, 1,140-1,219 MiB/s -> 2,435-2,445 MiB/s (medians of 6 alternated). Without THP: 4 KiB pages,
+    as before."""
+    buf = mmap.mmap(-1, DIRECT_BYTES, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    with contextlib.suppress(AttributeError, OSError):
+        buf.madvise(mmap.MADV_HUGEPAGE)
+    try:
+        buf.madvise(_MADV_POPULATE_WRITE)
+    except OSError:  # an older kernel: fault the pages in by touching each
+        for at in range(0, DIRECT_BYTES, mmap.PAGESIZE):
+            buf[at] = 0
+    return buf
 
 
 def _give_back(buffers: list[mmap.mmap]) -> None:
