@@ -44,7 +44,7 @@ from engine.hooks.payload import stored_payload
 
 SEGMENT_BYTES = 64 << 20
 INLINE_BYTES = 1 << 20  # a segment made on the 202 path when no spare is ready (a start, a fast writer)
-SPARE_CHUNK = 256 << 10  # a spare's zeros are written and synced this much at a time (_fill_paced)
+SPARE_CHUNK = 256 << 10  # a spare's zeros are written and synced this much at a time (_fill)
 SPARE = "spare"
 DIR_NAME = "journal"
 _HEAD = struct.Struct(">II")  # payload length, crc32 of the payload
@@ -148,26 +148,23 @@ def _open_segment(directory: Path, number: int, create_bytes: int = 0) -> int | 
     return fd
 
 
-def _fill(fd: int, size: int) -> None:
+def _fill(fd: int, size: int, stopping: Callable[[], bool] | None = None) -> bool:
     """Preallocate and write zeros: an `fdatasync` after appending into written blocks flushes the
     data alone; into blocks only allocated (unwritten extents) it also commits the file system's
-    journal (measured on ext4: 2-4x its latency, ~1.5x its CPU)."""
-    os.posix_fallocate(fd, 0, size)
-    zeros = bytes(1 << 20)
-    for at in range(0, size, len(zeros)):
-        os.pwrite(fd, zeros[: size - at], at)
-    os.fsync(fd)
+    journal (measured on ext4: 2-4x its latency, ~1.5x its CPU).
 
-
-def _fill_paced(fd: int, size: int, stopping: Callable[[], bool]) -> bool:
-    """`_fill` beside a busy writer: SPARE_CHUNK bytes at a time, each made durable before the next,
-    then a pause as long as that took (the disk half idle). Written at once and synced once, a spare's
-    64 MiB went to the disk in one burst (~40 ms here) that every group's `fdatasync` queued behind:
-    15-30 ms stalls of the 202s. Paced: ~0.4 s for 64 MiB, each `fdatasync` behind one chunk at most.
-    False when `stopping()` turned true first."""
+    With `stopping` (a spare, made beside a busy writer): paced, SPARE_CHUNK bytes at a time, each made
+    durable before the next, then a pause as long as that took (the disk half idle). Written at once and
+    synced once, a spare's 64 MiB went to the disk in one burst (~40 ms here) that every group's
+    `fdatasync` queued behind: 15-30 ms stalls of the 202s. Paced: ~0.4 s for 64 MiB, each `fdatasync`
+    behind one chunk at most. False when `stopping()` turned true first."""
     os.posix_fallocate(fd, 0, size)
-    zeros = bytes(SPARE_CHUNK)
-    for at in range(0, size, SPARE_CHUNK):
+    chunk = (1 << 20) if stopping is None else SPARE_CHUNK
+    zeros = bytes(chunk)
+    for at in range(0, size, chunk):
+        if stopping is None:
+            os.pwrite(fd, zeros[: size - at], at)
+            continue
         if stopping():
             return False
         started = time.monotonic()
@@ -196,7 +193,7 @@ def make_spare(
     """Make the next segment ahead of time (preallocated, zeroed), off the 202 path, once the
     indexed position (segment, pos) is past half of its segment: the indexer's thread calls this;
     a writer rolling over renames it. (A journal that never fills half a segment, as a test
-    server's, never writes one.) Its zeros are written paced (`_fill_paced`); `stopping()` true
+    server's, never writes one.) Its zeros are written paced (`_fill`); `stopping()` true
     between two chunks abandons it. Whether one was made."""
     if (directory / SPARE).exists():
         return False
@@ -208,7 +205,7 @@ def make_spare(
     partial = directory / f"{SPARE}.{os.getpid()}"
     fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        made = _fill_paced(fd, size, stopping)
+        made = _fill(fd, size, stopping)
     finally:
         os.close(fd)
     if not made:
