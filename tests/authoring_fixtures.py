@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -87,12 +86,6 @@ def authored(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def project_copy(authored: Path, tmp_path: Path) -> Path:
     """A private copy of the session's project (tests may edit it)."""
     return Path(shutil.copytree(authored, tmp_path / "shop", symlinks=True))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ import pytest
 
 from tests.authoring_fixtures import _GO_ENV
 from tests.conftest import run_cli
+from tests.deploy_fixtures import free_port  # below the ephemeral range: no client socket takes it
 
 NPM_CACHE = os.environ.get("npm_config_cache") or str(Path.home() / ".npm")
 PING_ANSWER = '''package shop
@@ -40,12 +40,6 @@ func (h *Handler) Ping(ctx context.Context,
 	return connect.NewResponse(&shopv1.PingResponse{Message: "pong: " + req.Msg.GetMessage()}), nil
 }
 '''
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def fixture_env(parent: Path) -> dict[str, str]:

@@ -14,7 +14,6 @@ import yaml
 from engine import __version__
 from tests.authoring_fixtures import (
     authored,
-    free_port,
     fw,
     fw_text,
     go,
@@ -25,6 +24,7 @@ from tests.authoring_fixtures import (
     tree,
     wait_http,
 )
+from tests.deploy_fixtures import free_port
 
 # -trimpath: the copies of the generated project share the machine's Go build cache (tests/authoring_fixtures.py).
 pytestmark = pytest.mark.usefixtures("go_trimpath")
