@@ -162,15 +162,13 @@ def _fill(fd: int, size: int, stopping: Callable[[], bool] | None = None) -> boo
     chunk = (1 << 20) if stopping is None else SPARE_CHUNK
     zeros = bytes(chunk)
     for at in range(0, size, chunk):
-        if stopping is None:
-            os.pwrite(fd, zeros[: size - at], at)
-            continue
-        if stopping():
+        if stopping is not None and stopping():
             return False
         started = time.monotonic()
         os.pwrite(fd, zeros[: size - at], at)
-        os.fdatasync(fd)
-        time.sleep(max(time.monotonic() - started, 0.001))
+        if stopping is not None:
+            os.fdatasync(fd)
+            time.sleep(max(time.monotonic() - started, 0.001))
     os.fsync(fd)
     return True
 
